@@ -1,0 +1,47 @@
+# rnnsearch: `make demo` (set up + the built-in demo), `make test` (set up + the test suite).
+PYTHON ?= python3
+VENV   ?= .venv
+TORCH  ?= torch==2.13.0
+BIN    := $(VENV)/bin
+DEMO   := runs/demo
+DEMO_SENTENCE := The big black dog sees a small white cat in the old house.
+
+.PHONY: setup demo test test-fast clean
+
+setup: $(VENV)/.installed
+
+# torch first (the pinned CPU build; TORCH=... for a CUDA build), then the package with ranges.
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --disable-pip-version-check "$(TORCH)"
+	$(BIN)/pip install -q --disable-pip-version-check -e ".[test]"
+	touch $@
+
+demo: setup
+	rm -rf $(DEMO)
+	$(BIN)/rnnsearch synth --out data/demo
+	$(BIN)/rnnsearch train configs/demo.yaml --out $(DEMO)
+	@echo "== translations (beam 5) of the first test sentences"
+	head -n 5 data/demo/test.en > $(DEMO)/sample.en
+	$(BIN)/rnnsearch translate $(DEMO)/best.pt --input $(DEMO)/sample.en --output $(DEMO)/sample.fr
+	@paste -d '\n' $(DEMO)/sample.en $(DEMO)/sample.fr | sed 'n;s/^/  -> /'
+	@echo "== sacreBLEU on the held-out test split"
+	$(BIN)/rnnsearch evaluate $(DEMO)/best.pt --src data/demo/test.en --ref data/demo/test.fr \
+		--plot $(DEMO)/bleu_by_length.png
+	@echo "== alignment (the paper's Figure 3)"
+	$(BIN)/rnnsearch plot-alignment $(DEMO)/best.pt --sentence "$(DEMO_SENTENCE)" --out $(DEMO)/alignment.png
+	@echo
+	@echo "Done. Next, train on real data (Multi30k En->Fr, about an hour on 2 CPU cores):"
+	@echo "  $(BIN)/rnnsearch train configs/multi30k_rnnsearch.yaml --set data.dir=../shared/data/multi30k --out runs/m30k"
+	@echo "  $(BIN)/rnnsearch evaluate runs/m30k/best.pt --src ../shared/data/multi30k/test_2016_flickr.en \\"
+	@echo "      --ref ../shared/data/multi30k/test_2016_flickr.fr --beam 5"
+	@echo "(no ../shared/data? '$(BIN)/rnnsearch data multi30k --out data/multi30k' downloads it). See README.md."
+
+test: setup
+	$(BIN)/python -m pytest -q tests
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -m "not slow" tests
+
+clean:
+	rm -rf $(VENV) runs data/demo .pytest_cache .hypothesis

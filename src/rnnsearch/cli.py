@@ -1,0 +1,204 @@
+"""Command line: each subcommand parses its arguments and calls the library."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from . import __version__
+
+
+def _train(args) -> int:
+    from .config import load
+    from .train import train
+    cfg = load(args.config, args.set)
+    train(cfg, args.out, resume=args.resume)
+    return 0
+
+
+def _describe(args) -> int:
+    from .config import load
+    from .model import build_model
+    from .train import count_parameters
+    cfg = load(args.config, args.set)
+    model = build_model(cfg.model, cfg.vocab.size, cfg.vocab.size)
+    m = cfg.model
+    print(f"{cfg.name}: {m.arch}, emb {m.emb}, encoder {m.enc_hidden}, decoder {m.dec_hidden}, "
+          f"attention {m.att}, maxout {m.maxout}, vocabulary {cfg.vocab.size} x 2")
+    print(f"parameters: {count_parameters(model):,}")
+    return 0
+
+
+def _read_input(path: str | None) -> list[str]:
+    from .data import read_lines
+    if path in (None, "-"):
+        return [line.rstrip("\r\n") for line in sys.stdin]
+    return read_lines(path)
+
+
+def _search_kwargs(args) -> dict:
+    return {"length_penalty": args.length_penalty, "max_len_ratio": args.max_len_ratio,
+            "batch_size": args.batch_size}
+
+
+def _translate(args) -> int:
+    from .translator import Translator
+    translator = Translator.from_checkpoint(args.checkpoint)
+    lines = _read_input(args.input)
+    results = translator.translate(lines, beam=args.beam, n_best=args.n_best, **_search_kwargs(args))
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        for i, r in enumerate(results):
+            if args.n_best > 1:
+                for h in r.nbest or [r]:
+                    out.write(f"{i} ||| {h.text} ||| {h.score:.4f}\n")
+            else:
+                out.write(r.text + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def _evaluate(args) -> int:
+    from .data import read_parallel
+    from .evaluate import evaluate, format_table
+    from .plot import plot_bleu_by_length
+    from .translator import Translator
+    srcs, refs = read_parallel(args.src, args.ref)
+    paths = [args.checkpoint] + (args.compare or [])
+    names = args.names.split(",") if args.names else [Path(p).parent.name + "/" + Path(p).name for p in paths]
+    if len(names) != len(paths):
+        raise ValueError(f"--names gives {len(names)} names for {len(paths)} checkpoints")
+    results = {}
+    for name, path in zip(names, paths):
+        translator = Translator.from_checkpoint(path)
+        results[name] = evaluate(translator, srcs, refs, beam=args.beam, **_search_kwargs(args))
+        if args.hyp_out and len(paths) == 1:
+            Path(args.hyp_out).write_text("".join(h + "\n" for h in results[name]["hypotheses"]), encoding="utf-8")
+    for r in results.values():
+        r.pop("hypotheses")
+    if args.plot:
+        plot_bleu_by_length({n: r["by_length"] for n, r in results.items()}, args.plot)
+    if args.json:
+        print(json.dumps(results[names[0]] if len(paths) == 1 else results, indent=None))
+    else:
+        print(format_table(results))
+        print(f"\nsacreBLEU signature: {results[names[0]]['signature']}")
+        if args.plot:
+            print(f"plot: {args.plot}")
+    return 0
+
+
+def _plot_alignment(args) -> int:
+    from .data import read_lines
+    from .plot import plot_alignment
+    from .translator import Translator
+    if (args.sentence is None) == (args.input is None):
+        raise ValueError("give either --sentence TEXT or --input FILE --line N")
+    text = args.sentence if args.sentence is not None else read_lines(args.input)[args.line - 1]
+    translator = Translator.from_checkpoint(args.checkpoint)
+    result = translator.translate([text], beam=args.beam)[0]
+    if result.attention is None:
+        raise ValueError("this model has no attention (arch: rnnencdec): nothing to plot")
+    plot_alignment(result.attention, result.source_tokens, result.tokens + ["</s>"], args.out,
+                   title=result.text)
+    print(f"{text}\n-> {result.text}\nalignment: {args.out}")
+    return 0
+
+
+def _data(args) -> int:
+    from .prepare import prepare
+    for line in prepare(args.corpus, args.out):
+        print(line)
+    return 0
+
+
+def _synth(args) -> int:
+    from .synthetic import generate
+    counts = generate(args.out, n_train=args.train, seed=args.seed)
+    print(f"wrote the demo corpus to {args.out}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0
+
+
+def _add_search_args(p, beam_default=None) -> None:
+    p.add_argument("--beam", type=int, default=beam_default, help="beam size (1 = greedy; default: the config's)")
+    p.add_argument("--length-penalty", type=float, default=None, help="GNMT length penalty alpha (0 = off)")
+    p.add_argument("--max-len-ratio", type=float, default=None, help="output length limit: ratio x source + 5")
+    p.add_argument("--batch-size", type=int, default=None, help="sentences decoded at once")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rnnsearch", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"rnnsearch {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    p = sub.add_parser("train", help="train a model from a YAML config")
+    p.add_argument("config")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override a config value")
+    p.add_argument("--out", required=True, help="run directory (best.pt, last.pt, log.jsonl)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out from last.pt")
+    p.set_defaults(func=_train)
+
+    p = sub.add_parser("describe", help="build a config's model and print its parameter count")
+    p.add_argument("config")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
+    p.set_defaults(func=_describe)
+
+    p = sub.add_parser("translate", help="translate raw text, one sentence per line")
+    p.add_argument("checkpoint")
+    p.add_argument("--input", help="input file (default: standard input)")
+    p.add_argument("--output", help="output file (default: standard output)")
+    p.add_argument("--n-best", type=int, default=1, help="write the n best as 'i ||| text ||| score'")
+    _add_search_args(p)
+    p.set_defaults(func=_translate)
+
+    p = sub.add_parser("evaluate", help="sacreBLEU, the paper's Table 1 columns and BLEU by length")
+    p.add_argument("checkpoint")
+    p.add_argument("--src", required=True)
+    p.add_argument("--ref", required=True)
+    p.add_argument("--compare", nargs="+", metavar="CKPT", help="more checkpoints for one table and plot")
+    p.add_argument("--names", help="comma-separated model names for the table and plot")
+    p.add_argument("--plot", help="write BLEU by source length as a PNG here")
+    p.add_argument("--hyp-out", help="write the translations here (one model only)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    _add_search_args(p)
+    p.set_defaults(func=_evaluate)
+
+    p = sub.add_parser("plot-alignment", help="the paper's Figure 3 for one sentence")
+    p.add_argument("checkpoint")
+    p.add_argument("--sentence", help="the source sentence")
+    p.add_argument("--input", help="a file of source sentences (with --line)")
+    p.add_argument("--line", type=int, default=1, help="1-based line of --input")
+    p.add_argument("--out", required=True, help="PNG file to write")
+    p.add_argument("--beam", type=int, default=None)
+    p.set_defaults(func=_plot_alignment)
+
+    p = sub.add_parser("data", help="download and prepare a public corpus (needs a network)")
+    p.add_argument("corpus", choices=["multi30k", "wmt14"])
+    p.add_argument("--out", required=True)
+    p.set_defaults(func=_data)
+
+    p = sub.add_parser("synth", help="write the built-in synthetic demo corpus")
+    p.add_argument("--out", required=True)
+    p.add_argument("--train", type=int, default=6000)
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=_synth)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    from .checkpoint import CheckpointError
+    from .config import ConfigError
+    from .data import DataError
+    from .train import TrainError
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (ConfigError, DataError, CheckpointError, TrainError, ValueError, OSError) as exc:
+        print(f"rnnsearch {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"rnnsearch {args.command}: interrupted", file=sys.stderr)
+        return 130

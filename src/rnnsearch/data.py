@@ -1,0 +1,99 @@
+"""Reading parallel corpora (plain or gzip) with errors that name the file and line,
+and filtering with a count of what was dropped and why."""
+from __future__ import annotations
+
+import gzip
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class DataError(ValueError):
+    """A corpus problem, naming the file (and line)."""
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """All lines of a UTF-8 text file, plain or gzip. Lines are split on '\\n' only (so
+    Unicode line separators inside a sentence never shift the pairing); a trailing '\\r'
+    and a leading BOM are removed, NUL bytes become spaces."""
+    path = Path(path)
+    if not path.exists():
+        raise DataError(f"{path}: file not found")
+    if path.is_dir():
+        raise DataError(f"{path}: is a directory, expected a text file")
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+        if data[:2] == b"\x1f\x8b":
+            data = gzip.decompress(data)
+    except (OSError, EOFError) as exc:
+        raise DataError(f"{path}: cannot read: {exc}") from None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    raw_lines = data.split(b"\n")
+    if raw_lines and raw_lines[-1] == b"":
+        raw_lines.pop()
+    lines = []
+    for number, raw in enumerate(raw_lines, start=1):
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(f"{path}:{number}: invalid UTF-8 at byte {exc.start} of the line") from None
+        lines.append(text.rstrip("\r").replace("\x00", " "))
+    return lines
+
+
+def corpus_file(directory: str | Path, split: str, lang: str) -> Path:
+    """``DIR/split.lang``, or ``DIR/split.lang.gz`` when only that exists."""
+    plain = Path(directory) / f"{split}.{lang}"
+    gz = plain.with_name(plain.name + ".gz")
+    if not plain.exists() and gz.exists():
+        return gz
+    return plain
+
+
+def read_parallel(src_path: str | Path, tgt_path: str | Path) -> tuple[list[str], list[str]]:
+    src, tgt = read_lines(src_path), read_lines(tgt_path)
+    if len(src) != len(tgt):
+        raise DataError(f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}: "
+                        "a parallel corpus needs one target line per source line")
+    return src, tgt
+
+
+@dataclass
+class FilterReport:
+    """What filtering kept and dropped; line numbers are 1-based."""
+    name: str
+    read: int = 0
+    kept: int = 0
+    dropped: dict[str, list[int]] = field(default_factory=dict)
+
+    def drop(self, reason: str, line: int) -> None:
+        self.dropped.setdefault(reason, []).append(line)
+
+    def summary(self) -> str:
+        parts = [f"{self.name}: read {self.read} pairs, kept {self.kept}"]
+        for reason, lines in self.dropped.items():
+            first = ", ".join(str(n) for n in lines[:5])
+            parts.append(f"dropped {len(lines)} {reason} (first lines: {first})")
+        return "; ".join(parts)
+
+    def to_dict(self) -> dict:
+        return {"read": self.read, "kept": self.kept,
+                "dropped": {k: {"count": len(v), "first_lines": v[:10]} for k, v in self.dropped.items()}}
+
+
+def filter_pairs(name: str, src_units: list[list[str]], tgt_units: list[list[str]],
+                 max_len: int | None) -> tuple[list[int], FilterReport]:
+    """Indices of the pairs to keep: both sides non-empty and, if ``max_len``, at most
+    ``max_len`` units each. Every dropped pair is counted with its reason."""
+    report = FilterReport(name, read=len(src_units))
+    keep = []
+    for i, (s, t) in enumerate(zip(src_units, tgt_units)):
+        if not s or not t:
+            report.drop("empty pairs", i + 1)
+        elif max_len and (len(s) > max_len or len(t) > max_len):
+            report.drop(f"pairs longer than {max_len} tokens", i + 1)
+        else:
+            keep.append(i)
+    report.kept = len(keep)
+    return keep, report

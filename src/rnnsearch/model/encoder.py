@@ -1,0 +1,86 @@
+"""Source encoders: the paper's bidirectional GRU (RNNsearch) and a unidirectional one (RNNencdec)."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
+
+from ..vocab import PAD
+
+
+class PaperGRU(nn.Module):
+    """One direction of the GRU exactly as the paper writes it (Cho et al. 2014a):
+
+    z_j = sigmoid(W_z x_j + U_z h_{j-1}), r_j = sigmoid(W_r x_j + U_r h_{j-1}),
+    h~_j = tanh(W x_j + U (r_j * h_{j-1})), h_j = (1 - z_j) * h_{j-1} + z_j * h~_j.
+
+    Padding positions (mask False) carry the state through unchanged, so the
+    backward direction starts from zeros at each sentence's last real word.
+    """
+
+    def __init__(self, input_size: int, hidden: int):
+        super().__init__()
+        self.hidden = hidden
+        self.W = nn.Linear(input_size, 3 * hidden)          # [W_z; W_r; W] with biases
+        self.U_zr = nn.Linear(hidden, 2 * hidden, bias=False)  # [U_z; U_r]
+        self.U = nn.Linear(hidden, hidden, bias=False)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor, reverse: bool = False) -> torch.Tensor:
+        """x (B, S, E), mask (B, S) -> states (B, S, H); zeros where mask is False."""
+        batch, length, _ = x.shape
+        inputs = self.W(x)  # (B, S, 3H), every step at once
+        h = x.new_zeros(batch, self.hidden)  # (B, H)
+        outputs = [None] * length
+        steps = range(length - 1, -1, -1) if reverse else range(length)
+        for j in steps:
+            gates = inputs[:, j, : 2 * self.hidden] + self.U_zr(h)  # (B, 2H)
+            z, r = torch.sigmoid(gates).chunk(2, dim=1)  # (B, H) each
+            h_tilde = torch.tanh(inputs[:, j, 2 * self.hidden:] + self.U(r * h))  # (B, H)
+            h_new = (1 - z) * h + z * h_tilde
+            h = torch.where(mask[:, j, None], h_new, h)
+            outputs[j] = h * mask[:, j, None]
+        return torch.stack(outputs, dim=1)  # (B, S, H)
+
+
+class Encoder(nn.Module):
+    """Embeds the source and runs a (bi)directional GRU.
+
+    Returns annotations (B, S, dirs*H), the forward state at the last real word
+    h_Tx (B, H) and the backward state at the first word (B, H) (zeros if unidirectional).
+    ``cell='paper'`` is the paper's GRU; ``cell='fused'`` is torch.nn.GRU, whose
+    candidate state applies the reset gate after the recurrent product, r * (U h):
+    faster, a documented deviation.
+    """
+
+    def __init__(self, vocab_size: int, emb: int, hidden: int, bidirectional: bool,
+                 cell: str, dropout: float):
+        super().__init__()
+        self.hidden = hidden
+        self.bidirectional = bidirectional
+        self.cell = cell
+        self.embed = nn.Embedding(vocab_size, emb, padding_idx=PAD)
+        self.dropout = nn.Dropout(dropout)
+        if cell == "paper":
+            self.fwd = PaperGRU(emb, hidden)
+            self.bwd = PaperGRU(emb, hidden) if bidirectional else None
+        else:
+            self.rnn = nn.GRU(emb, hidden, batch_first=True, bidirectional=bidirectional)
+
+    def forward(self, src: torch.Tensor, mask: torch.Tensor):
+        x = self.dropout(self.embed(src))  # (B, S, E)
+        lengths = mask.sum(1)  # (B,)
+        last = (lengths - 1).clamp(min=0)  # (B,)
+        rows = torch.arange(src.size(0), device=src.device)
+        if self.cell == "paper":
+            fwd = self.fwd(x, mask)  # (B, S, H)
+            bwd = self.bwd(x, mask, reverse=True) if self.bidirectional else None  # (B, S, H)
+        else:
+            packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
+            out, _ = self.rnn(packed)
+            out, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))  # (B, S, dirs*H)
+            fwd = out[:, :, : self.hidden]  # (B, S, H)
+            bwd = out[:, :, self.hidden:] if self.bidirectional else None  # (B, S, H)
+        annotations = fwd if bwd is None else torch.cat([fwd, bwd], dim=2)  # (B, S, dirs*H)
+        final_forward = fwd[rows, last]  # (B, H)
+        first_backward = bwd[:, 0] if bwd is not None else torch.zeros_like(final_forward)  # (B, H)
+        return annotations, final_forward, first_backward

@@ -1,0 +1,121 @@
+"""RNNsearch and RNNencdec: encoder + decoder, the paper's initialisation, the loss."""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from ..vocab import PAD
+from .decoder import Decoder, DecoderState, EncoderOutput
+from .encoder import Encoder
+
+
+class Seq2Seq(nn.Module):
+    """``arch='rnnsearch'``: bidirectional encoder, attention, s_0 = tanh(W_s backward h_1).
+    ``arch='rnnencdec'``: unidirectional encoder, c = tanh(V h_Tx), s_0 = tanh(V' c)."""
+
+    def __init__(self, arch: str, src_vocab: int, tgt_vocab: int, emb: int, enc_hidden: int,
+                 dec_hidden: int, att: int, maxout: int, readout_state: str = "current",
+                 encoder_cell: str = "paper", dropout: float = 0.0):
+        super().__init__()
+        self.arch = arch
+        attention = arch == "rnnsearch"
+        self.encoder = Encoder(src_vocab, emb, enc_hidden, bidirectional=attention,
+                               cell=encoder_cell, dropout=dropout)
+        context = 2 * enc_hidden if attention else enc_hidden
+        self.V = None if attention else nn.Linear(enc_hidden, enc_hidden)  # c = tanh(V h_Tx)
+        self.decoder = Decoder(tgt_vocab, emb, dec_hidden, context, att if attention else None,
+                               maxout, enc_hidden, readout_state, dropout)
+
+    def encode(self, src: torch.Tensor, mask: torch.Tensor) -> EncoderOutput:
+        """src (B, S) ids, mask (B, S) -> everything the decoder needs, U_a h_j included."""
+        annotations, last_forward, first_backward = self.encoder(src, mask)  # (B, S, C), (B, H), (B, H)
+        if self.V is None:
+            enc = EncoderOutput(annotations, mask, None, None, first_backward)
+        else:
+            c = torch.tanh(self.V(last_forward))  # (B, H)
+            enc = EncoderOutput(annotations, mask, None, c, c)
+        return self.decoder.prepare(enc)
+
+    def init_state(self, enc: EncoderOutput) -> DecoderState:
+        return self.decoder.init_state(enc)
+
+    def step(self, y_prev: torch.Tensor, state: DecoderState, enc: EncoderOutput):
+        """y_{i-1} (B,) -> log p(y_i | y_<i, x) (B, V), next state, alpha_i (B, S) or None."""
+        logits, state, alpha = self.decoder.step(y_prev, state, enc)
+        return torch.log_softmax(_full_precision(logits), dim=-1), state, alpha
+
+    def forward(self, src, src_mask, tgt_in):
+        """Teacher forcing: logits (B, T, V) and attention (B, T, S) or None."""
+        return self.decoder(tgt_in, self.encode(src, src_mask))
+
+    def loss(self, src, src_mask, tgt_in, tgt_out) -> tuple[torch.Tensor, int]:
+        """Summed negative log-likelihood of tgt_out (B, T) and the number of real target tokens."""
+        logits, _ = self.forward(src, src_mask, tgt_in)
+        nll = nn.functional.cross_entropy(_full_precision(logits.flatten(0, 1)), tgt_out.flatten(),
+                                          ignore_index=PAD, reduction="sum")
+        return nll, int((tgt_out != PAD).sum())
+
+
+def _full_precision(x: torch.Tensor) -> torch.Tensor:
+    """Softmax and loss in at least float32, also under bf16/fp16 autocast."""
+    return x.float() if x.dtype in (torch.float16, torch.bfloat16) else x
+
+
+def init_paper(model: Seq2Seq) -> None:
+    """SPEC.md: recurrent matrices random orthogonal (per gate block); W_a, U_a ~ N(0, 0.001);
+    v_a and biases zero; every other weight ~ N(0, 0.01)."""
+    for name, p in model.named_parameters():
+        leaf = name.rsplit(".", 1)[-1]
+        owner = name.rsplit(".", 2)[-2] if name.count(".") >= 1 else ""
+        if leaf.startswith("bias"):
+            nn.init.zeros_(p)
+        elif _is_recurrent(name):
+            _orthogonal_blocks(p)
+        elif owner in ("W_a", "U_a"):
+            nn.init.normal_(p, std=0.001)
+        elif owner == "v_a":
+            nn.init.zeros_(p)
+        else:
+            nn.init.normal_(p, std=0.01)
+
+
+def init_xavier(model: Seq2Seq) -> None:
+    """A common alternative: Xavier-uniform matrices, orthogonal recurrent blocks, zero biases."""
+    for name, p in model.named_parameters():
+        if name.rsplit(".", 1)[-1].startswith("bias"):
+            nn.init.zeros_(p)
+        elif _is_recurrent(name):
+            _orthogonal_blocks(p)
+        elif p.dim() >= 2:
+            nn.init.xavier_uniform_(p)
+        else:
+            nn.init.normal_(p, std=0.01)
+
+
+def _is_recurrent(name: str) -> bool:
+    return (".U_zr." in name or name.endswith(".U.weight") or "weight_hh" in name)
+
+
+def _orthogonal_blocks(p: torch.Tensor) -> None:
+    """Each square (H, H) block of a stacked recurrent matrix gets its own orthogonal init."""
+    with torch.no_grad():
+        rows, cols = p.shape
+        for start in range(0, rows, cols):
+            nn.init.orthogonal_(p[start:start + cols])
+
+
+def build_model(model_cfg, src_vocab: int, tgt_vocab: int, seed: int | None = None) -> Seq2Seq:
+    """Model from the ``model`` config section, initialised as configured."""
+    if seed is not None:
+        torch.manual_seed(seed)
+    model = Seq2Seq(model_cfg.arch, src_vocab, tgt_vocab, model_cfg.emb, model_cfg.enc_hidden,
+                    model_cfg.dec_hidden, model_cfg.att, model_cfg.maxout, model_cfg.readout_state,
+                    model_cfg.encoder_cell, model_cfg.dropout)
+    if model_cfg.init == "paper":
+        init_paper(model)
+    else:
+        init_xavier(model)
+    with torch.no_grad():  # padding embeddings stay zero (they never receive gradient)
+        model.encoder.embed.weight[PAD].zero_()
+        model.decoder.embed.weight[PAD].zero_()
+    return model

@@ -1,0 +1,117 @@
+"""Text <-> model units for one language: Moses (sacremoses) words or SentencePiece pieces."""
+from __future__ import annotations
+
+import io
+from functools import lru_cache
+
+from .vocab import SPECIALS, Vocab
+
+
+@lru_cache(maxsize=None)
+def _moses(lang: str):
+    from sacremoses import MosesDetokenizer, MosesTokenizer
+    return MosesTokenizer(lang=lang), MosesDetokenizer(lang=lang)
+
+
+def pretokenize(text: str, kind: str, lang: str) -> list[str]:
+    """Word tokens: Moses (no escaping, no lowercasing) or plain whitespace."""
+    if kind == "space":
+        return text.split()
+    return _moses(lang)[0].tokenize(text, escape=False)
+
+
+def detokenize(tokens: list[str], kind: str, lang: str) -> str:
+    if kind == "space":
+        return " ".join(tokens)
+    return _moses(lang)[1].detokenize(tokens)
+
+
+def train_sentencepiece(lines: list[str], size: int, model_type: str, seed_sentences: int = 2_000_000) -> bytes:
+    """Train a SentencePiece model on raw lines; returns the serialized model.
+    Ids 0-3 are our specials, so piece ids are vocabulary ids."""
+    import sentencepiece as spm
+    buf = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(line for line in lines if line.strip()), model_writer=buf,
+        vocab_size=size, model_type=model_type, character_coverage=1.0,
+        pad_id=0, unk_id=1, bos_id=2, eos_id=3, pad_piece=SPECIALS[0], unk_piece=SPECIALS[1],
+        bos_piece=SPECIALS[2], eos_piece=SPECIALS[3], hard_vocab_limit=False,
+        input_sentence_size=seed_sentences, shuffle_input_sentence=True, num_threads=2,
+        minloglevel=2)
+    return buf.getvalue()
+
+
+class TextCodec:
+    """One language's pipeline: ``units(text)`` is what the model reads or writes,
+    ``words(text)`` the word tokens used for sentence lengths, ``decode(ids)`` detokenised text."""
+
+    def __init__(self, lang: str, tokenizer: str, vocab: Vocab, sp_proto: bytes | None = None):
+        self.lang = lang
+        self.tokenizer = tokenizer
+        self.vocab = vocab
+        self.sp_proto = sp_proto
+        self._sp = None
+        if sp_proto is not None:
+            import sentencepiece as spm
+            self._sp = spm.SentencePieceProcessor(model_proto=sp_proto)
+
+    @property
+    def mode(self) -> str:
+        return "word" if self._sp is None else "sentencepiece"
+
+    def words(self, text: str) -> list[str]:
+        return pretokenize(text, self.tokenizer, self.lang)
+
+    def units(self, text: str) -> list[str]:
+        if self._sp is None:
+            return self.words(text)
+        return self._sp.encode(text, out_type=str)
+
+    def encode(self, text: str) -> list[int]:
+        return self.vocab.encode(self.units(text))
+
+    def units_to_text(self, units: list[str]) -> str:
+        if self._sp is None:
+            return detokenize(units, self.tokenizer, self.lang)
+        return self._sp.decode_pieces(units)
+
+    def decode(self, ids) -> str:
+        return self.units_to_text(self.vocab.decode(ids))
+
+    def has_unk(self, text: str) -> bool:
+        """True when some unit of ``text`` is outside the vocabulary (maps to <unk>)."""
+        return self.vocab.has_unk(self.units(text))
+
+    def to_state(self) -> dict:
+        return {"lang": self.lang, "tokenizer": self.tokenizer, "itos": self.vocab.itos,
+                "sp_proto": self.sp_proto}
+
+    @classmethod
+    def from_state(cls, state: dict) -> "TextCodec":
+        return cls(state["lang"], state["tokenizer"], Vocab(state["itos"]), state.get("sp_proto"))
+
+
+def build_codecs(vocab_cfg, data_cfg, src_lines: list[str], tgt_lines: list[str]):
+    """Build the source and target codecs from training text, as ``vocab_cfg`` says.
+    Returns (src_codec, tgt_codec, src_units, tgt_units) with the units of every line."""
+    src_lang, tgt_lang, tok = data_cfg.src_lang, data_cfg.tgt_lang, data_cfg.tokenizer
+    if vocab_cfg.mode == "word":
+        src_units = [pretokenize(t, tok, src_lang) for t in src_lines]
+        tgt_units = [pretokenize(t, tok, tgt_lang) for t in tgt_lines]
+        src = TextCodec(src_lang, tok, Vocab.build(src_units, vocab_cfg.size, vocab_cfg.min_freq))
+        tgt = TextCodec(tgt_lang, tok, Vocab.build(tgt_units, vocab_cfg.size, vocab_cfg.min_freq))
+        return src, tgt, src_units, tgt_units
+    if vocab_cfg.joint:
+        proto = train_sentencepiece(src_lines + tgt_lines, vocab_cfg.size, vocab_cfg.sp_type)
+        src_proto = tgt_proto = proto
+    else:
+        src_proto = train_sentencepiece(src_lines, vocab_cfg.size, vocab_cfg.sp_type)
+        tgt_proto = train_sentencepiece(tgt_lines, vocab_cfg.size, vocab_cfg.sp_type)
+    codecs = []
+    for lang, proto in ((src_lang, src_proto), (tgt_lang, tgt_proto)):
+        import sentencepiece as spm
+        sp = spm.SentencePieceProcessor(model_proto=proto)
+        itos = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+        codecs.append(TextCodec(lang, tok, Vocab(itos), proto))
+    src, tgt = codecs
+    return src, tgt, [src.units(t) for t in src_lines], [tgt.units(t) for t in tgt_lines]

@@ -1,0 +1,97 @@
+"""Python API: ``Translator.from_checkpoint(path).translate(["..."])``."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from . import checkpoint
+from .batching import source_batch
+from .config import from_dict
+from .model import build_model
+from .search import Hypothesis, beam_search, greedy
+from .tokenize import TextCodec
+from .vocab import SPECIALS
+
+MAX_SOURCE_UNITS = 1000
+
+
+@dataclass
+class Translation:
+    text: str                          # detokenised output
+    tokens: list[str]                  # output units (</s> excluded)
+    source_tokens: list[str]           # source units as the model read them, "</s>" last
+    score: float                       # log p(output + </s> | source)
+    attention: np.ndarray | None        # alpha (len(tokens) + 1, len(source_tokens)); None for RNNencdec
+    nbest: list["Translation"] = field(default_factory=list)  # the n best, this one first
+
+
+class Translator:
+    def __init__(self, model, src_codec: TextCodec, tgt_codec: TextCodec, decode_cfg, device="cpu"):
+        self.model = model.to(device)
+        self.src_codec = src_codec
+        self.tgt_codec = tgt_codec
+        self.decode_cfg = decode_cfg
+        self.device = torch.device(device)
+
+    @classmethod
+    def from_checkpoint(cls, path, device: str = "cpu") -> "Translator":
+        payload = checkpoint.load(path)
+        cfg = from_dict(payload["config"])
+        src, tgt = TextCodec.from_state(payload["src_codec"]), TextCodec.from_state(payload["tgt_codec"])
+        model = build_model(cfg.model, len(src.vocab), len(tgt.vocab))
+        model.load_state_dict(payload["model"])
+        model.eval()
+        translator = cls(model, src, tgt, cfg.decode, device)
+        translator.config = cfg
+        return translator
+
+    def translate(self, texts: list[str], beam: int | None = None, n_best: int = 1,
+                  length_penalty: float | None = None, max_len_ratio: float | None = None,
+                  batch_size: int | None = None) -> list[Translation]:
+        """Translate raw sentences; empty ones give empty translations. Order is kept."""
+        d = self.decode_cfg
+        beam = d.beam if beam is None else beam
+        if beam < 1 or n_best < 1 or n_best > beam:
+            raise ValueError(f"need 1 <= n_best <= beam, got beam={beam}, n_best={n_best}")
+        alpha = d.length_penalty if length_penalty is None else length_penalty
+        ratio = d.max_len_ratio if max_len_ratio is None else max_len_ratio
+        batch_size = batch_size or d.batch_size
+        units = [self.src_codec.units(t) if t.strip() else [] for t in texts]
+        for i, u in enumerate(units):
+            if len(u) > MAX_SOURCE_UNITS:
+                warnings.warn(f"input {i + 1}: {len(u)} tokens, translating the first {MAX_SOURCE_UNITS}")
+                units[i] = u[:MAX_SOURCE_UNITS]
+        results: list[Translation | None] = [None] * len(texts)
+        todo = sorted((i for i, u in enumerate(units) if u), key=lambda i: len(units[i]))
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            for start in range(0, len(todo), batch_size):
+                chunk = todo[start:start + batch_size]
+                for i, hyps in zip(chunk, self._search([units[i] for i in chunk], beam, n_best, alpha, ratio)):
+                    results[i] = self._package(units[i], hyps)
+        finally:
+            self.model.train(was_training)
+        empty = Translation("", [], [], 0.0, None)
+        return [r if r is not None else empty for r in results]
+
+    def _search(self, units: list[list[str]], beam, n_best, alpha, ratio) -> list[list[Hypothesis]]:
+        src, mask = source_batch([self.src_codec.vocab.encode(u) for u in units])
+        src, mask = src.to(self.device), mask.to(self.device)
+        if beam == 1:
+            return [[h] for h in greedy(self.model, src, mask, ratio, alpha)]
+        return beam_search(self.model, src, mask, beam, ratio, alpha, n_best)
+
+    def _package(self, src_units: list[str], hyps: list[Hypothesis]) -> Translation:
+        source_tokens = src_units + [SPECIALS[3]]
+        nbest = []
+        for h in hyps:
+            tokens = self.tgt_codec.vocab.decode(h.tokens)
+            nbest.append(Translation(self.tgt_codec.units_to_text(tokens), tokens, source_tokens,
+                                     h.score, h.attention))
+        best = nbest[0]
+        best.nbest = nbest
+        return best

@@ -1,0 +1,57 @@
+"""Shared fixtures: small random models for property tests, and one tiny trained run."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from rnnsearch.config import from_dict
+from rnnsearch.model import build_model
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+def small_model(arch: str = "rnnsearch", vocab: int = 23, seed: int = 0, **overrides):
+    """A small model with large random weights, so attention and outputs are far from uniform."""
+    model_cfg = {"arch": arch, "emb": 8, "enc_hidden": 10, "dec_hidden": 12, "att": 9, "maxout": 7,
+                 "encoder_cell": "paper", **overrides}
+    cfg = from_dict({"model": model_cfg})
+    model = build_model(cfg.model, vocab, vocab + 4, seed=seed)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.normal_(0, 0.6)
+    return model.eval()
+
+
+def demo_config(data_dir: Path, **train) -> dict:
+    """A tiny RNNsearch on the synthetic corpus, quick on 2 cores."""
+    return {
+        "name": "tiny",
+        "data": {"dir": str(data_dir), "train": "train", "dev": "dev", "test": "test", "max_len": 40},
+        "vocab": {"mode": "word", "size": 200},
+        "model": {"arch": "rnnsearch", "emb": 48, "enc_hidden": 64, "dec_hidden": 64, "att": 64,
+                  "maxout": 48, "encoder_cell": "fused", "init": "xavier"},
+        "train": {"optimizer": "adam", "lr": 0.005, "batch_size": 50, "max_steps": 500, "log_every": 25,
+                  "valid_every": 100, "valid_max_sentences": 100, "patience": 2, "progress": False,
+                  **train},
+        "decode": {"beam": 3},
+    }
+
+
+@pytest.fixture(scope="session")
+def synth_dir(tmp_path_factory) -> Path:
+    from rnnsearch.synthetic import generate
+    path = tmp_path_factory.mktemp("synth")
+    generate(path, n_train=2500, n_dev=150, n_test=150, seed=3)
+    return path
+
+
+@pytest.fixture(scope="session")
+def trained_run(synth_dir, tmp_path_factory) -> Path:
+    """One tiny model trained to convergence on the synthetic corpus (shared by e2e tests)."""
+    from rnnsearch.train import train
+    out = tmp_path_factory.mktemp("run")
+    train(from_dict(demo_config(synth_dir)), out, log=lambda *_: None)
+    return out

@@ -1,0 +1,104 @@
+"""End to end on the synthetic corpus: learn it, translate, evaluate, plot, resume."""
+import json
+
+import pytest
+import torch
+
+from conftest import demo_config
+from rnnsearch import checkpoint
+from rnnsearch.cli import main
+from rnnsearch.config import from_dict
+from rnnsearch.data import read_lines
+from rnnsearch.evaluate import corpus_bleu
+from rnnsearch.train import train
+from rnnsearch.translator import Translator
+
+pytestmark = pytest.mark.slow
+
+
+def test_tiny_corpus_is_learned_to_bleu_100(trained_run, synth_dir):
+    translator = Translator.from_checkpoint(trained_run / "best.pt")
+    src, ref = read_lines(synth_dir / "train.en")[:200], read_lines(synth_dir / "train.fr")[:200]
+    hyps = [t.text for t in translator.translate(src, beam=3)]
+    assert corpus_bleu(hyps, ref)[0] == pytest.approx(100.0)
+    test_src, test_ref = read_lines(synth_dir / "test.en"), read_lines(synth_dir / "test.fr")
+    assert corpus_bleu([t.text for t in translator.translate(test_src)], test_ref)[0] >= 90
+
+
+def test_log_and_checkpoints_follow_the_contract(trained_run):
+    entries = [json.loads(line) for line in (trained_run / "log.jsonl").read_text().splitlines()]
+    assert entries and all({"step", "elapsed_s", "tgt_tokens"} <= e.keys() for e in entries)
+    assert any("loss" in e for e in entries) and any("dev_bleu" in e for e in entries)
+    tokens = [e["tgt_tokens"] for e in entries]
+    assert tokens == sorted(tokens) and tokens[-1] > 0
+    payload = checkpoint.load(trained_run / "last.pt")
+    assert payload["config"]["model"]["arch"] == "rnnsearch"
+    assert payload["src_codec"]["itos"][:4] == ["<pad>", "<unk>", "<s>", "</s>"]
+
+
+def test_python_api(trained_run):
+    translator = Translator.from_checkpoint(trained_run / "best.pt")
+    out = translator.translate(["The small dog sees a red car.", "", "A girl likes the horses."], beam=4, n_best=3)
+    assert out[1].text == "" and out[1].tokens == []
+    first = out[0]
+    assert first.text.startswith("Le chien petit") and first.text.endswith(".")
+    assert first.source_tokens[-1] == "</s>" and first.attention.shape == (len(first.tokens) + 1, len(first.source_tokens))
+    assert len(first.nbest) == 3 and first.nbest[0] is first
+    assert first.score <= 0 and all(a.score >= b.score for a, b in zip(first.nbest, first.nbest[1:]))
+
+
+def test_cli_translate_evaluate_plot(trained_run, synth_dir, tmp_path, capsys):
+    ckpt = str(trained_run / "best.pt")
+    out = tmp_path / "hyp.fr"
+    assert main(["translate", ckpt, "--input", str(synth_dir / "test.en"), "--output", str(out), "--beam", "2"]) == 0
+    assert len(read_lines(out)) == len(read_lines(synth_dir / "test.en"))
+    capsys.readouterr()
+    assert main(["evaluate", ckpt, "--src", str(synth_dir / "test.en"), "--ref", str(synth_dir / "test.fr"),
+                 "--beam", "2", "--json"]) == 0
+    result = json.loads(capsys.readouterr().out)
+    assert {"bleu", "signature", "bleu_no_unk", "n_no_unk", "by_length"} <= result.keys()
+    assert result["bleu"] == pytest.approx(corpus_bleu(read_lines(out), read_lines(synth_dir / "test.fr"))[0])
+    plot = tmp_path / "len.png"
+    assert main(["evaluate", ckpt, "--src", str(synth_dir / "test.en"), "--ref", str(synth_dir / "test.fr"),
+                 "--compare", ckpt, "--names", "A,B", "--plot", str(plot)]) == 0
+    table = capsys.readouterr().out
+    assert "| A | " in table and "| B | " in table and plot.exists()
+    png = tmp_path / "align.png"
+    assert main(["plot-alignment", ckpt, "--input", str(synth_dir / "test.en"), "--line", "3", "--out", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
+    nbest = tmp_path / "nbest.txt"
+    (tmp_path / "in.en").write_text("The dog sees a cat.\n\nA car.\n")
+    assert main(["translate", ckpt, "--input", str(tmp_path / "in.en"), "--output", str(nbest),
+                 "--beam", "3", "--n-best", "2"]) == 0
+    rows = nbest.read_text().splitlines()
+    assert [r.split(" ||| ")[0] for r in rows] == ["0", "0", "1", "2", "2"]
+
+
+def test_resume_gives_the_parameters_of_an_uninterrupted_run(synth_dir, tmp_path):
+    base = demo_config(synth_dir, max_steps=24, valid_every=8, log_every=4, patience=0,
+                       valid_max_sentences=20)
+    base["model"].update(dropout=0.3, emb=16, enc_hidden=16, dec_hidden=16, att=16, maxout=8)
+    quiet = lambda *_: None  # noqa: E731
+    train(from_dict(base), tmp_path / "full", log=quiet)
+    first = {**base, "train": {**base["train"], "max_steps": 16}}
+    train(from_dict(first), tmp_path / "parts", log=quiet)
+    train(from_dict(base), tmp_path / "parts", resume=True, log=quiet)
+    full = checkpoint.load(tmp_path / "full" / "last.pt")
+    parts = checkpoint.load(tmp_path / "parts" / "last.pt")
+    assert full["train_state"]["step"] == parts["train_state"]["step"] == 24
+    for name, tensor in full["model"].items():
+        assert torch.equal(tensor, parts["model"][name]), name
+    steps = [json.loads(line)["step"] for line in (tmp_path / "parts" / "log.jsonl").read_text().splitlines()]
+    assert steps == sorted(steps)
+
+
+def test_rnnencdec_trains_and_translates(synth_dir, tmp_path, capsys):
+    cfg = demo_config(synth_dir, max_steps=30, valid_every=30, valid_max_sentences=20)
+    cfg["model"]["arch"] = "rnnencdec"
+    train(from_dict(cfg), tmp_path, log=lambda *_: None)
+    translator = Translator.from_checkpoint(tmp_path / "best.pt")
+    result = translator.translate(["The dog sees a cat."], beam=2)[0]
+    assert result.attention is None and isinstance(result.text, str)
+    assert main(["plot-alignment", str(tmp_path / "best.pt"), "--sentence", "The dog.", "--out",
+                 str(tmp_path / "x.png")]) == 2
+    assert "no attention" in capsys.readouterr().err

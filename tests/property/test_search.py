@@ -1,0 +1,86 @@
+"""Search properties: beam 1 == greedy; reported scores are the model's log-probabilities;
+padding never changes a sentence's result; n-best lists are ordered."""
+import math
+
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import small_model
+from rnnsearch.batching import source_batch
+from rnnsearch.search import beam_search, greedy, length_normalise
+from rnnsearch.vocab import BOS, EOS, PAD
+
+sentences = st.lists(st.lists(st.integers(4, 22), min_size=1, max_size=8), min_size=1, max_size=4)
+
+
+def log_prob(model, src_ids, out_ids):
+    """log p(out + </s> | src) by teacher forcing."""
+    src, mask = source_batch([src_ids])
+    tgt_in = torch.tensor([[BOS] + out_ids])
+    tgt_out = torch.tensor([out_ids + [EOS]])
+    with torch.no_grad():
+        logits, _ = model(src, mask, tgt_in)
+        logp = torch.log_softmax(logits, -1).gather(2, tgt_out[:, :, None])
+    return float(logp.sum())
+
+
+@settings(max_examples=12, deadline=None)
+@given(batch=sentences, seed=st.integers(0, 1000), arch=st.sampled_from(["rnnsearch", "rnnencdec"]))
+def test_beam_one_equals_greedy(batch, seed, arch):
+    model = small_model(arch, seed=seed)
+    src, mask = source_batch(batch)
+    g = greedy(model, src, mask, max_len_ratio=1.5)
+    b = beam_search(model, src, mask, beam=1, max_len_ratio=1.5)
+    for gh, bh in zip(g, b):
+        assert gh.tokens == bh[0].tokens
+        assert math.isclose(gh.score, bh[0].score, rel_tol=1e-5, abs_tol=1e-5)
+
+
+@settings(max_examples=10, deadline=None)
+@given(batch=sentences, seed=st.integers(0, 1000), beam=st.integers(2, 5))
+def test_beam_scores_are_model_log_probabilities(batch, seed, beam):
+    model = small_model("rnnsearch", seed=seed)
+    src, mask = source_batch(batch)
+    for sent, hyps in zip(batch, beam_search(model, src, mask, beam=beam, max_len_ratio=1.5, n_best=beam)):
+        assert len(hyps) == beam
+        assert all(a.norm_score >= b.norm_score for a, b in zip(hyps, hyps[1:]))
+        for h in hyps:
+            assert EOS not in h.tokens and PAD not in h.tokens and BOS not in h.tokens
+            assert math.isclose(h.score, log_prob(model, sent, h.tokens), rel_tol=1e-4, abs_tol=1e-4)
+            assert h.attention.shape == (len(h.tokens) + 1, len(sent) + 1)
+            torch.testing.assert_close(torch.tensor(h.attention.sum(1)), torch.ones(len(h.tokens) + 1))
+
+
+@settings(max_examples=10, deadline=None)
+@given(batch=sentences, seed=st.integers(0, 1000), beam=st.integers(1, 4))
+def test_padding_does_not_change_a_sentence(batch, seed, beam):
+    """Each sentence decoded alone equals the same sentence decoded in a padded batch."""
+    model = small_model("rnnsearch", seed=seed)
+    src, mask = source_batch(batch)
+    together = beam_search(model, src, mask, beam=beam, max_len_ratio=1.5, n_best=beam)
+    for sent, hyps in zip(batch, together):
+        alone = beam_search(model, *source_batch([sent]), beam=beam, max_len_ratio=1.5, n_best=beam)[0]
+        assert [h.tokens for h in alone] == [h.tokens for h in hyps]
+        for a, h in zip(alone, hyps):
+            assert math.isclose(a.score, h.score, rel_tol=1e-4, abs_tol=1e-4)
+
+
+def test_beam_finds_at_least_greedys_score():
+    model = small_model("rnnsearch", seed=5)
+    src, mask = source_batch([[5, 6, 7, 8], [9, 10], [11, 12, 13, 14, 15, 16]])
+    g = greedy(model, src, mask)
+    b = beam_search(model, src, mask, beam=8)
+    for gh, bh in zip(g, b):
+        assert bh[0].score >= gh.score - 1e-5
+
+
+def test_length_limit_and_penalty():
+    model = small_model("rnnsearch", seed=2)
+    src, mask = source_batch([[5, 6, 7]])
+    for h in beam_search(model, src, mask, beam=4, max_len_ratio=0.5, n_best=4)[0]:
+        assert len(h.tokens) + 1 <= int(4 * 0.5) + 5
+    assert length_normalise(-6.0, 7, 0.0) == -6.0
+    assert math.isclose(length_normalise(-6.0, 7, 1.0), -6.0 / 2.0)
+    hyps = beam_search(model, src, mask, beam=4, length_penalty=1.0, n_best=4)[0]
+    assert all(a.norm_score >= b.norm_score for a, b in zip(hyps, hyps[1:]))

@@ -1,0 +1,58 @@
+from pathlib import Path
+
+import pytest
+
+from rnnsearch.config import ConfigError, apply_overrides, from_dict, load, parse_override
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_defaults_are_the_paper_sizes():
+    cfg = from_dict({})
+    m = cfg.model
+    assert (m.emb, m.enc_hidden, m.dec_hidden, m.att, m.maxout) == (620, 1000, 1000, 1000, 500)
+    assert cfg.train.optimizer == "adadelta" and cfg.train.rho == 0.95 and cfg.train.eps == 1e-6
+    assert cfg.train.batch_size == 80 and cfg.train.sort_pool == 20 and cfg.train.clip == 1.0
+
+
+@pytest.mark.parametrize("raw, key", [
+    ({"model": {"hiden": 3}}, "model.hiden"),
+    ({"trian": {}}, "trian"),
+    ({"model": {"emb": "big"}}, "model.emb"),
+    ({"model": {"emb": -5}}, "model.emb"),
+    ({"decode": {"beam": 0}}, "decode.beam"),
+    ({"model": {"arch": "transformer"}}, "model.arch"),
+    ({"train": {"lr": 0}}, "train.lr"),
+    ({"model": {"dropout": 1.5}}, "model.dropout"),
+    ({"train": {"progress": "yes"}}, "train.progress"),
+])
+def test_bad_values_name_the_dotted_key(raw, key):
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        from_dict(raw)
+
+
+def test_overrides_parse_yaml_scalars():
+    assert parse_override("train.lr=3e-4") == (["train", "lr"], 3e-4)
+    assert parse_override("model.arch=rnnencdec") == (["model", "arch"], "rnnencdec")
+    raw = apply_overrides({"train": {"lr": 1.0}}, ["train.lr=0.5", "model.emb=32"])
+    cfg = from_dict(raw)
+    assert cfg.train.lr == 0.5 and cfg.model.emb == 32
+    with pytest.raises(ConfigError):
+        parse_override("train.lr")
+
+
+def test_every_shipped_config_loads():
+    configs = sorted((REPO / "configs").glob("*.yaml"))
+    assert len(configs) >= 9
+    for path in configs:
+        cfg = load(path)
+        assert cfg.model.arch in ("rnnsearch", "rnnencdec"), path
+
+
+def test_load_reports_the_file(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model:\n  embb: 3\n")
+    with pytest.raises(ConfigError, match="bad.yaml: model.embb"):
+        load(bad)
+    with pytest.raises(ConfigError, match="not found"):
+        load(tmp_path / "missing.yaml")
