@@ -47,6 +47,15 @@ def test_python_api(trained_run):
     assert first.score <= 0 and all(a.score >= b.score for a, b in zip(first.nbest, first.nbest[1:]))
 
 
+def test_over_long_input_is_cut_with_a_warning(trained_run, monkeypatch):
+    import rnnsearch.translator as tr
+    monkeypatch.setattr(tr, "MAX_SOURCE_UNITS", 6)
+    translator = Translator.from_checkpoint(trained_run / "best.pt")
+    with pytest.warns(UserWarning, match="input 2: 11 tokens, translating the first 6"):
+        out = translator.translate(["A dog.", "The big dog sees the small cat in the house."], beam=1)
+    assert len(out[1].source_tokens) == 7
+
+
 def test_cli_translate_evaluate_plot(trained_run, synth_dir, tmp_path, capsys):
     ckpt = str(trained_run / "best.pt")
     out = tmp_path / "hyp.fr"

@@ -1,0 +1,41 @@
+import pytest
+
+from rnnsearch.config import from_dict
+from rnnsearch.tokenize import TextCodec, build_codecs, detokenize, pretokenize
+from rnnsearch.vocab import SPECIALS
+
+EN = ["A man rides a bike down the street.", "Two dogs play in the green grass.",
+      "A woman is reading a book in the park.", "Children run on the beach at sunset."] * 30
+FR = ["Un homme fait du vélo dans la rue.", "Deux chiens jouent dans l'herbe verte.",
+      "Une femme lit un livre dans le parc.", "Des enfants courent sur la plage au coucher du soleil."] * 30
+
+
+def test_moses_round_trip():
+    tokens = pretokenize("Un homme, dans l'herbe verte.", "moses", "fr")
+    assert tokens[-1] == "." and "," in tokens
+    assert detokenize(tokens, "moses", "fr") == "Un homme, dans l'herbe verte."
+
+
+def test_word_codecs_and_state_round_trip():
+    cfg = from_dict({"vocab": {"mode": "word", "size": 30}})
+    src, tgt, src_units, tgt_units = build_codecs(cfg.vocab, cfg.data, EN, FR)
+    assert len(src.vocab) == 30 and src.vocab.itos[:4] == SPECIALS
+    assert src_units[0] == pretokenize(EN[0], "moses", "en")
+    again = TextCodec.from_state(tgt.to_state())
+    ids = tgt.encode(FR[1])
+    assert again.decode(ids) == tgt.decode(ids)
+
+
+@pytest.mark.parametrize("joint", [True, False])
+def test_sentencepiece_codecs(joint):
+    cfg = from_dict({"vocab": {"mode": "sentencepiece", "size": 120, "joint": joint}})
+    src, tgt, src_units, tgt_units = build_codecs(cfg.vocab, cfg.data, EN, FR)
+    assert src.mode == tgt.mode == "sentencepiece"
+    assert src.vocab.itos[:4] == SPECIALS and tgt.vocab.itos[:4] == SPECIALS
+    if joint:
+        assert src.vocab.itos == tgt.vocab.itos
+    assert tgt.decode(tgt.encode(FR[0])) == FR[0]  # pieces map back to the raw text
+    assert src_units[1] == src.units(EN[1])
+    restored = TextCodec.from_state(src.to_state())
+    assert restored.units(EN[2]) == src.units(EN[2])
+    assert not src.has_unk(EN[0])
