@@ -123,7 +123,8 @@ class Decoder(nn.Module):
             contexts.append(c)
             alphas.append(alpha)
         s_all = torch.stack(states, dim=1)  # (B, T, D)
+        if self.attention is None:  # RNNencdec: the same c at every step, projected once
+            return self._readout(s_all, emb, enc.context.unsqueeze(1)), None  # (B, T, V)
         c_all = torch.stack(contexts, dim=1)  # (B, T, C)
         logits = self._readout(s_all, emb, c_all)  # (B, T, V), all steps at once
-        attn = torch.stack(alphas, dim=1) if self.attention is not None else None  # (B, T, S)
-        return logits, attn
+        return logits, torch.stack(alphas, dim=1)  # (B, T, V), (B, T, S)
