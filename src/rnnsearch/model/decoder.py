@@ -120,8 +120,9 @@ class Decoder(nn.Module):
             s = self._recur(inputs[:, i], s, cc)
             if not self.readout_previous:
                 states.append(s)
-            contexts.append(c)
-            alphas.append(alpha)
+            if alpha is not None:  # RNNsearch; RNNencdec's c is the same at every step
+                contexts.append(c)
+                alphas.append(alpha)
         s_all = torch.stack(states, dim=1)  # (B, T, D)
         if self.attention is None:  # RNNencdec: the same c at every step, projected once
             return self._readout(s_all, emb, enc.context.unsqueeze(1)), None  # (B, T, V)
