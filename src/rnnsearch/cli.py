@@ -10,10 +10,15 @@ from . import __version__
 
 
 def _train(args) -> int:
+    from . import distributed
     from .config import load
     from .train import train
     cfg = load(args.config, args.set)
-    train(cfg, args.out, resume=args.resume)
+    ctx = distributed.setup(cfg.train.device)
+    try:
+        train(cfg, args.out, resume=args.resume, ctx=ctx)
+    finally:
+        distributed.teardown(ctx)
     return 0
 
 
@@ -31,9 +36,9 @@ def _describe(args) -> int:
 
 
 def _read_input(path: str | None) -> list[str]:
-    from .data import read_lines
+    from .data import read_lines, split_lines
     if path in (None, "-"):
-        return [line.rstrip("\r\n") for line in sys.stdin]
+        return split_lines(sys.stdin.buffer.read(), "<stdin>")
     return read_lines(path)
 
 
@@ -45,6 +50,8 @@ def _search_kwargs(args) -> dict:
 def _translate(args) -> int:
     from .translator import Translator
     translator = Translator.from_checkpoint(args.checkpoint)
+    where = args.input if args.input not in (None, "-") else "<stdin>"
+    translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)
     lines = _read_input(args.input)
     results = translator.translate(lines, beam=args.beam, n_best=args.n_best, **_search_kwargs(args))
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
@@ -115,6 +122,16 @@ def _data(args) -> int:
     return 0
 
 
+def _data_check(args) -> int:
+    from .datacheck import check_corpus
+    from .data import DataError
+    result = check_corpus(args.src, args.tgt, max_len=args.max_len, tokenizer=args.tokenizer)
+    print(json.dumps(result.to_dict(), indent=1) if args.json else result.text())
+    if not result.usable:
+        raise DataError(result.problem)
+    return 0
+
+
 def _synth(args) -> int:
     from .synthetic import generate
     counts = generate(args.out, n_train=args.train, seed=args.seed)
@@ -175,10 +192,20 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--beam", type=int, default=None)
     p.set_defaults(func=_plot_alignment)
 
-    p = sub.add_parser("data", help="download and prepare a public corpus (needs a network)")
-    p.add_argument("corpus", choices=["multi30k", "wmt14"])
-    p.add_argument("--out", required=True)
-    p.set_defaults(func=_data)
+    p = sub.add_parser("data", help="prepare a public corpus, or check a parallel corpus")
+    data_sub = p.add_subparsers(dest="data_command", required=True)
+    for corpus in ("multi30k", "wmt14"):
+        q = data_sub.add_parser(corpus, help=f"download and prepare {corpus} (needs a network)")
+        q.add_argument("--out", required=True)
+        q.set_defaults(func=_data, corpus=corpus)
+    q = data_sub.add_parser("check", help="read a corpus as training does and report what is filtered")
+    q.add_argument("--src", required=True, help="source side, one sentence per line (plain or .gz)")
+    q.add_argument("--tgt", required=True, help="target side, line i pairs with source line i")
+    q.add_argument("--max-len", type=int, default=50, help="longest pair kept, in tokens (as data.max_len)")
+    q.add_argument("--tokenizer", choices=["moses", "space"], default="moses",
+                   help="how tokens are counted (as data.tokenizer)")
+    q.add_argument("--json", action="store_true", help="print the report as JSON")
+    q.set_defaults(func=_data_check)
 
     p = sub.add_parser("synth", help="write the built-in synthetic demo corpus")
     p.add_argument("--out", required=True)

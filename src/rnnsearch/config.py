@@ -75,6 +75,12 @@ class TrainConfig:
     patience: int = 10                # validations without dev BLEU gain; 0 = off
     threads: int = 0                  # torch threads; 0 = leave as is
     progress: bool = True
+    save_every: int = 0               # also write last.pt every N updates; 0 = at validations only
+    max_nonfinite: int = 20           # stop after this many non-finite updates in a row
+    lr_decay: float = 1.0             # multiply the rate by this when dev BLEU stalls; 1 = off
+    lr_decay_patience: int = 0        # validations without gain tolerated before a decay
+    device: str = "auto"              # auto (CUDA when present) | cpu | cuda
+    bf16: bool = False                # bfloat16 autocast for the forward pass (loss in float32)
 
 
 @dataclass(frozen=True)
@@ -83,6 +89,7 @@ class DecodeConfig:
     length_penalty: float = 0.0       # GNMT alpha; 0 = raw log-probability
     max_len_ratio: float = 2.0        # output at most ratio * source length + 5 tokens
     batch_size: int = 32              # sentences decoded at once
+    max_src_len: int = 256            # longer inputs are cut to this many units, with a warning
 
 
 @dataclass(frozen=True)
@@ -105,17 +112,19 @@ CHOICES = {
     "model.init": ("paper", "xavier"),
     "train.optimizer": ("adadelta", "adam"),
     "train.batch_mode": ("sentences", "tokens"),
+    "train.device": ("auto", "cpu", "cuda"),
 }
 POSITIVE = {
     "data.max_len", "vocab.size", "vocab.min_freq", "model.emb", "model.enc_hidden",
     "model.dec_hidden", "model.att", "model.maxout", "train.lr", "train.batch_size",
     "train.batch_tokens", "train.sort_pool", "train.log_every", "train.valid_every",
-    "train.valid_beam", "decode.beam", "decode.max_len_ratio", "decode.batch_size",
+    "train.valid_beam", "train.max_nonfinite", "train.lr_decay", "decode.beam",
+    "decode.max_src_len", "decode.max_len_ratio", "decode.batch_size",
 }
 NON_NEGATIVE = {
     "data.max_train_pairs", "train.clip", "train.max_steps", "train.max_epochs",
     "train.max_minutes", "train.valid_max_sentences", "train.patience", "train.threads",
-    "train.eps", "decode.length_penalty", "model.dropout",
+    "train.eps", "decode.length_penalty", "model.dropout", "train.save_every", "train.lr_decay_patience",
 }
 
 
@@ -184,6 +193,8 @@ def validate(cfg: Config) -> Config:
         raise ConfigError(f"model.dropout: must be < 1, got {cfg.model.dropout}")
     if cfg.train.optimizer == "adadelta" and not 0 < cfg.train.rho < 1:
         raise ConfigError(f"train.rho: must be in (0, 1), got {cfg.train.rho}")
+    if cfg.train.lr_decay > 1:
+        raise ConfigError(f"train.lr_decay: must be in (0, 1], got {cfg.train.lr_decay}")
     if cfg.vocab.mode == "word" and cfg.vocab.joint:
         raise ConfigError("vocab.joint: only meaningful with vocab.mode: sentencepiece")
     return cfg

@@ -11,10 +11,28 @@ class DataError(ValueError):
     """A corpus problem, naming the file (and line)."""
 
 
-def read_lines(path: str | Path) -> list[str]:
+@dataclass
+class ReadNotes:
+    """Repairs made while reading (a BOM removed, CRLF line ends, NUL bytes), per file, with
+    first line numbers, so that a user sees what was changed."""
+    found: dict[str, dict[str, list[int]]] = field(default_factory=dict)
+
+    def add(self, path: Path, kind: str, line: int) -> None:
+        self.found.setdefault(str(path), {}).setdefault(kind, []).append(line)
+
+    def lines(self) -> list[str]:
+        out = []
+        for path, kinds in self.found.items():
+            parts = [f"{len(lines)} {kind} (first lines: {', '.join(map(str, lines[:5]))})"
+                     for kind, lines in kinds.items()]
+            out.append(f"{path}: repaired " + "; ".join(parts))
+        return out
+
+
+def read_lines(path: str | Path, notes: ReadNotes | None = None) -> list[str]:
     """All lines of a UTF-8 text file, plain or gzip. Lines are split on '\\n' only (so
     Unicode line separators inside a sentence never shift the pairing); a trailing '\\r'
-    and a leading BOM are removed, NUL bytes become spaces."""
+    and a leading BOM are removed, NUL bytes become spaces (each repair noted in ``notes``)."""
     path = Path(path)
     if not path.exists():
         raise DataError(f"{path}: file not found")
@@ -27,8 +45,16 @@ def read_lines(path: str | Path) -> list[str]:
             data = gzip.decompress(data)
     except (OSError, EOFError) as exc:
         raise DataError(f"{path}: cannot read: {exc}") from None
+    return split_lines(data, path, notes)
+
+
+def split_lines(data: bytes, path: str | Path, notes: ReadNotes | None = None) -> list[str]:
+    """Bytes of a text file -> its lines, repaired as ``read_lines`` describes; ``path`` names
+    the source in errors."""
+    notes = notes if notes is not None else ReadNotes()
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
+        notes.add(path, "byte-order mark removed", 1)
     raw_lines = data.split(b"\n")
     if raw_lines and raw_lines[-1] == b"":
         raw_lines.pop()
@@ -38,7 +64,13 @@ def read_lines(path: str | Path) -> list[str]:
             text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DataError(f"{path}:{number}: invalid UTF-8 at byte {exc.start} of the line") from None
-        lines.append(text.rstrip("\r").replace("\x00", " "))
+        if text.endswith("\r"):
+            text = text[:-1]
+            notes.add(path, "CRLF line ends", number)
+        if "\x00" in text:
+            text = text.replace("\x00", " ")
+            notes.add(path, "lines with NUL bytes (made spaces)", number)
+        lines.append(text)
     return lines
 
 
@@ -51,8 +83,9 @@ def corpus_file(directory: str | Path, split: str, lang: str) -> Path:
     return plain
 
 
-def read_parallel(src_path: str | Path, tgt_path: str | Path) -> tuple[list[str], list[str]]:
-    src, tgt = read_lines(src_path), read_lines(tgt_path)
+def read_parallel(src_path: str | Path, tgt_path: str | Path,
+                  notes: ReadNotes | None = None) -> tuple[list[str], list[str]]:
+    src, tgt = read_lines(src_path, notes), read_lines(tgt_path, notes)
     if len(src) != len(tgt):
         raise DataError(f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}: "
                         "a parallel corpus needs one target line per source line")
@@ -90,7 +123,7 @@ def filter_pairs(name: str, src_units: list[list[str]], tgt_units: list[list[str
     keep = []
     for i, (s, t) in enumerate(zip(src_units, tgt_units)):
         if not s or not t:
-            report.drop("empty pairs", i + 1)
+            report.drop("pairs with an empty or whitespace-only side", i + 1)
         elif max_len and (len(s) > max_len or len(t) > max_len):
             report.drop(f"pairs longer than {max_len} tokens", i + 1)
         else:

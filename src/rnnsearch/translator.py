@@ -15,8 +15,6 @@ from .search import Hypothesis, beam_search, greedy
 from .tokenize import TextCodec
 from .vocab import SPECIALS
 
-MAX_SOURCE_UNITS = 1000
-
 
 @dataclass
 class Translation:
@@ -35,6 +33,7 @@ class Translator:
         self.tgt_codec = tgt_codec
         self.decode_cfg = decode_cfg
         self.device = torch.device(device)
+        self.warn = lambda message: warnings.warn(message, stacklevel=3)  # the CLI prints these itself
 
     @classmethod
     def from_checkpoint(cls, path, device: str = "cpu") -> "Translator":
@@ -60,10 +59,12 @@ class Translator:
         ratio = d.max_len_ratio if max_len_ratio is None else max_len_ratio
         batch_size = batch_size or d.batch_size
         units = [self.src_codec.units(t) if t.strip() else [] for t in texts]
+        limit = d.max_src_len
         for i, u in enumerate(units):
-            if len(u) > MAX_SOURCE_UNITS:
-                warnings.warn(f"input {i + 1}: {len(u)} tokens, translating the first {MAX_SOURCE_UNITS}")
-                units[i] = u[:MAX_SOURCE_UNITS]
+            if len(u) > limit:
+                self.warn(f"line {i + 1}: {len(u)} source units, translating the first {limit} "
+                          f"(decode.max_src_len)")
+                units[i] = u[:limit]
         results: list[Translation | None] = [None] * len(texts)
         todo = sorted((i for i, u in enumerate(units) if u), key=lambda i: len(units[i]))
         was_training = self.model.training

@@ -1,4 +1,5 @@
 """End to end on the synthetic corpus: learn it, translate, evaluate, plot, resume."""
+import dataclasses
 import json
 
 import pytest
@@ -47,13 +48,26 @@ def test_python_api(trained_run):
     assert first.score <= 0 and all(a.score >= b.score for a, b in zip(first.nbest, first.nbest[1:]))
 
 
-def test_over_long_input_is_cut_with_a_warning(trained_run, monkeypatch):
-    import rnnsearch.translator as tr
-    monkeypatch.setattr(tr, "MAX_SOURCE_UNITS", 6)
+def test_over_long_input_is_cut_with_a_warning(trained_run):
     translator = Translator.from_checkpoint(trained_run / "best.pt")
-    with pytest.warns(UserWarning, match="input 2: 11 tokens, translating the first 6"):
+    translator.decode_cfg = dataclasses.replace(translator.decode_cfg, max_src_len=6)
+    with pytest.warns(UserWarning, match=r"line 2: 11 source units, translating the first 6 \(decode.max_src_len\)"):
         out = translator.translate(["A dog.", "The big dog sees the small cat in the house."], beam=1)
     assert len(out[1].source_tokens) == 7
+
+
+def test_cli_translate_keeps_lines_and_names_the_cut_line(trained_run, tmp_path, capsys):
+    ckpt = str(trained_run / "best.pt")
+    long = " ".join(["the big dog sees the small cat"] * 50)  # 350 words > decode.max_src_len 256
+    src = tmp_path / "in.en"
+    src.write_bytes(b"The dog sees a cat.\n\n   \r\n" + long.encode() + b"\nA car.\n")
+    out = tmp_path / "out.fr"
+    assert main(["translate", ckpt, "--input", str(src), "--output", str(out), "--beam", "2"]) == 0
+    rows = out.read_text(encoding="utf-8").split("\n")
+    assert len(rows) == 6 and rows[5] == ""  # five lines in, five out
+    assert rows[1] == "" and rows[2] == "" and rows[0] and rows[3] and rows[4]
+    err = capsys.readouterr().err
+    assert f"{src} line 4: 350 source units, translating the first 256" in err
 
 
 def test_cli_translate_evaluate_plot(trained_run, synth_dir, tmp_path, capsys):

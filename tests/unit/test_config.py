@@ -25,6 +25,11 @@ def test_defaults_are_the_paper_sizes():
     ({"train": {"lr": 0}}, "train.lr"),
     ({"model": {"dropout": 1.5}}, "model.dropout"),
     ({"train": {"progress": "yes"}}, "train.progress"),
+    ({"train": {"max_nonfinite": 0}}, "train.max_nonfinite"),
+    ({"train": {"lr_decay": 1.5}}, "train.lr_decay"),
+    ({"train": {"device": "tpu"}}, "train.device"),
+    ({"train": {"save_every": -1}}, "train.save_every"),
+    ({"decode": {"max_src_len": 0}}, "decode.max_src_len"),
 ])
 def test_bad_values_name_the_dotted_key(raw, key):
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):

@@ -57,8 +57,8 @@ def test_filter_counts_every_dropped_pair():
     keep, report = filter_pairs("train", src, tgt, max_len=5)
     assert keep == [0, 4]
     assert report.read == 5 and report.kept == 2
-    assert report.dropped == {"empty pairs": [2, 4], "pairs longer than 5 tokens": [3]}
-    assert "dropped 2 empty pairs" in report.summary()
+    assert report.dropped == {"pairs with an empty or whitespace-only side": [2, 4], "pairs longer than 5 tokens": [3]}
+    assert "dropped 2 pairs with an empty or whitespace-only side" in report.summary()
 
 
 def test_make_batch_shapes_and_masks():

@@ -1,0 +1,59 @@
+"""Two-process data parallelism on CPU (gloo) through torchrun, against one process."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+import yaml
+
+from conftest import REPO, demo_config
+from rnnsearch import checkpoint
+
+pytestmark = pytest.mark.slow
+
+
+def _run(cmd: list[str], timeout: float = 240) -> str:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO / "src")}
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    return proc.stdout
+
+
+def _train(cfg, out, nproc: int, resume: bool = False) -> str:
+    args = ["-m", "rnnsearch", "train", str(cfg), "--out", str(out)] + (["--resume"] if resume else [])
+    if nproc == 1:
+        return _run([sys.executable] + args)
+    return _run([sys.executable, "-m", "torch.distributed.run", "--standalone", f"--nproc_per_node={nproc}"] + args)
+
+
+def _log(out) -> list[dict]:
+    return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+
+
+def test_two_ranks_match_one_process_with_the_same_global_batch(synth_dir, tmp_path):
+    cfg = demo_config(synth_dir, max_steps=8, valid_every=4, log_every=1, patience=0, valid_max_sentences=15,
+                      batch_size=17, threads=1)  # 17: the ranks get 9 and 8 sentences
+    cfg["model"].update(emb=16, enc_hidden=16, dec_hidden=16, att=16, maxout=8)
+    full, half = tmp_path / "cfg.yaml", tmp_path / "half.yaml"
+    full.write_text(yaml.safe_dump(cfg))
+    half.write_text(yaml.safe_dump({**cfg, "train": {**cfg["train"], "max_steps": 4}}))
+    _train(full, tmp_path / "one", nproc=1)
+    first = _train(half, tmp_path / "two", nproc=2)
+    second = _train(full, tmp_path / "two", nproc=2, resume=True)  # distributed resume
+    assert first.count("model rnnsearch:") == 1 and second.count("resuming") == 1  # rank 0 speaks alone
+    one, two = _log(tmp_path / "one"), _log(tmp_path / "two")
+    assert [e["step"] for e in one] == [e["step"] for e in two]  # one writer: every entry once
+    for a, b in zip(one, two):
+        for key in ("loss", "dev_loss", "dev_bleu"):
+            if key in a:
+                assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), (a, b)
+    p1, p2 = checkpoint.load(tmp_path / "one" / "last.pt"), checkpoint.load(tmp_path / "two" / "last.pt")
+    assert p2["meta"]["world_size"] == 2 and len(p2["rng_ranks"]) == 2
+    assert p1["train_state"]["step"] == p2["train_state"]["step"] == 8
+    for name, tensor in p1["model"].items():
+        assert torch.allclose(tensor, p2["model"][name], atol=1e-5), name
+    assert sorted(p.name for p in (tmp_path / "two").iterdir()) == ["best.pt", "last.pt", "log.jsonl"]
