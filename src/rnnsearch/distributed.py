@@ -66,18 +66,19 @@ def shard(rows, ctx: Context):
 
 def all_sum(values: list[float], ctx: Context) -> list[float]:
     """Element-wise sum over ranks (float64)."""
-    if not ctx.enabled:
-        return list(values)
-    t = torch.tensor(values, dtype=torch.float64, device=_comm_device(ctx))
-    dist.all_reduce(t, op=dist.ReduceOp.SUM)
-    return t.tolist()
+    return _all_reduce(values, ctx, dist.ReduceOp.SUM)
 
 
 def all_max(values: list[float], ctx: Context) -> list[float]:
+    """Element-wise maximum over ranks (float64)."""
+    return _all_reduce(values, ctx, dist.ReduceOp.MAX)
+
+
+def _all_reduce(values: list[float], ctx: Context, op) -> list[float]:
     if not ctx.enabled:
-        return list(values)
-    t = torch.tensor(values, dtype=torch.float64, device=_comm_device(ctx))
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+        return [float(v) for v in values]
+    t = torch.tensor([float(v) for v in values], dtype=torch.float64, device=_comm_device(ctx))
+    dist.all_reduce(t, op=op)
     return t.tolist()
 
 
