@@ -221,6 +221,9 @@ def main(argv: list[str] | None = None) -> int:
     from .data import DataError
     from .train import TrainError
     args = build_parser().parse_args(argv)
+    if args.command in ("train", "translate", "evaluate"):
+        from .runtime import tune_malloc
+        tune_malloc()
     try:
         return args.func(args)
     except (ConfigError, DataError, CheckpointError, TrainError, ValueError, OSError) as exc:

@@ -37,6 +37,7 @@ class VocabConfig:
     joint: bool = False               # sentencepiece: one model for both languages
     sp_type: str = "bpe"              # bpe | unigram
     min_freq: int = 1                 # word mode: drop rarer words from the shortlist
+    sp_model: str = ""                # sentencepiece: use this trained .model file (joint) instead of training one
 
 
 @dataclass(frozen=True)
@@ -75,6 +76,7 @@ class TrainConfig:
     patience: int = 10                # validations without dev BLEU gain; 0 = off
     threads: int = 0                  # torch threads; 0 = leave as is
     progress: bool = True
+    max_positions: int = 0            # split minibatches above this many padded target positions; 0 = never
     save_every: int = 0               # also write last.pt every N updates; 0 = at validations only
     max_nonfinite: int = 20           # stop after this many non-finite updates in a row
     lr_decay: float = 1.0             # multiply the rate by this when dev BLEU stalls; 1 = off
@@ -125,6 +127,7 @@ NON_NEGATIVE = {
     "data.max_train_pairs", "train.clip", "train.max_steps", "train.max_epochs",
     "train.max_minutes", "train.valid_max_sentences", "train.patience", "train.threads",
     "train.eps", "decode.length_penalty", "model.dropout", "train.save_every", "train.lr_decay_patience",
+    "train.max_positions",
 }
 
 
@@ -195,6 +198,8 @@ def validate(cfg: Config) -> Config:
         raise ConfigError(f"train.rho: must be in (0, 1), got {cfg.train.rho}")
     if cfg.train.lr_decay > 1:
         raise ConfigError(f"train.lr_decay: must be in (0, 1], got {cfg.train.lr_decay}")
+    if cfg.vocab.sp_model and cfg.vocab.mode != "sentencepiece":
+        raise ConfigError("vocab.sp_model: only meaningful with vocab.mode: sentencepiece")
     if cfg.vocab.mode == "word" and cfg.vocab.joint:
         raise ConfigError("vocab.joint: only meaningful with vocab.mode: sentencepiece")
     return cfg

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 from functools import lru_cache
+from pathlib import Path
 
 from .vocab import SPECIALS, Vocab
 
@@ -91,6 +92,22 @@ class TextCodec:
         return cls(state["lang"], state["tokenizer"], Vocab(state["itos"]), state.get("sp_proto"))
 
 
+def load_sentencepiece(path: str) -> bytes:
+    """A trained SentencePiece model file whose ids 0-3 are our specials."""
+    import sentencepiece as spm
+    from .config import ConfigError
+    try:
+        proto = Path(path).read_bytes()
+        sp = spm.SentencePieceProcessor(model_proto=proto)
+    except (OSError, RuntimeError) as exc:
+        raise ConfigError(f"vocab.sp_model: cannot load {path}: {exc}") from None
+    pieces = [sp.id_to_piece(i) for i in range(min(4, sp.get_piece_size()))]
+    if pieces != SPECIALS:
+        raise ConfigError(f"vocab.sp_model: {path} has {pieces} as ids 0-3, rnnsearch needs {SPECIALS} "
+                          "(train it with rnnsearch.tokenize.train_sentencepiece or the same ids)")
+    return proto
+
+
 def build_codecs(vocab_cfg, data_cfg, src_lines: list[str], tgt_lines: list[str]):
     """Build the source and target codecs from training text, as ``vocab_cfg`` says.
     Returns (src_codec, tgt_codec, src_units, tgt_units) with the units of every line."""
@@ -101,7 +118,9 @@ def build_codecs(vocab_cfg, data_cfg, src_lines: list[str], tgt_lines: list[str]
         src = TextCodec(src_lang, tok, Vocab.build(src_units, vocab_cfg.size, vocab_cfg.min_freq))
         tgt = TextCodec(tgt_lang, tok, Vocab.build(tgt_units, vocab_cfg.size, vocab_cfg.min_freq))
         return src, tgt, src_units, tgt_units
-    if vocab_cfg.joint:
+    if vocab_cfg.sp_model:
+        src_proto = tgt_proto = load_sentencepiece(vocab_cfg.sp_model)
+    elif vocab_cfg.joint:
         proto = train_sentencepiece(src_lines + tgt_lines, vocab_cfg.size, vocab_cfg.sp_type)
         src_proto = tgt_proto = proto
     else:

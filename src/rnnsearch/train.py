@@ -33,7 +33,7 @@ __all__ = ["Trainer", "TrainError", "train", "count_parameters", "make_optimizer
 def make_optimizer(train_cfg, model) -> torch.optim.Optimizer:
     if train_cfg.optimizer == "adadelta":
         return torch.optim.Adadelta(model.parameters(), lr=train_cfg.lr, rho=train_cfg.rho, eps=train_cfg.eps)
-    return torch.optim.Adam(model.parameters(), lr=train_cfg.lr)
+    return torch.optim.Adam(model.parameters(), lr=train_cfg.lr, fused=True)
 
 
 def make_scheduler(train_cfg, optimizer):
@@ -175,19 +175,26 @@ class Trainer:
     # -- one update and validation -----------------------------------------------------------
     def train_step(self, idx) -> tuple[float, int, bool]:
         """One update on minibatch ``idx``: returns the summed NLL and target tokens over all
-        ranks, and whether the update was applied (False: non-finite loss or gradient)."""
+        ranks, and whether the update was applied (False: non-finite loss or gradient).
+        The gradient is that of the mean NLL per target token of the whole minibatch, however
+        it is split over ranks and micro-batches."""
         ctx, t, data = self.ctx, self.cfg.train, self.train_data
+        total_n = int(data.tgt_lens[idx].sum()) + len(idx)  # target tokens, </s> included
         rows, weight = distributed.shard(idx, ctx), 1.0
         if len(rows) == 0:  # fewer sentences than ranks: take part in the all-reduce, add nothing
             rows, weight = idx[:1], 0.0
-        batch = make_batch([data.src_ids[i] for i in rows], [data.tgt_ids[i] for i in rows]).to(ctx.device)
-        autocast = (torch.autocast(ctx.device.type, dtype=torch.bfloat16) if t.bf16
-                    else contextlib.nullcontext())
-        with autocast:
-            nll, n = self.loss_fn(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out)
-        total_nll, total_n = distributed.all_sum([float(nll.detach()) * weight, n * weight], ctx)
+        parts = self._micro_batches(rows)
         self.optimizer.zero_grad(set_to_none=True)
-        (nll * (weight * ctx.world / total_n)).backward()  # DDP averages: sum over ranks / total_n
+        local_nll = 0.0
+        for k, part in enumerate(parts):
+            batch = make_batch([data.src_ids[i] for i in part], [data.tgt_ids[i] for i in part]).to(ctx.device)
+            hold = ctx.enabled and k < len(parts) - 1  # DDP: all-reduce gradients after the last part
+            with (self.loss_fn.no_sync() if hold else contextlib.nullcontext()), \
+                    (torch.autocast(ctx.device.type, dtype=torch.bfloat16) if t.bf16 else contextlib.nullcontext()):
+                nll, _ = self.loss_fn(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out)
+            (nll * (weight * ctx.world / total_n)).backward()  # DDP averages: sum over ranks / total_n
+            local_nll += float(nll.detach()) * weight
+        total_nll = distributed.all_sum([local_nll], ctx)[0]
         params = [p for p in self.model.parameters() if p.grad is not None]
         if t.clip > 0:
             norm = torch.nn.utils.clip_grad_norm_(params, t.clip)
@@ -196,7 +203,16 @@ class Trainer:
         ok = math.isfinite(total_nll) and math.isfinite(float(norm))
         if ok:
             self.optimizer.step()
-        return total_nll, int(total_n), ok
+        return total_nll, total_n, ok
+
+    def _micro_batches(self, rows) -> list:
+        """``rows`` split into consecutive parts of at most ``train.max_positions`` padded target
+        positions (sentences x longest target) each, to bound activation memory."""
+        limit = self.cfg.train.max_positions
+        positions = len(rows) * (int(self.train_data.tgt_lens[rows].max()) + 1)
+        if not limit or positions <= limit or len(rows) == 1:
+            return [rows]
+        return [part for part in np.array_split(rows, min(len(rows), math.ceil(positions / limit))) if len(part)]
 
     def validate(self) -> dict:
         t, ctx = self.cfg.train, self.ctx

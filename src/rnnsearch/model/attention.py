@@ -33,9 +33,47 @@ class AdditiveAttention(nn.Module):
 
         Returns the context c_i (B, C) and the weights alpha_i (B, S), exactly 0 on padding.
         """
-        hidden = torch.tanh(self.W_a(query).unsqueeze(1) + proj_keys)  # (B, S, A)
-        energies = self.v_a(hidden).squeeze(2)  # (B, S)
+        return self.attend(self.W_a(query), proj_keys, annotations, mask)
+
+    def attend(self, proj_query: torch.Tensor, proj_keys: torch.Tensor, annotations: torch.Tensor,
+               mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """As :meth:`forward`, with W_a s_{i-1} (B, A) already computed (the decoder's teacher-forced
+        pass computes it in one product with [U_z; U_r] s_{i-1})."""
+        energies = additive_energies(proj_query, proj_keys, self.v_a.weight[0])  # (B, S)
         energies = energies.masked_fill(~mask, float("-inf"))
         alpha = torch.softmax(energies, dim=1)  # (B, S)
         context = torch.bmm(alpha.unsqueeze(1), annotations).squeeze(1)  # (B, C)
         return context, alpha
+
+
+class _AdditiveEnergies(torch.autograd.Function):
+    """e_ij + sum(v_a) = 2 v_a^T sigmoid(2 (W_a s_{i-1} + U_a h_j)) for all j.
+
+    v_a^T tanh(u) = 2 v_a^T sigmoid(2u) - sum(v_a): the paper's energies up to a constant per
+    row, which the softmax over j removes, so alpha_ij and c_i are the paper's (on CPUs sigmoid
+    is several times faster than tanh). Only the inputs are saved; the (B, S, A) hidden layer
+    is recomputed in backward, so teacher forcing keeps no (B, S, A) tensor per step.
+    """
+
+    @staticmethod
+    def forward(ctx, query, keys, v):
+        """query W_a s (B, A), keys U_a h (B, S, A), v (A,) -> (B, S)."""
+        hidden = torch.add(query.unsqueeze(1), keys).mul_(2.0).sigmoid_()  # (B, S, A)
+        ctx.save_for_backward(query, keys, v)
+        return torch.matmul(hidden, v).mul_(2.0)  # (B, S)
+
+    @staticmethod
+    def backward(ctx, grad):
+        query, keys, v = ctx.saved_tensors
+        hidden = torch.add(query.unsqueeze(1), keys).mul_(2.0).sigmoid_()  # (B, S, A), recomputed
+        grad_v = torch.mm(grad.reshape(1, -1), hidden.flatten(0, 1)).squeeze(0).mul_(2.0)  # (A,)
+        grad_u = torch.addcmul(hidden, hidden, hidden, value=-1.0)  # sigmoid' = h (1 - h)  (B, S, A)
+        grad_u.mul_(grad.unsqueeze(2)).mul_(4.0 * v)  # d/du of 2 v^T sigmoid(2u)
+        return grad_u.sum(1), grad_u, grad_v  # (B, A), (B, S, A), (A,)
+
+
+def additive_energies(query: torch.Tensor, keys: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    """Attention energies (B, S) from W_a s (B, A), U_a h (B, S, A) and v_a (A,), in one dtype
+    (also under autocast)."""
+    dtype = keys.dtype
+    return _AdditiveEnergies.apply(query.to(dtype), keys, v.to(dtype))

@@ -92,11 +92,15 @@ class Decoder(nn.Module):
         s_tilde = torch.tanh(x_i[:, 2 * d:] + self.U(r * s_prev) + cc[:, 2 * d:])  # (B, D)
         return (1 - z) * s_prev + z * s_tilde  # (B, D)
 
-    def _readout(self, s: torch.Tensor, emb: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-        """Maxout deep output -> logits; works on (B, ., X) or (B, X) inputs."""
+    def _features(self, s: torch.Tensor, emb: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        """Maxout deep output t_i (with dropout); works on (B, ., X) or (B, X) inputs."""
         t_tilde = self.U_o(s) + self.V_o(emb) + self.C_o(c)  # (..., 2M)
         t = t_tilde.unflatten(-1, (self.maxout, 2)).amax(-1)  # (..., M): max(t~_{2k-1}, t~_{2k})
-        return self.W_o(self.dropout(t))  # (..., V)
+        return self.dropout(t)  # (..., M)
+
+    def _readout(self, s: torch.Tensor, emb: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
+        """Maxout deep output -> logits W_o t_i + b_o (..., V)."""
+        return self.W_o(self._features(s, emb, c))  # (..., V)
 
     def step(self, y_prev: torch.Tensor, state: DecoderState, enc: EncoderOutput):
         """One decoding step: y_{i-1} (B,) -> logits (B, V), new state, alpha_i (B, S) or None."""
@@ -109,23 +113,42 @@ class Decoder(nn.Module):
 
     def forward(self, y_in: torch.Tensor, enc: EncoderOutput):
         """Teacher forcing over y_in = (<s>, y_1..y_{T-1}) (B, T) -> logits (B, T, V), alphas (B, T, S) or None."""
+        t, alphas = self.features(y_in, enc)  # (B, T, M)
+        return self.W_o(t), alphas  # (B, T, V)
+
+    def features(self, y_in: torch.Tensor, enc: EncoderOutput):
+        """Teacher forcing -> the maxout outputs t_i (B, T, M) of every step, alphas (B, T, S) or None.
+
+        Computes what :meth:`step` computes, arranged for speed: everything that does not depend
+        on s_{i-1} is done for all steps at once outside the loop (W E y, the readout, W_o), and
+        W_a s_{i-1} and [U_z; U_r] s_{i-1} are one product per step."""
         emb = self.dropout(self.embed(y_in))  # (B, T, E)
-        inputs = self.W(emb)  # (B, T, 3D), embedding side of every step at once
+        inputs = self.W(emb).unbind(1)  # T x (B, 3D): the embedding side of every step at once
         s = self.init_state(enc).hidden  # (B, D)
         states, contexts, alphas = [], [], []
-        for i in range(y_in.size(1)):
-            c, cc, alpha = self._context(s, enc)
-            if self.readout_previous:
-                states.append(s)
-            s = self._recur(inputs[:, i], s, cc)
-            if not self.readout_previous:
-                states.append(s)
-            if alpha is not None:  # RNNsearch; RNNencdec's c is the same at every step
+        d, a = self.hidden, None if self.attention is None else self.attention.W_a.out_features
+        if a is not None:
+            w_query = torch.cat([self.attention.W_a.weight, self.U_zr.weight])  # (A + 2D, D)
+        for x_i in inputs:
+            if a is None:  # RNNencdec: c_i = c
+                u_zr, cc = self.U_zr(s), enc.context_gates  # (B, 2D), (B, 3D)
+            else:
+                wa_s, u_zr = nn.functional.linear(s, w_query).split([a, 2 * d], dim=1)  # (B, A), (B, 2D)
+                c, alpha = self.attention.attend(wa_s, enc.proj_keys, enc.annotations, enc.mask)  # (B, C), (B, S)
+                cc = self.C(c)  # (B, 3D)
                 contexts.append(c)
                 alphas.append(alpha)
+            if self.readout_previous:
+                states.append(s)
+            gates_zr, gates_h = (x_i + cc).split([2 * d, d], dim=1)  # (B, 2D), (B, D)
+            z, r = torch.sigmoid(gates_zr + u_zr).chunk(2, dim=1)  # (B, D) each
+            s_tilde = torch.tanh(gates_h + self.U(r * s))  # (B, D)
+            s = torch.lerp(s, s_tilde, z)  # (1 - z) * s + z * s~  (B, D)
+            if not self.readout_previous:
+                states.append(s)
         s_all = torch.stack(states, dim=1)  # (B, T, D)
         if self.attention is None:  # RNNencdec: the same c at every step, projected once
-            return self._readout(s_all, emb, enc.context.unsqueeze(1)), None  # (B, T, V)
+            return self._features(s_all, emb, enc.context.unsqueeze(1)), None  # (B, T, M)
         c_all = torch.stack(contexts, dim=1)  # (B, T, C)
-        logits = self._readout(s_all, emb, c_all)  # (B, T, V), all steps at once
-        return logits, torch.stack(alphas, dim=1)  # (B, T, V), (B, T, S)
+        t = self._features(s_all, emb, c_all)  # (B, T, M), all steps at once
+        return t, torch.stack(alphas, dim=1)  # (B, T, M), (B, T, S)

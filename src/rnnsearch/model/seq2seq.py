@@ -7,6 +7,7 @@ from torch import nn
 from ..vocab import PAD
 from .decoder import Decoder, DecoderState, EncoderOutput
 from .encoder import Encoder
+from .output import linear_cross_entropy
 
 
 class Seq2Seq(nn.Module):
@@ -50,10 +51,13 @@ class Seq2Seq(nn.Module):
 
     def loss(self, src, src_mask, tgt_in, tgt_out) -> tuple[torch.Tensor, int]:
         """Summed negative log-likelihood of tgt_out (B, T) and the number of real target tokens."""
-        logits, _ = self.forward(src, src_mask, tgt_in)
-        nll = nn.functional.cross_entropy(_full_precision(logits.flatten(0, 1)), tgt_out.flatten(),
-                                          ignore_index=PAD, reduction="sum")
-        return nll, int((tgt_out != PAD).sum())
+        t, _ = self.decoder.features(tgt_in, self.encode(src, src_mask))  # (B, T, M)
+        real = (tgt_out != PAD).flatten()  # (B*T,)
+        rows = real.nonzero().squeeze(1)  # (N,) real target positions only
+        out = self.decoder.W_o
+        nll = linear_cross_entropy(t.flatten(0, 1).index_select(0, rows), out.weight, out.bias,
+                                   tgt_out.flatten().index_select(0, rows))
+        return nll, len(rows)
 
 
 def _full_precision(x: torch.Tensor) -> torch.Tensor:

@@ -1,0 +1,258 @@
+"""``make bench``: rnnsearch against JoeyNMT 2.3.0 on Multi30k En->Fr, one after the other in one
+run, same machine, same threads, same data and SentencePiece model (benchmarks/README.md).
+
+    python benchmarks/bench.py [--quick] [--record] [--joey-venv DIR] [--work DIR]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+import flops
+import joey
+from report import render, targets
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "multi30k"
+
+
+def say(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def machine(threads: int) -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor())
+    flags = next((line for line in open("/proc/cpuinfo") if line.startswith("flags")), "")
+    extras = [f for f in ("avx512f", "avx512_bf16", "amx_bf16") if f" {f}" in flags]
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{cpu}, {os.cpu_count()} cores ({', '.join(extras) or 'no AVX-512'}), {mem:.0f} GiB; {threads} threads"
+
+
+def run(cmd: list[str], env: dict, log: Path, limit_s: float | None = None, marker: str | None = None,
+        marker_file: Path | None = None) -> dict:
+    """Run ``cmd`` with output to ``log``; with ``limit_s``, send SIGINT that many seconds after
+    ``marker`` appears in ``marker_file`` (training has started). Returns the exit status, wall
+    time and the process's peak resident memory (from wait4)."""
+    start = time.monotonic()
+    with open(log, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        began, interrupted = None, False
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if limit_s is not None and not interrupted:
+                if began is None and marker_file is not None and marker_file.exists() \
+                        and marker in marker_file.read_text(errors="replace"):
+                    began = time.monotonic()
+                if began is not None and time.monotonic() - began >= limit_s:
+                    proc.send_signal(signal.SIGINT)
+                    interrupted = True
+            time.sleep(0.5)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}); see {log}")
+    return {"wall_s": time.monotonic() - start, "peak_rss_mib": usage.ru_maxrss / 1024}
+
+
+def warm_memory() -> float:
+    """First-touch 18 GiB once, so that neither trainer pays the fresh VM's page faults."""
+    start = time.monotonic()
+    subprocess.run([sys.executable, "-c", "import numpy; numpy.ones(18 * 2**27)"], check=True)
+    return time.monotonic() - start
+
+
+def matmul_ceiling(env: dict) -> float:
+    code = ("import time, torch\na = torch.randn(2048, 2048); b = torch.randn(2048, 2048)\n"
+            "[a @ b for _ in range(3)]\nbest = 1e9\nfor _ in range(10):\n"
+            "    t = time.perf_counter(); a @ b; best = min(best, time.perf_counter() - t)\n"
+            "print(2 * 2048 ** 3 / best / 1e9)")
+    out = subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True)
+    return float(out.stdout.strip())
+
+
+def shared_sentencepiece(work: Path) -> tuple[Path, list[str]]:
+    """One joint BPE model with 8000 pieces on the raw training text, for both systems."""
+    import sentencepiece as spm
+    from rnnsearch.data import read_lines
+    from rnnsearch.tokenize import train_sentencepiece
+    model = work / "spm.model"
+    if not model.exists():
+        lines = read_lines(DATA / "train.en") + read_lines(DATA / "train.fr")
+        model.write_bytes(train_sentencepiece(lines, 8000, "bpe"))
+    sp = spm.SentencePieceProcessor(model_file=str(model))
+    return model, [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
+
+
+def steady_rate(points: list[tuple[float, float]], warmup_fraction: float = 0.2) -> float:
+    """Tokens/s between the first point after the warm-up and the last: points are
+    (elapsed seconds, cumulative target tokens)."""
+    end = points[-1][0]
+    after = [p for p in points if p[0] >= warmup_fraction * end]
+    (t0, n0), (t1, n1) = after[0], after[-1]
+    return (n1 - n0) / (t1 - t0)
+
+
+def output_tokens(lines: list[str], spm_model: Path) -> int:
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_file=str(spm_model))
+    return sum(len(sp.encode(line)) for line in lines)
+
+
+def bleu(hyp_file: Path, n: int) -> float:
+    from rnnsearch.data import read_lines
+    from rnnsearch.evaluate import corpus_bleu
+    return corpus_bleu(read_lines(hyp_file), read_lines(DATA / "test_2016_flickr.fr")[:n])[0]
+
+
+def piece_lengths(spm_model: Path) -> dict:
+    """Mean source length and source/target ratio in pieces (</s> included) over the training
+    pairs both systems keep (at most 50 pieces a side)."""
+    import sentencepiece as spm
+    from rnnsearch.data import read_lines
+    sp = spm.SentencePieceProcessor(model_file=str(spm_model))
+    pairs = [(len(sp.encode(s)), len(sp.encode(t))) for s, t in
+             zip(read_lines(DATA / "train.en"), read_lines(DATA / "train.fr"))]
+    kept = [(s + 1, t + 1) for s, t in pairs if 0 < s <= 50 and 0 < t <= 50]
+    src, tgt = sum(p[0] for p in kept), sum(p[1] for p in kept)
+    return {"src_len": src / len(kept), "src_per_tgt": src / tgt}
+
+
+# -- the two systems ----------------------------------------------------------------------------
+def train_rnnsearch(work: Path, spm_model: Path, minutes: float, env: dict) -> dict:
+    out = work / "rnnsearch"
+    cmd = [sys.executable, "-m", "rnnsearch", "train", "configs/bench_m30k.yaml", "--out", str(out),
+           "--set", f"vocab.sp_model={spm_model}", "--set", f"train.max_minutes={minutes}",
+           "--set", "train.progress=false", "--set", "train.log_every=20"]
+    result = run(cmd, env, work / "rnnsearch_train.log")
+    entries = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
+    points = [(e["elapsed_s"], e["tgt_tokens"]) for e in entries if "loss" in e]
+    last = [e for e in entries if "loss" in e][-1]
+    return {**result, "tok_per_s": steady_rate(points), "updates": last["step"], "epochs": last["epoch"],
+            "checkpoint": out / "last.pt", "command": " ".join(cmd[1:])}
+
+
+def train_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], minutes: float, env: dict) -> dict:
+    vocab = work / "joey_vocab.txt"
+    joey.write_vocab(pieces, vocab)
+    model_dir = work / "joeynmt"
+    cfg = joey.write_config(joey.config(DATA, spm_model, vocab, model_dir), work / "joey_train.yaml")
+    cmd = [str(venv / "bin" / "python"), "-m", "joeynmt", "train", str(cfg)]
+    if model_dir.exists():
+        import shutil
+        shutil.rmtree(model_dir)
+    result = run(cmd, env, work / "joey_train.out", limit_s=60 * minutes, marker="Train stats",
+                 marker_file=model_dir / "train.log")
+    text = (model_dir / "train.log").read_text(errors="replace")
+    log = joey.training_log(text)
+    warm = log[len(log) // 5:]
+    return {**result, "tok_per_s": sum(e["tok_per_s"] for e in warm) / len(warm), "updates": log[-1]["step"],
+            "epochs": log[-1]["epoch"], "loss": log[-1]["loss"], "parameters": joey.parameters(text),
+            "checkpoint": model_dir / "latest.ckpt", "command": " ".join(cmd[1:])}
+
+
+def decode_rnnsearch(work: Path, ckpt: Path, beam: int, limit: int, env: dict) -> dict:
+    hyps = work / f"rnnsearch_beam{beam}.fr"
+    cmd = [sys.executable, "benchmarks/decode_speed.py", str(ckpt), str(DATA / "test_2016_flickr.en"),
+           "--beam", str(beam), "--out", str(hyps)] + (["--limit", str(limit)] if limit else [])
+    out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True, cwd=ROOT)
+    return {"seconds": json.loads(out.stdout.strip().splitlines()[-1])["seconds"], "hyps": hyps}
+
+
+def decode_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], ckpt: Path, beam: int,
+                limit: int, env: dict) -> dict:
+    data = DATA
+    if limit:  # JoeyNMT decodes whole files: give it the first `limit` lines
+        data = work / "joey_test_data"
+        data.mkdir(exist_ok=True)
+        for lang in ("en", "fr"):
+            lines = (DATA / f"test_2016_flickr.{lang}").read_text(encoding="utf-8").splitlines()[:limit]
+            (data / f"test_2016_flickr.{lang}").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    cfg = joey.config(data, spm_model, work / "joey_vocab.txt", work / "joeynmt", beam=beam, test_only=True)
+    path = joey.write_config(cfg, work / f"joey_test_beam{beam}.yaml")
+    prefix = work / f"joey_beam{beam}"
+    cmd = [str(venv / "bin" / "python"), "-m", "joeynmt", "test", str(path), "--ckpt", str(ckpt),
+           "--output_path", str(prefix)]
+    log = work / f"joey_test_beam{beam}.log"
+    run(cmd, env, log)
+    return {"seconds": joey.generation_seconds(log.read_text(errors="replace")), "hyps": Path(f"{prefix}.test")}
+
+
+def decoding(result: dict, spm_model: Path, n: int) -> dict:
+    from rnnsearch.data import read_lines
+    lines = read_lines(result["hyps"])
+    tokens = output_tokens(lines, spm_model)
+    return {"sent_per_s": n / result["seconds"], "tok_per_s": tokens / result["seconds"],
+            "mean_len": tokens / n, "bleu": bleu(result["hyps"], n)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__)
+    p.add_argument("--quick", action="store_true", help="2 minutes of training each, 200 test sentences")
+    p.add_argument("--record", action="store_true", help="append the table to BENCHMARKS.md")
+    p.add_argument("--joey-venv", default=str(ROOT / "benchmarks" / ".joey-venv"))
+    p.add_argument("--work", default=str(ROOT / "runs" / "bench"))
+    p.add_argument("--threads", type=int, default=2)
+    args = p.parse_args()
+    minutes, limit = (2.0, 200) if args.quick else (20.0, 0)
+    work, venv = Path(args.work), Path(args.joey_venv)
+    work.mkdir(parents=True, exist_ok=True)
+    import shutil
+    shutil.rmtree(work / "rnnsearch", ignore_errors=True)
+    threads = str(args.threads)
+    env = {**os.environ, "OMP_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+           "PYTHONPATH": f"{ROOT / 'src'}:{ROOT / 'benchmarks'}"}
+    info = {"machine": machine(args.threads), "date": date.today().isoformat(), "minutes": minutes,
+            "quick": args.quick, "torch": _torch_version(), "command": " ".join(["python"] + sys.argv)}
+    say(f"machine: {info['machine']}")
+    info["warm_s"] = warm_memory()
+    say(f"warmed 18 GiB of memory in {info['warm_s']:.0f} s")
+    info["ceiling"] = matmul_ceiling(env)
+    say(f"float32 2048^3 matmul: {info['ceiling']:.1f} GFLOP/s")
+    spm_model, pieces = shared_sentencepiece(work)
+    lengths = piece_lengths(spm_model)
+    ours = train_rnnsearch(work, spm_model, minutes, env)
+    say(f"rnnsearch: {ours['tok_per_s']:.0f} tok/s, {ours['updates']} updates, peak {ours['peak_rss_mib']:.0f} MiB")
+    peer = train_joey(work, venv, spm_model, pieces, minutes, env)
+    say(f"JoeyNMT: {peer['tok_per_s']:.0f} tok/s, {peer['updates']} updates, peak {peer['peak_rss_mib']:.0f} MiB")
+    n = limit or len((DATA / "test_2016_flickr.en").read_text().splitlines())
+    for beam in (5, 1):
+        ours[f"beam{beam}"] = decoding(decode_rnnsearch(work, ours["checkpoint"], beam, limit, env), spm_model, n)
+        peer[f"beam{beam}"] = decoding(decode_joey(work, venv, spm_model, pieces, peer["checkpoint"], beam,
+                                                   limit, env), spm_model, n)
+        say(f"beam {beam}: rnnsearch {ours[f'beam{beam}']}, JoeyNMT {peer[f'beam{beam}']}")
+    from rnnsearch import checkpoint
+    ours["parameters"] = checkpoint.load(ours["checkpoint"])["meta"]["parameters"]
+    ours["flops"] = flops.rnnsearch(256, 512, 512, 512, 256, len(pieces), **lengths)["train"]
+    peer["flops"] = flops.joeynmt_rnn(256, 512, 512, len(pieces), **lengths)["train"]
+    table = render(info, ours, peer, n, lengths)
+    print(table)
+    print("
+".join(targets(info, ours, peer)))
+    (work / "result.md").write_text(table, encoding="utf-8")
+    if args.record:
+        with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as fh:
+            fh.write("
+" + table + "
+" + "
+".join(targets(info, ours, peer)) + "
+")
+        say("appended to BENCHMARKS.md")
+
+
+def _torch_version() -> str:
+    import torch
+    return str(torch.__version__)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,113 @@
+"""Every speed-up computes what the plain implementation computes (float tolerance)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import demo_config, small_model
+from rnnsearch.batching import make_batch
+from rnnsearch.config import from_dict
+from rnnsearch.model.attention import additive_energies
+from rnnsearch.model.output import CHUNK_ROWS, linear_cross_entropy
+from rnnsearch.train import Trainer
+from rnnsearch.vocab import PAD
+
+
+@settings(max_examples=25, deadline=None)
+@given(rows=st.integers(1, 2 * CHUNK_ROWS + 3), vocab=st.integers(5, 60), seed=st.integers(0, 99))
+def test_linear_cross_entropy_equals_cross_entropy(rows, vocab, seed):
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(rows, 7, generator=g, dtype=torch.float64, requires_grad=True)
+    w = torch.randn(vocab, 7, generator=g, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(vocab, generator=g, dtype=torch.float64, requires_grad=True)
+    y = torch.randint(0, vocab, (rows,), generator=g)
+    plain = torch.nn.functional.cross_entropy(x @ w.T + b, y, reduction="sum")
+    grads = torch.autograd.grad(plain * 0.37, (x, w, b))
+    fused = linear_cross_entropy(x, w, b, y)
+    assert fused.item() == pytest.approx(plain.item(), rel=1e-6)
+    for a, e in zip(torch.autograd.grad(fused * 0.37, (x, w, b)), grads):
+        torch.testing.assert_close(a.double(), e, rtol=1e-5, atol=1e-6)
+    with torch.no_grad():
+        assert linear_cross_entropy(x, w, b, y).item() == pytest.approx(plain.item(), rel=1e-6)
+
+
+@settings(max_examples=25, deadline=None)
+@given(batch=st.integers(1, 4), src=st.integers(1, 9), att=st.integers(1, 12), seed=st.integers(0, 99))
+def test_sigmoid_energies_give_the_papers_alignments_and_gradients(batch, src, att, seed):
+    g = torch.Generator().manual_seed(seed)
+    q = torch.randn(batch, att, generator=g, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(batch, src, att, generator=g, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(att, generator=g, dtype=torch.float64, requires_grad=True)
+    h = torch.randn(batch, src, 3, generator=g, dtype=torch.float64)
+    probe = torch.randn(batch, 3, generator=g, dtype=torch.float64)
+
+    def outcome(energies):
+        alpha = torch.softmax(energies, dim=1)
+        return alpha, ((alpha.unsqueeze(2) * h).sum(1) * probe).sum()
+
+    alpha_paper, loss_paper = outcome(torch.tanh(q.unsqueeze(1) + k) @ v)  # e_ij = v^T tanh(W s + U h_j)
+    alpha_fast, loss_fast = outcome(additive_energies(q, k, v))
+    torch.testing.assert_close(alpha_fast, alpha_paper)
+    for a, e in zip(torch.autograd.grad(loss_fast, (q, k, v)), torch.autograd.grad(loss_paper, (q, k, v))):
+        torch.testing.assert_close(a, e, rtol=1e-6, atol=1e-9)
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+@pytest.mark.parametrize("readout", ["current", "previous"])
+def test_teacher_forcing_equals_step_by_step(arch, readout):
+    model = small_model(arch, readout_state=readout).double()
+    src = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, PAD, PAD]])
+    y_in = torch.tensor([[2, 11, 12, 13], [2, 14, 15, 16]])
+    y_out = torch.tensor([[11, 12, 13, 3], [14, 15, 16, 3]])
+    mask = src != PAD
+    logits, alphas = model(src, mask, y_in)
+    enc = model.encode(src, mask)
+    state = model.init_state(enc)
+    for i in range(y_in.size(1)):
+        logp, state, alpha = model.step(y_in[:, i], state, enc)
+        torch.testing.assert_close(torch.log_softmax(logits[:, i], -1), logp)
+        if alpha is not None:
+            torch.testing.assert_close(alphas[:, i], alpha)
+    nll, n = model.loss(src, mask, y_in, y_out)
+    plain = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y_out.flatten(), reduction="sum")
+    assert n == 8 and nll.item() == pytest.approx(plain.item(), rel=1e-9)
+
+
+def _grads(trainer, idx):
+    trainer.train_step(idx)
+    return [p.grad.clone() for p in trainer.model.parameters()]
+
+
+def test_micro_batches_give_the_gradient_of_the_whole_batch(synth_dir, tmp_path):
+    cfg = demo_config(synth_dir, batch_size=40, clip=0.0)
+    cfg["model"].update(emb=16, enc_hidden=16, dec_hidden=16, att=16, maxout=8)
+    whole = Trainer(from_dict(cfg), tmp_path / "a", log=lambda *_: None)
+    split = Trainer(from_dict({**cfg, "train": {**cfg["train"], "max_positions": 100}}), tmp_path / "b",
+                    log=lambda *_: None)
+    idx = np.arange(40)
+    assert len(split._micro_batches(idx)) > 2
+    for a, b in zip(_grads(whole, idx), _grads(split, idx)):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-7)
+
+
+def test_fused_adam_equals_plain_adam():
+    torch.manual_seed(0)
+    params = [torch.randn(30, 20, requires_grad=True), torch.randn(20, requires_grad=True)]
+    twins = [p.detach().clone().requires_grad_() for p in params]
+    fused, plain = torch.optim.Adam(params, lr=1e-3, fused=True), torch.optim.Adam(twins, lr=1e-3)
+    for _ in range(5):
+        grads = [torch.randn_like(p) for p in params]
+        for p, q, gr in zip(params, twins, grads):
+            p.grad, q.grad = gr.clone(), gr.clone()
+        fused.step()
+        plain.step()
+    for p, q in zip(params, twins):
+        torch.testing.assert_close(p, q)
+
+
+def test_make_batch_is_what_the_loss_expects(synth_dir):
+    b = make_batch([[5, 6], [7]], [[8, 9, 10], [11]])
+    assert b.n_tokens == 6 and b.tgt_in[:, 0].tolist() == [2, 2]
