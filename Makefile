@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DEMO   := runs/demo
 DEMO_SENTENCE := The big black dog sees a small white cat in the old house.
 
-.PHONY: setup demo test test-fast clean
+.PHONY: setup demo test test-fast bench joey clean
 
 setup: $(VENV)/.installed
 
@@ -42,6 +42,23 @@ test: setup
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow" tests
+
+# `make bench` (about 50 minutes) or `make bench QUICK=1` (a few minutes, for development):
+# rnnsearch vs JoeyNMT 2.3.0 side by side; a full run appends its table to BENCHMARKS.md.
+JOEY_VENV ?= benchmarks/.joey-venv
+QUICK ?=
+joey: $(JOEY_VENV)/.installed
+
+# JoeyNMT in its own venv, torch pinned first; importlib-metadata and sentencepiece 0.2.0 are
+# what JoeyNMT 2.3.0 needs with torch 2.13 (0.2.1+ lacks SetVocabulary).
+$(JOEY_VENV)/.installed:
+	$(PYTHON) -m venv $(JOEY_VENV)
+	$(JOEY_VENV)/bin/pip install -q --disable-pip-version-check "$(TORCH)"
+	$(JOEY_VENV)/bin/pip install -q --disable-pip-version-check joeynmt==2.3.0 importlib-metadata sentencepiece==0.2.0
+	touch $@
+
+bench: setup joey
+	$(BIN)/python benchmarks/bench.py --joey-venv $(JOEY_VENV) $(if $(QUICK),--quick,--record)
 
 clean:
 	rm -rf $(VENV) runs data/demo .pytest_cache .hypothesis

@@ -44,7 +44,9 @@ def run(cmd: list[str], env: dict, log: Path, limit_s: float | None = None, mark
     time and the process's peak resident memory (from wait4)."""
     start = time.monotonic()
     with open(log, "w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT)
+        # SIGINT back to its default: a background job's children start with it ignored
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         began, interrupted = None, False
         while True:
             pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
@@ -98,6 +100,8 @@ def steady_rate(points: list[tuple[float, float]], warmup_fraction: float = 0.2)
     (elapsed seconds, cumulative target tokens)."""
     end = points[-1][0]
     after = [p for p in points if p[0] >= warmup_fraction * end]
+    if len(after) < 2:  # a very short run: everything after the first entry
+        after = points
     (t0, n0), (t1, n1) = after[0], after[-1]
     return (n1 - n0) / (t1 - t0)
 
@@ -135,7 +139,7 @@ def train_rnnsearch(work: Path, spm_model: Path, minutes: float, env: dict) -> d
            "--set", "train.progress=false", "--set", "train.log_every=20"]
     result = run(cmd, env, work / "rnnsearch_train.log")
     entries = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
-    points = [(e["elapsed_s"], e["tgt_tokens"]) for e in entries if "loss" in e]
+    points = [(e["elapsed_s"], e["tgt_tokens"]) for e in entries if "tgt_tokens" in e]
     last = [e for e in entries if "loss" in e][-1]
     return {**result, "tok_per_s": steady_rate(points), "updates": last["step"], "epochs": last["epoch"],
             "checkpoint": out / "last.pt", "command": " ".join(cmd[1:])}
@@ -146,11 +150,11 @@ def train_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], minut
     joey.write_vocab(pieces, vocab)
     model_dir = work / "joeynmt"
     cfg = joey.write_config(joey.config(DATA, spm_model, vocab, model_dir), work / "joey_train.yaml")
-    cmd = [str(venv / "bin" / "python"), "-m", "joeynmt", "train", str(cfg)]
+    cmd = [str(venv / "bin" / "python"), "-m", "joeynmt", "train", str(cfg), "--skip-test"]
     if model_dir.exists():
         import shutil
         shutil.rmtree(model_dir)
-    result = run(cmd, env, work / "joey_train.out", limit_s=60 * minutes, marker="Train stats",
+    result = run(cmd, env, work / "joey_train.out", limit_s=60 * minutes, marker="EPOCH 1",
                  marker_file=model_dir / "train.log")
     text = (model_dir / "train.log").read_text(errors="replace")
     log = joey.training_log(text)
@@ -177,11 +181,11 @@ def decode_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], ckpt
         for lang in ("en", "fr"):
             lines = (DATA / f"test_2016_flickr.{lang}").read_text(encoding="utf-8").splitlines()[:limit]
             (data / f"test_2016_flickr.{lang}").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
-    cfg = joey.config(data, spm_model, work / "joey_vocab.txt", work / "joeynmt", beam=beam, test_only=True)
+    cfg = joey.config(data, spm_model, work / "joey_vocab.txt", work / "joeynmt", beam=beam, test_only=True,
+                      checkpoint=ckpt)
     path = joey.write_config(cfg, work / f"joey_test_beam{beam}.yaml")
     prefix = work / f"joey_beam{beam}"
-    cmd = [str(venv / "bin" / "python"), "-m", "joeynmt", "test", str(path), "--ckpt", str(ckpt),
-           "--output_path", str(prefix)]
+    cmd = [str(venv / "bin" / "python"), "-m", "joeynmt", "test", str(path), "-o", str(prefix)]
     log = work / f"joey_test_beam{beam}.log"
     run(cmd, env, log)
     return {"seconds": joey.generation_seconds(log.read_text(errors="replace")), "hyps": Path(f"{prefix}.test")}
@@ -202,8 +206,10 @@ def main() -> None:
     p.add_argument("--joey-venv", default=str(ROOT / "benchmarks" / ".joey-venv"))
     p.add_argument("--work", default=str(ROOT / "runs" / "bench"))
     p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--minutes", type=float, help="training budget (default 20, quick 2)")
     args = p.parse_args()
     minutes, limit = (2.0, 200) if args.quick else (20.0, 0)
+    minutes = args.minutes or minutes
     work, venv = Path(args.work), Path(args.joey_venv)
     work.mkdir(parents=True, exist_ok=True)
     import shutil
@@ -236,16 +242,11 @@ def main() -> None:
     peer["flops"] = flops.joeynmt_rnn(256, 512, 512, len(pieces), **lengths)["train"]
     table = render(info, ours, peer, n, lengths)
     print(table)
-    print("
-".join(targets(info, ours, peer)))
+    print("\n".join(targets(info, ours, peer)))
     (work / "result.md").write_text(table, encoding="utf-8")
     if args.record:
         with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as fh:
-            fh.write("
-" + table + "
-" + "
-".join(targets(info, ours, peer)) + "
-")
+            fh.write("\n" + table + "\n".join(targets(info, ours, peer)) + "\n")
         say("appended to BENCHMARKS.md")
 
 

@@ -28,7 +28,7 @@ def _side(lang: str, spm: Path, vocab: Path) -> dict:
 
 
 def config(data_dir: Path, spm: Path, vocab: Path, model_dir: Path, beam: int = 5,
-           validation_freq: int = 50, test_only: bool = False) -> dict:
+           validation_freq: int = 50, test_only: bool = False, checkpoint: Path | None = None) -> dict:
     data = {"train": str(data_dir / "train"), "dev": str(data_dir / "val"),
             "test": str(data_dir / "test_2016_flickr"), "dataset_type": "plain",
             "sample_dev_subset": 100, "src": _side("en", spm, vocab), "trg": _side("fr", spm, vocab)}
@@ -38,15 +38,16 @@ def config(data_dir: Path, spm: Path, vocab: Path, model_dir: Path, beam: int = 
     return {
         "name": "bench_joeynmt", "joeynmt_version": JOEY_VERSION,
         "data": data,
-        "testing": {"n_best": 1, "beam_size": beam, "beam_alpha": 0.0, "batch_size": 32,
+        "testing": {"n_best": 1, "beam_size": beam, "beam_alpha": 0.0, "batch_size": 64,
                     "batch_type": "sentence", "max_output_length": -1, "eval_metrics": ["bleu"],
-                    "sacrebleu_cfg": {"tokenize": "13a"}},
+                    "sacrebleu_cfg": {"tokenize": "13a"},
+                    **({"load_model": str(checkpoint)} if checkpoint else {})},
         "training": {"random_seed": 42, "optimizer": "adam", "adam_betas": [0.9, 0.999],
                      "learning_rate": 0.001, "learning_rate_min": 1.0e-8, "clip_grad_norm": 1.0,
                      "loss": "crossentropy", "label_smoothing": 0.0, "batch_size": 80,
                      "batch_type": "sentence", "normalization": "tokens", "scheduling": "exponential",
                      "decrease_factor": 1.0, "epochs": 1000, "validation_freq": validation_freq,
-                     "logging_freq": 20, "early_stopping_metric": "bleu", "model_dir": str(model_dir),
+                     "logging_freq": 10, "early_stopping_metric": "bleu", "model_dir": str(model_dir),
                      "overwrite": True, "shuffle": True, "use_cuda": False, "fp16": False,
                      "print_valid_sents": [], "keep_best_ckpts": 1},
         "model": {"initializer": "xavier_uniform", "bias_initializer": "zeros", "init_rnn_orthogonal": True,

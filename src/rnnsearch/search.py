@@ -35,12 +35,14 @@ def length_normalise(score: float, length: int, alpha: float) -> float:
 
 
 def _force_eos(logp: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """Never <pad> or <s>; only </s> in the given rows (B, V) -> (B, V)."""
-    logp = logp.index_fill(1, torch.tensor([PAD, BOS], device=logp.device), float("-inf"))
+    """In place: never <pad> or <s>; only </s> (with its own log-probability) in the given
+    rows (B, V) -> (B, V)."""
+    logp[:, PAD] = float("-inf")
+    logp[:, BOS] = float("-inf")
     if rows.any():
-        eos_only = torch.full_like(logp[0], float("-inf"))  # (V,)
-        eos_only[EOS] = 0.0
-        logp = torch.where(rows[:, None], logp + eos_only, logp)
+        eos = logp[:, EOS].clone()  # (B,)
+        logp.masked_fill_(rows[:, None], float("-inf"))
+        logp[:, EOS] = eos
     return logp
 
 
@@ -54,35 +56,53 @@ def _hypothesis(tokens: torch.Tensor, score: float, attn: torch.Tensor | None, s
 @torch.no_grad()
 def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, max_len_ratio: float = 2.0,
            length_penalty: float = 0.0) -> list[Hypothesis]:
-    """Most probable next token at each step; one hypothesis per sentence."""
-    batch = src.size(0)
+    """Most probable next token at each step; one hypothesis per sentence. Finished sentences
+    leave the batch."""
+    batch, device = src.size(0), src.device
     enc = model.encode(src, src_mask)
     state = model.init_state(enc)
     limits = max_lengths(src_mask, max_len_ratio)  # (B,)
-    y = torch.full((batch,), BOS, dtype=torch.long, device=src.device)  # (B,)
-    scores = torch.zeros(batch, device=src.device)  # (B,)
-    done = torch.zeros(batch, dtype=torch.bool, device=src.device)  # (B,)
-    out, attns = [], []
-    for t in range(int(limits.max())):
-        logp, state, alpha = model.step(y, state, enc)  # (B, V)
-        logp = _force_eos(logp, t + 1 >= limits)
-        y = logp.argmax(1)  # (B,)
-        scores += torch.where(done, 0.0, logp.gather(1, y[:, None]).squeeze(1))
-        out.append(y)
+    src_lens = src_mask.sum(1).tolist()
+    alive = torch.arange(batch, device=device)  # (N,) original index of each active row
+    y = torch.full((batch,), BOS, dtype=torch.long, device=device)  # (N,)
+    scores = torch.zeros(batch, device=device)  # (N,)
+    tokens, attns = [], []  # per step: (N,) ids and (N, S) alphas of the rows alive then
+    rows_at = []  # per step: alive (N,)
+    ended = [None] * batch
+    t = 0
+    while alive.numel():
+        logp, state, alpha = model.step(y, state, enc)  # (N, V)
+        logp = _force_eos(logp, t + 1 >= limits[alive])
+        y = logp.argmax(1)  # (N,)
+        scores += logp.gather(1, y[:, None]).squeeze(1)
+        tokens.append(y)
+        rows_at.append(alive)
         if alpha is not None:
             attns.append(alpha)
-        done |= y == EOS
-        if done.all():
-            break
-    tokens = torch.stack(out, 1)  # (B, T)
-    attn = torch.stack(attns, 1) if attns else None  # (B, T, S)
-    src_lens = src_mask.sum(1).tolist()
+        t += 1
+        done = y == EOS  # (N,); every row ends by its length limit
+        if done.any():
+            for sent, score in zip(alive[done].tolist(), scores[done].tolist()):
+                ended[sent] = (t, score)
+            keep = (~done).nonzero().squeeze(1)  # (N',)
+            alive, y, scores = alive[keep], y[keep], scores[keep]
+            state, enc = state.select(keep), enc.select(keep)
+    return _collect_greedy(batch, tokens, attns, rows_at, ended, src_lens, length_penalty)
+
+
+def _collect_greedy(batch, tokens, attns, rows_at, ended, src_lens, alpha) -> list[Hypothesis]:
+    """Rebuild each sentence's tokens and attention rows from the per-step (shrinking) batches."""
+    position = [[] for _ in range(batch)]  # per sentence: its row at each step
+    for rows in rows_at:
+        for j, sent in enumerate(rows.tolist()):
+            position[sent].append(j)
+    token_lists = [step.tolist() for step in tokens]
     hyps = []
-    for b in range(batch):
-        row = tokens[b].tolist()
-        length = row.index(EOS) if EOS in row else len(row)
-        hyps.append(_hypothesis(tokens[b, :length], float(scores[b]),
-                                None if attn is None else attn[b], src_lens[b], length_penalty))
+    for sent in range(batch):
+        length, score = ended[sent]
+        toks = [token_lists[i][position[sent][i]] for i in range(length)]  # </s> last
+        attn = None if not attns else torch.stack([attns[i][position[sent][i]] for i in range(length)])  # (L, S)
+        hyps.append(_hypothesis(toks[:-1], score, attn, src_lens[sent], alpha))
     return hyps
 
 

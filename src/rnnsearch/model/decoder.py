@@ -15,9 +15,21 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
+from torch.nn import functional as F
 
 from ..vocab import PAD
 from .attention import AdditiveAttention
+
+
+@dataclass
+class StepWeights:
+    """Weight matrices stacked so that each decoding step needs one product per input: rows of
+    ``query`` are [W_a; U_z; U_r] (RNNsearch) or [U_z; U_r] (RNNencdec), of ``context``
+    [C_z; C_r; C; C_o], of ``embed`` [W_z; W_r; W; V_o] (bias: the GRU's, then zeros)."""
+    query: torch.Tensor      # (A + 2D, D) or (2D, D)
+    context: torch.Tensor    # (3D + 2M, C)
+    embed: torch.Tensor      # (3D + 2M, E)
+    embed_bias: torch.Tensor  # (3D + 2M,)
 
 
 @dataclass
@@ -28,12 +40,15 @@ class EncoderOutput:
     proj_keys: torch.Tensor | None   # U_a h_j (B, S, A), RNNsearch only
     context: torch.Tensor | None     # fixed c (B, C), RNNencdec only
     init_source: torch.Tensor        # backward h_1 (RNNsearch) or c (RNNencdec), (B, H)
-    context_gates: torch.Tensor | None = None  # [C_z; C_r; C] c (B, 3D), RNNencdec only
+    context_gates: torch.Tensor | None = None    # [C_z; C_r; C] c (B, 3D), RNNencdec only
+    context_readout: torch.Tensor | None = None  # C_o c (B, 2M), RNNencdec only
+    weights: StepWeights | None = None           # shared by all rows
 
     def select(self, rows: torch.Tensor) -> "EncoderOutput":
         pick = lambda t: None if t is None else t.index_select(0, rows)  # noqa: E731
         return EncoderOutput(pick(self.annotations), pick(self.mask), pick(self.proj_keys),
-                             pick(self.context), pick(self.init_source), pick(self.context_gates))
+                             pick(self.context), pick(self.init_source), pick(self.context_gates),
+                             pick(self.context_readout), self.weights)
 
 
 @dataclass
@@ -66,50 +81,64 @@ class Decoder(nn.Module):
         self.C_o = nn.Linear(context, 2 * maxout, bias=False)
         self.W_o = nn.Linear(maxout, vocab_size)
 
+    def step_weights(self) -> StepWeights:
+        query = self.U_zr.weight if self.attention is None else torch.cat([self.attention.W_a.weight,
+                                                                            self.U_zr.weight])
+        return StepWeights(query, torch.cat([self.C.weight, self.C_o.weight]),
+                           torch.cat([self.W.weight, self.V_o.weight]),
+                           torch.cat([self.W.bias, self.W.bias.new_zeros(2 * self.maxout)]))
+
     def prepare(self, enc: EncoderOutput) -> EncoderOutput:
         """Everything that does not depend on i, once per sentence: U_a h_j for RNNsearch,
-        [C_z; C_r; C] c for RNNencdec."""
+        [C_z; C_r; C] c and C_o c for RNNencdec; and the stacked step weights."""
+        w = self.step_weights()
         if self.attention is None:
+            gates, readout = F.linear(enc.context, w.context).split([3 * self.hidden, 2 * self.maxout], 1)
             return EncoderOutput(enc.annotations, enc.mask, None, enc.context, enc.init_source,
-                                 self.C(enc.context))  # (B, 3D)
+                                 gates, readout, w)  # (B, 3D), (B, 2M)
         return EncoderOutput(enc.annotations, enc.mask, self.attention.proj_keys(enc.annotations),
-                             enc.context, enc.init_source)
+                             enc.context, enc.init_source, weights=w)
 
     def init_state(self, enc: EncoderOutput) -> DecoderState:
         return DecoderState(torch.tanh(self.W_s(enc.init_source)))  # (B, D)
 
-    def _context(self, s_prev: torch.Tensor, enc: EncoderOutput):
-        """c_i (B, C), its gate inputs [C_z; C_r; C] c_i (B, 3D) and alpha_i (B, S) or None."""
+    def _query(self, s_prev: torch.Tensor, enc: EncoderOutput):
+        """[U_z; U_r] s_{i-1} (B, 2D), and c_i (B, C) with alpha_i (B, S) for RNNsearch
+        (W_a s_{i-1} is computed in the same product)."""
         if self.attention is None:
-            return enc.context, enc.context_gates, None
-        c, alpha = self.attention(s_prev, enc.proj_keys, enc.annotations, enc.mask)  # (B, C), (B, S)
-        return c, self.C(c), alpha
+            return F.linear(s_prev, enc.weights.query), enc.context, None  # (B, 2D)
+        wa_s, u_zr = F.linear(s_prev, enc.weights.query).split([self.attention.W_a.out_features,
+                                                                2 * self.hidden], dim=1)  # (B, A), (B, 2D)
+        c, alpha = self.attention.attend(wa_s, enc.proj_keys, enc.annotations, enc.mask)  # (B, C), (B, S)
+        return u_zr, c, alpha
 
-    def _recur(self, x_i: torch.Tensor, s_prev: torch.Tensor, cc: torch.Tensor) -> torch.Tensor:
-        """One GRU update: x_i = W E y_{i-1} + b (B, 3D) precomputed, s_prev (B, D), cc = C c_i (B, 3D)."""
+    def _gru(self, x_i: torch.Tensor, cc: torch.Tensor, u_zr: torch.Tensor, s_prev: torch.Tensor) -> torch.Tensor:
+        """s_i from x_i = [W_z; W_r; W] E y_{i-1} + b (B, 3D), cc = [C_z; C_r; C] c_i (B, 3D),
+        u_zr = [U_z; U_r] s_{i-1} (B, 2D) and s_{i-1} (B, D)."""
         d = self.hidden
-        z, r = torch.sigmoid(x_i[:, : 2 * d] + self.U_zr(s_prev) + cc[:, : 2 * d]).chunk(2, dim=1)  # (B, D)
-        s_tilde = torch.tanh(x_i[:, 2 * d:] + self.U(r * s_prev) + cc[:, 2 * d:])  # (B, D)
-        return (1 - z) * s_prev + z * s_tilde  # (B, D)
+        gates_zr, gates_h = (x_i + cc).split([2 * d, d], dim=1)  # (B, 2D), (B, D)
+        z, r = torch.sigmoid(gates_zr + u_zr).chunk(2, dim=1)  # (B, D) each
+        s_tilde = torch.tanh(gates_h + self.U(r * s_prev))  # (B, D)
+        return torch.lerp(s_prev, s_tilde, z)  # (1 - z) * s_{i-1} + z * s~_i  (B, D)
 
-    def _features(self, s: torch.Tensor, emb: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-        """Maxout deep output t_i (with dropout); works on (B, ., X) or (B, X) inputs."""
-        t_tilde = self.U_o(s) + self.V_o(emb) + self.C_o(c)  # (..., 2M)
-        t = t_tilde.unflatten(-1, (self.maxout, 2)).amax(-1)  # (..., M): max(t~_{2k-1}, t~_{2k})
-        return self.dropout(t)  # (..., M)
-
-    def _readout(self, s: torch.Tensor, emb: torch.Tensor, c: torch.Tensor) -> torch.Tensor:
-        """Maxout deep output -> logits W_o t_i + b_o (..., V)."""
-        return self.W_o(self._features(s, emb, c))  # (..., V)
+    def _maxout(self, t_tilde: torch.Tensor) -> torch.Tensor:
+        """t_i = max(t~_{2k-1}, t~_{2k}) (..., M), with dropout."""
+        return self.dropout(t_tilde.unflatten(-1, (self.maxout, 2)).amax(-1))  # (..., M)
 
     def step(self, y_prev: torch.Tensor, state: DecoderState, enc: EncoderOutput):
         """One decoding step: y_{i-1} (B,) -> logits (B, V), new state, alpha_i (B, S) or None."""
+        d, m, w = self.hidden, self.maxout, enc.weights
         emb = self.dropout(self.embed(y_prev))  # (B, E)
+        x_i, emb_readout = F.linear(emb, w.embed, w.embed_bias).split([3 * d, 2 * m], dim=1)  # (B, 3D), (B, 2M)
         s_prev = state.hidden
-        c, cc, alpha = self._context(s_prev, enc)
-        s = self._recur(self.W(emb), s_prev, cc)  # (B, D)
-        logits = self._readout(s_prev if self.readout_previous else s, emb, c)  # (B, V)
-        return logits, DecoderState(s), alpha
+        u_zr, c, alpha = self._query(s_prev, enc)
+        if alpha is None:
+            cc, c_readout = enc.context_gates, enc.context_readout  # (B, 3D), (B, 2M)
+        else:
+            cc, c_readout = F.linear(c, w.context).split([3 * d, 2 * m], dim=1)  # (B, 3D), (B, 2M)
+        s = self._gru(x_i, cc, u_zr, s_prev)  # (B, D)
+        t_tilde = self.U_o(s_prev if self.readout_previous else s) + emb_readout + c_readout  # (B, 2M)
+        return self.W_o(self._maxout(t_tilde)), DecoderState(s), alpha  # (B, V)
 
     def forward(self, y_in: torch.Tensor, enc: EncoderOutput):
         """Teacher forcing over y_in = (<s>, y_1..y_{T-1}) (B, T) -> logits (B, T, V), alphas (B, T, S) or None."""
@@ -120,35 +149,28 @@ class Decoder(nn.Module):
         """Teacher forcing -> the maxout outputs t_i (B, T, M) of every step, alphas (B, T, S) or None.
 
         Computes what :meth:`step` computes, arranged for speed: everything that does not depend
-        on s_{i-1} is done for all steps at once outside the loop (W E y, the readout, W_o), and
-        W_a s_{i-1} and [U_z; U_r] s_{i-1} are one product per step."""
+        on s_{i-1} is done for all steps at once outside the loop (W E y, the readout, W_o)."""
         emb = self.dropout(self.embed(y_in))  # (B, T, E)
         inputs = self.W(emb).unbind(1)  # T x (B, 3D): the embedding side of every step at once
         s = self.init_state(enc).hidden  # (B, D)
         states, contexts, alphas = [], [], []
-        d, a = self.hidden, None if self.attention is None else self.attention.W_a.out_features
-        if a is not None:
-            w_query = torch.cat([self.attention.W_a.weight, self.U_zr.weight])  # (A + 2D, D)
         for x_i in inputs:
-            if a is None:  # RNNencdec: c_i = c
-                u_zr, cc = self.U_zr(s), enc.context_gates  # (B, 2D), (B, 3D)
+            u_zr, c, alpha = self._query(s, enc)
+            if alpha is None:  # RNNencdec: c_i = c
+                cc = enc.context_gates  # (B, 3D)
             else:
-                wa_s, u_zr = nn.functional.linear(s, w_query).split([a, 2 * d], dim=1)  # (B, A), (B, 2D)
-                c, alpha = self.attention.attend(wa_s, enc.proj_keys, enc.annotations, enc.mask)  # (B, C), (B, S)
                 cc = self.C(c)  # (B, 3D)
                 contexts.append(c)
                 alphas.append(alpha)
             if self.readout_previous:
                 states.append(s)
-            gates_zr, gates_h = (x_i + cc).split([2 * d, d], dim=1)  # (B, 2D), (B, D)
-            z, r = torch.sigmoid(gates_zr + u_zr).chunk(2, dim=1)  # (B, D) each
-            s_tilde = torch.tanh(gates_h + self.U(r * s))  # (B, D)
-            s = torch.lerp(s, s_tilde, z)  # (1 - z) * s + z * s~  (B, D)
+            s = self._gru(x_i, cc, u_zr, s)  # (B, D)
             if not self.readout_previous:
                 states.append(s)
         s_all = torch.stack(states, dim=1)  # (B, T, D)
-        if self.attention is None:  # RNNencdec: the same c at every step, projected once
-            return self._features(s_all, emb, enc.context.unsqueeze(1)), None  # (B, T, M)
+        if self.attention is None:  # RNNencdec: C_o c once per sentence
+            t_tilde = self.U_o(s_all) + self.V_o(emb) + enc.context_readout.unsqueeze(1)  # (B, T, 2M)
+            return self._maxout(t_tilde), None  # (B, T, M)
         c_all = torch.stack(contexts, dim=1)  # (B, T, C)
-        t = self._features(s_all, emb, c_all)  # (B, T, M), all steps at once
-        return t, torch.stack(alphas, dim=1)  # (B, T, M), (B, T, S)
+        t_tilde = self.U_o(s_all) + self.V_o(emb) + self.C_o(c_all)  # (B, T, 2M), all steps at once
+        return self._maxout(t_tilde), torch.stack(alphas, dim=1)  # (B, T, M), (B, T, S)
