@@ -21,6 +21,7 @@ from .config import Config, to_dict
 from .corpus import Corpus, load_corpora
 from .evaluate import corpus_bleu
 from .model import build_model
+from .optim import count_parameters, make_optimizer, make_scheduler
 from .runlog import RunLog
 from .runstate import (TrainError, TrainState, check_resumable, check_writable, remove_stale_temporaries,
                        rng_state, set_rng_state, trim_log)
@@ -28,24 +29,6 @@ from .tokenize import TextCodec
 from .translator import Translator
 
 __all__ = ["Trainer", "TrainError", "train", "count_parameters", "make_optimizer", "dev_loss"]
-
-
-def make_optimizer(train_cfg, model) -> torch.optim.Optimizer:
-    if train_cfg.optimizer == "adadelta":
-        return torch.optim.Adadelta(model.parameters(), lr=train_cfg.lr, rho=train_cfg.rho, eps=train_cfg.eps)
-    return torch.optim.Adam(model.parameters(), lr=train_cfg.lr, fused=True)
-
-
-def make_scheduler(train_cfg, optimizer):
-    """Rate decay on stalled dev BLEU (``train.lr_decay`` < 1), else none."""
-    if train_cfg.lr_decay >= 1:
-        return None
-    return torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, mode="max", factor=train_cfg.lr_decay,
-                                                      patience=train_cfg.lr_decay_patience)
-
-
-def count_parameters(model) -> int:
-    return sum(p.numel() for p in model.parameters())
 
 
 class _Loss(nn.Module):
