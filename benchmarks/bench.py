@@ -66,6 +66,11 @@ def run(cmd: list[str], env: dict, log: Path, limit_s: float | None = None, mark
     return {"wall_s": time.monotonic() - start, "peak_rss_mib": usage.ru_maxrss / 1024}
 
 
+def rel(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it (for readable commands)."""
+    return os.path.relpath(path, ROOT) if Path(path).resolve().is_relative_to(ROOT) else str(path)
+
+
 def warm_memory() -> float:
     """First-touch 18 GiB once, so that neither trainer pays the fresh VM's page faults."""
     start = time.monotonic()
@@ -98,6 +103,8 @@ def shared_sentencepiece(work: Path) -> tuple[Path, list[str]]:
 def steady_rate(points: list[tuple[float, float]], warmup_fraction: float = 0.2) -> float:
     """Tokens/s between the first point after the warm-up and the last: points are
     (elapsed seconds, cumulative target tokens)."""
+    if len(points) < 2:
+        return float("nan")  # too short a run to measure a rate
     end = points[-1][0]
     after = [p for p in points if p[0] >= warmup_fraction * end]
     if len(after) < 2:  # a very short run: everything after the first entry
@@ -134,14 +141,14 @@ def piece_lengths(spm_model: Path) -> dict:
 # -- the two systems ----------------------------------------------------------------------------
 def train_rnnsearch(work: Path, spm_model: Path, minutes: float, env: dict) -> dict:
     out = work / "rnnsearch"
-    cmd = [sys.executable, "-m", "rnnsearch", "train", "configs/bench_m30k.yaml", "--out", str(out),
-           "--set", f"vocab.sp_model={spm_model}", "--set", f"train.max_minutes={minutes}",
+    cmd = [sys.executable, "-m", "rnnsearch", "train", "configs/bench_m30k.yaml", "--out", rel(out),
+           "--set", f"vocab.sp_model={rel(spm_model)}", "--set", f"train.max_minutes={minutes}",
            "--set", "train.progress=false", "--set", "train.log_every=20"]
     result = run(cmd, env, work / "rnnsearch_train.log")
     entries = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     points = [(e["elapsed_s"], e["tgt_tokens"]) for e in entries if "tgt_tokens" in e]
-    last = [e for e in entries if "loss" in e][-1]
-    return {**result, "tok_per_s": steady_rate(points), "updates": last["step"], "epochs": last["epoch"],
+    epochs = max((e.get("epoch", 0) for e in entries), default=0)
+    return {**result, "tok_per_s": steady_rate(points), "updates": entries[-1]["step"], "epochs": epochs,
             "checkpoint": out / "last.pt", "command": " ".join(cmd[1:])}
 
 
@@ -150,7 +157,7 @@ def train_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], minut
     joey.write_vocab(pieces, vocab)
     model_dir = work / "joeynmt"
     cfg = joey.write_config(joey.config(DATA, spm_model, vocab, model_dir), work / "joey_train.yaml")
-    cmd = [str(venv / "bin" / "python"), "-m", "joeynmt", "train", str(cfg), "--skip-test"]
+    cmd = [str(venv / "bin" / "python"), "-m", "joeynmt", "train", rel(cfg), "--skip-test"]
     if model_dir.exists():
         import shutil
         shutil.rmtree(model_dir)
