@@ -132,6 +132,62 @@ def _data_check(args) -> int:
     return 0
 
 
+def _read_pairs(args) -> list[tuple[str, str]]:
+    from .data import DataError, read_lines, read_parallel
+    if args.pairs:
+        pairs = []
+        for number, line in enumerate(read_lines(args.pairs), start=1):
+            if line.count(" ||| ") != 1:
+                raise DataError(f"{args.pairs}:{number}: expected 'source ||| target'")
+            src, tgt = line.split(" ||| ")
+            pairs.append((src, tgt))
+        return pairs
+    if not (args.src and args.tgt):
+        raise ValueError("give --src F --tgt F, or --pairs F ('source ||| target' lines)")
+    return list(zip(*read_parallel(args.src, args.tgt)))
+
+
+def _align(args) -> int:
+    from .align import force_align
+    from .alignment import alignment_error_rate, format_pharaoh, read_wpt_gold
+    from .translator import Translator
+    pairs = _read_pairs(args)
+    alignments = force_align(Translator.from_checkpoint(args.checkpoint), pairs)
+    if args.format == "npz":
+        if not args.out:
+            raise ValueError("--format npz needs --out FILE")
+        import numpy as np
+        np.savez_compressed(args.out, **{f"soft_{i}": a.soft for i, a in enumerate(alignments)})
+    else:
+        if args.format == "pharaoh":
+            text = "".join(format_pharaoh(a.links) + "\n" for a in alignments)
+        else:
+            text = "".join(json.dumps({"source": a.source_words, "target": a.target_words,
+                                       "soft": [[round(float(x), 5) for x in row] for row in a.soft],
+                                       "links": sorted(a.links)}) + "\n" for a in alignments)
+        if args.out:
+            Path(args.out).write_text(text, encoding="utf-8")
+        else:
+            sys.stdout.write(text)
+    if args.gold:
+        result = alignment_error_rate([a.links for a in alignments], read_wpt_gold(args.gold))
+        print(json.dumps({k: result[k] for k in ("aer", "precision", "recall")}),
+              file=sys.stdout if args.out else sys.stderr)
+    return 0
+
+
+def _aer(args) -> int:
+    from .alignment import alignment_error_rate, read_pharaoh, read_wpt_gold
+    result = alignment_error_rate(read_pharaoh(args.pred, reverse=args.reverse), read_wpt_gold(args.gold))
+    if args.json:
+        print(json.dumps({k: result[k] for k in ("aer", "precision", "recall")}))
+    else:
+        print(f"AER {result['aer']:.4f}  precision {result['precision']:.4f}  recall {result['recall']:.4f}  "
+              f"({result['sentences']} sentences, {result['predicted_links']} predicted links, "
+              f"{result['sure_links']} sure gold links)")
+    return 0
+
+
 def _synth(args) -> int:
     from .synthetic import generate
     counts = generate(args.out, n_train=args.train, seed=args.seed)
@@ -206,6 +262,23 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how tokens are counted (as data.tokenizer)")
     q.add_argument("--json", action="store_true", help="print the report as JSON")
     q.set_defaults(func=_data_check)
+
+    p = sub.add_parser("align", help="forced alignment of sentence pairs from the model's attention")
+    p.add_argument("checkpoint")
+    p.add_argument("--src", help="source sentences (whitespace-separated words)")
+    p.add_argument("--tgt", help="target sentences, line i pairs with source line i")
+    p.add_argument("--pairs", help="or one file of 'source ||| target' lines (the WPT test.en-fr)")
+    p.add_argument("--format", choices=["pharaoh", "json", "npz"], default="pharaoh")
+    p.add_argument("--out", help="output file (default: standard output; npz needs one)")
+    p.add_argument("--gold", help="WPT gold links: also print AER, precision, recall")
+    p.set_defaults(func=_align)
+
+    p = sub.add_parser("aer", help="alignment error rate of Pharaoh links against WPT 2003 gold links")
+    p.add_argument("--pred", required=True, help="Pharaoh file: i-j, 0-based, source (English) first")
+    p.add_argument("--gold", required=True, help="WPT gold: i-j sure, ipj possible, 1-based, English first")
+    p.add_argument("--reverse", action="store_true", help="--pred is target-first (e.g. a Fr->En model)")
+    p.add_argument("--json", action="store_true", help='print {"aer": .., "precision": .., "recall": ..}')
+    p.set_defaults(func=_aer)
 
     p = sub.add_parser("synth", help="write the built-in synthetic demo corpus")
     p.add_argument("--out", required=True)

@@ -1,0 +1,126 @@
+"""AER arithmetic (Och & Ney 2003) on hand-made cases, Pharaoh and WPT readers, the CLI."""
+import json
+
+import pytest
+
+from rnnsearch.alignment import (alignment_error_rate, format_pharaoh, parse_pharaoh, read_pharaoh,
+                                 read_wpt_gold)
+from rnnsearch.cli import main
+from rnnsearch.data import DataError
+
+
+
+def test_perfect_and_disjoint_alignments():
+    gold = [({(0, 0), (1, 1)}, {(0, 0), (1, 1)})]
+    assert alignment_error_rate([{(0, 0), (1, 1)}], gold) == pytest.approx(
+        {"aer": 0.0, "precision": 1.0, "recall": 1.0, "sentences": 1, "predicted_links": 2, "sure_links": 2})
+    r = alignment_error_rate([{(0, 1), (1, 0)}], gold)
+    assert (r["aer"], r["precision"], r["recall"]) == (1.0, 0.0, 0.0)
+
+
+def test_possible_links_count_for_precision_only():
+    # S = {(0,0)}, P = S + {(1,2)}; A = {(0,0), (1,2), (2,2)}
+    gold = [({(0, 0)}, {(1, 2)})]
+    r = alignment_error_rate([{(0, 0), (1, 2), (2, 2)}], gold)
+    assert r["precision"] == pytest.approx(2 / 3) and r["recall"] == 1.0
+    assert r["aer"] == pytest.approx(1 - (1 + 2) / (3 + 1))
+
+
+def test_possible_only_gold_and_empty_alignments():
+    possible_only = [(set(), {(0, 0), (1, 1)})]
+    r = alignment_error_rate([{(0, 0)}], possible_only)
+    assert (r["precision"], r["recall"], r["aer"]) == (1.0, 1.0, pytest.approx(1 - 1 / 1))
+    r = alignment_error_rate([set()], [({(0, 0)}, set())])
+    assert (r["precision"], r["recall"], r["aer"]) == (1.0, 0.0, 1.0)
+    r = alignment_error_rate([set()], [(set(), set())])
+    assert (r["precision"], r["recall"], r["aer"]) == (1.0, 1.0, 0.0)
+
+
+def test_counts_are_summed_over_the_corpus_not_averaged():
+    gold = [({(0, 0)}, set()), ({(0, 0), (1, 1), (2, 2)}, set())]
+    r = alignment_error_rate([{(0, 0)}, {(0, 0)}], gold)
+    assert r["recall"] == pytest.approx(2 / 4) and r["aer"] == pytest.approx(1 - 4 / 6)
+
+
+def test_pharaoh_round_trip_and_errors(tmp_path):
+    links = {(3, 1), (0, 0), (2, 5)}
+    assert parse_pharaoh(format_pharaoh(links)) == links
+    assert format_pharaoh(links) == "0-0 2-5 3-1"
+    f = tmp_path / "a.pharaoh"
+    f.write_text("0-0 1-2\n\n2-1\n")
+    assert read_pharaoh(f) == [{(0, 0), (1, 2)}, set(), {(2, 1)}]
+    assert read_pharaoh(f, reverse=True)[0] == {(0, 0), (2, 1)}
+    f.write_text("0-0\n1p2\n")
+    with pytest.raises(DataError, match=r"a.pharaoh:2: '1p2' is not a Pharaoh link"):
+        read_pharaoh(f)
+
+
+def test_wpt_gold_is_read_as_it_is(tmp_path):
+    f = tmp_path / "g"
+    f.write_text("1-1 2p3 3-2\n")
+    assert read_wpt_gold(f) == [({(0, 0), (2, 1)}, {(0, 0), (1, 2), (2, 1)})]
+    f.write_text("0-1\n")
+    with pytest.raises(DataError, match="g:1: '0-1' is not a WPT link"):
+        read_wpt_gold(f)
+
+
+def test_the_shared_wpt_gold_set_and_the_cli(tmp_path, capsys):
+    from pathlib import Path
+    gold_path = Path(__file__).resolve().parents[3] / "shared/data/alignment/hansards_enfr/test.gold"
+    if not gold_path.exists():
+        pytest.skip("../shared/data is not beside the repository")
+    gold = read_wpt_gold(gold_path)
+    assert len(gold) == 447 and all(sure <= possible for sure, possible in gold)
+    sure_as_pharaoh = tmp_path / "sure.pharaoh"
+    sure_as_pharaoh.write_text("".join(format_pharaoh(s) + "\n" for s, _ in gold))
+    assert main(["aer", "--pred", str(sure_as_pharaoh), "--gold", str(gold_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"aer": 0.0, "precision": 1.0, "recall": 1.0}
+    diagonal = tmp_path / "diag.pharaoh"
+    diagonal.write_text("".join(format_pharaoh({(i, i) for i in range(5)}) + "\n" for _ in gold))
+    assert main(["aer", "--pred", str(diagonal), "--gold", str(gold_path)]) == 0
+    assert capsys.readouterr().out.startswith("AER 0.")
+
+
+def test_merge_sums_source_pieces_and_averages_target_pieces():
+    from rnnsearch.align import hard_links, merge
+    import numpy as np
+    # target units: t0 (word 0), t1 t2 (word 1); source units: s0 s1 (word 0), s2 (word 1)
+    attention = np.array([[0.2, 0.3, 0.5],
+                          [0.6, 0.3, 0.1],
+                          [0.1, 0.1, 0.8]])
+    soft = merge(attention, [0, 0, 1], [0, 1, 1], 2, 2)
+    np.testing.assert_allclose(soft, [[0.5, 0.5], [(0.9 + 0.2) / 2, (0.1 + 0.8) / 2]])
+    np.testing.assert_allclose(soft.sum(1), 1.0)
+    assert hard_links(soft) == {(0, 0), (0, 1)}
+
+
+def test_align_puts_links_where_attention_peaks(trained_run, synth_dir, tmp_path, capsys):
+    import numpy as np
+    import torch
+    from rnnsearch.align import force_align, word_units
+    from rnnsearch.translator import Translator
+    translator = Translator.from_checkpoint(trained_run / "best.pt")
+    src = (synth_dir / "test.en").read_text().splitlines()[:6]
+    tgt = (synth_dir / "test.fr").read_text().splitlines()[:6]
+    alignments = force_align(translator, list(zip(src, tgt)))
+    for (s, t), a in zip(zip(src, tgt), alignments):
+        su, _ = word_units(translator.src_codec, s.split())
+        tu, _ = word_units(translator.tgt_codec, t.split())
+        batch_src = torch.tensor([translator.src_codec.vocab.encode(su) + [3]])
+        tgt_in = torch.tensor([[2] + translator.tgt_codec.vocab.encode(tu)])
+        with torch.no_grad():
+            _, alphas = translator.model(batch_src, batch_src != 0, tgt_in)
+        unit_attention = alphas[0, : len(tu), : len(su)].numpy()
+        if len(su) == len(s.split()) and len(tu) == len(t.split()):  # one unit per word
+            np.testing.assert_allclose(a.soft, unit_attention, atol=1e-6)
+        assert a.links == {(int(a.soft[j].argmax()), j) for j in range(len(t.split()))}
+        assert a.soft.shape == (len(t.split()), len(s.split()))
+    pairs = tmp_path / "pairs"
+    pairs.write_text("".join(f"{s} ||| {t}\n" for s, t in zip(src, tgt)))
+    gold = tmp_path / "gold"
+    gold.write_text("".join(" ".join(f"{i + 1}-{j + 1}" for i, j in sorted(a.links)) + "\n" for a in alignments))
+    out = tmp_path / "links.pharaoh"
+    assert main(["align", str(trained_run / "best.pt"), "--pairs", str(pairs), "--out", str(out),
+                 "--gold", str(gold)]) == 0
+    assert json.loads(capsys.readouterr().out) == {"aer": 0.0, "precision": 1.0, "recall": 1.0}
+    assert read_pharaoh(out) == [a.links for a in alignments]
