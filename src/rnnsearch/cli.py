@@ -176,6 +176,20 @@ def _align(args) -> int:
     return 0
 
 
+def _report(args) -> int:
+    from .report import build_report
+    models = []
+    for spec in args.model:
+        if "=" not in spec:
+            raise ValueError(f"--model {spec!r}: expected NAME=CHECKPOINT")
+        name, path = spec.split("=", 1)
+        models.append((name, path))
+    build_report(models, args.src, args.ref, args.out, beam=args.beam, sentence=args.sentence,
+                 seed=args.seed, n_long=args.long)
+    print(f"report: {Path(args.out) / 'report.md'} and {Path(args.out) / 'report.html'}")
+    return 0
+
+
 def _aer(args) -> int:
     from .alignment import alignment_error_rate, read_pharaoh, read_wpt_gold
     result = alignment_error_rate(read_pharaoh(args.pred, reverse=args.reverse), read_wpt_gold(args.gold))
@@ -262,6 +276,18 @@ def build_parser() -> argparse.ArgumentParser:
                    help="how tokens are counted (as data.tokenizer)")
     q.add_argument("--json", action="store_true", help="print the report as JSON")
     q.set_defaults(func=_data_check)
+
+    p = sub.add_parser("report", help="the paper's Table 1, Figures 2 and 3, long sentences, training curves")
+    p.add_argument("--model", action="append", required=True, metavar="NAME=CKPT",
+                   help="a model to include (repeat); the first one's alignments make Figure 3")
+    p.add_argument("--src", required=True)
+    p.add_argument("--ref", required=True)
+    p.add_argument("--out", required=True, help="directory for report.md, report.html and the PNGs")
+    p.add_argument("--beam", type=int, default=None)
+    p.add_argument("--sentence", help="Figure 3's given sentence (default: the first test sentence)")
+    p.add_argument("--seed", type=int, default=1, help="seed of Figure 3's and the long examples' samples")
+    p.add_argument("--long", type=int, default=5, help="long-sentence examples to show")
+    p.set_defaults(func=_report)
 
     p = sub.add_parser("align", help="forced alignment of sentence pairs from the model's attention")
     p.add_argument("checkpoint")

@@ -1,0 +1,164 @@
+"""``rnnsearch report``: the paper's study for any set of checkpoints and a test set.
+
+Writes ``report.md`` and a self-contained ``report.html`` (figures embedded) with PNGs:
+Table 1 (BLEU All / No UNK, with the paper's numbers beside), Figure 2 (BLEU by source
+length), Figure 3 (alignments of the first model: one given sentence and three random test
+sentences of 10-20 words without unknown words, seeded), long-sentence examples, and training
+curves from each checkpoint's ``log.jsonl``.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import random
+import re
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from .evaluate import evaluate, format_table  # noqa: E402
+from .plot import plot_alignment, plot_bleu_by_length  # noqa: E402
+from .translator import Translator  # noqa: E402
+
+PAPER_TABLE1 = {  # Bahdanau et al. (2014), Table 1: BLEU on newstest2014, All / No UNK
+    "RNNencdec-30": (13.93, 24.19), "RNNsearch-30": (21.50, 31.44),
+    "RNNencdec-50": (17.82, 26.71), "RNNsearch-50": (26.75, 34.16), "RNNsearch-50*": (28.45, 36.15),
+    "Moses": (33.30, 35.63),
+}
+
+
+def table1(results: dict[str, dict]) -> list[str]:
+    rows = ["| Model | All | No UNK | paper All | paper No UNK |", "| --- | --- | --- | --- | --- |"]
+    for name, r in results.items():
+        nounk = "-" if r["bleu_no_unk"] is None else f"{r['bleu_no_unk']:.2f}"
+        paper = PAPER_TABLE1.get(name)
+        ref = f"{paper[0]:.2f} | {paper[1]:.2f}" if paper else "- | -"
+        rows.append(f"| {name} | {r['bleu']:.2f} | {nounk} | {ref} |")
+    return rows
+
+
+def figure3_sentences(translator, srcs: list[str], given: str | None, seed: int, k: int = 3) -> list[str]:
+    """The given sentence (default: the first) and ``k`` random ones of 10-20 words, no UNK."""
+    codec = translator.src_codec
+    pool = [s for s in srcs if 10 <= len(codec.words(s)) <= 20 and not codec.has_unk(s)]
+    picked = random.Random(seed).sample(pool, min(k, len(pool)))
+    return [given if given is not None else srcs[0]] + picked
+
+
+def long_examples(srcs, refs, hyps: dict[str, list[str]], codec, n: int, seed: int, over: int = 30) -> list[str]:
+    idx = [i for i, s in enumerate(srcs) if len(codec.words(s)) > over]
+    idx = sorted(random.Random(seed).sample(idx, min(n, len(idx))))
+    lines = [f"{len(idx)} of the {sum(len(codec.words(s)) > over for s in srcs)} test sentences "
+             f"of more than {over} words (seeded sample)."]
+    for i in idx:
+        lines += ["", f"**Line {i + 1}** ({len(codec.words(srcs[i]))} words)", "", f"- source: {srcs[i]}",
+                  f"- reference: {refs[i]}"] + [f"- {name}: {h[i]}" for name, h in hyps.items()]
+    return lines
+
+
+def training_curves(logs: dict[str, Path], path: Path) -> Path | None:
+    """Dev BLEU and training loss against updates and hours, one line per model with a log."""
+    series = {}
+    for name, log in logs.items():
+        if log.exists():
+            series[name] = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    if not series:
+        return None
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7))
+    for name, entries in series.items():
+        for row, key in enumerate(("dev_bleu", "loss")):
+            points = [e for e in entries if e.get(key) is not None]
+            for col, x in enumerate(("step", "elapsed_s")):
+                xs = [e[x] / (3600 if x == "elapsed_s" else 1) for e in points]
+                axes[row][col].plot(xs, [e[key] for e in points], label=name)
+    for row, key in enumerate(("dev BLEU", "training loss (nats/token)")):
+        for col, x in enumerate(("updates", "hours")):
+            axes[row][col].set_xlabel(x)
+            axes[row][col].set_ylabel(key)
+            axes[row][col].legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, beam: int | None = None,
+                 sentence: str | None = None, seed: int = 1, n_long: int = 5, log=print) -> dict:
+    from .data import read_parallel
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    srcs, refs = read_parallel(src_path, ref_path)
+    results, translators = {}, {}
+    for name, ckpt in models:
+        log(f"translating {len(srcs)} sentences with {name} ({ckpt})")
+        translators[name] = Translator.from_checkpoint(ckpt)
+        results[name] = evaluate(translators[name], srcs, refs, beam=beam)
+    hyps = {name: r.pop("hypotheses") for name, r in results.items()}
+    first_name = models[0][0]
+    first = translators[first_name]
+    plot_bleu_by_length({n: r["by_length"] for n, r in results.items()}, out / "figure2.png")
+    figures3 = []
+    if first.model.arch == "rnnsearch":
+        for k, text in enumerate(figure3_sentences(first, srcs, sentence, seed)):
+            t = first.translate([text], beam=beam)[0]
+            path = plot_alignment(t.attention, t.source_tokens, t.tokens + ["</s>"], out / f"figure3_{k}.png",
+                                  title=t.text)
+            figures3.append((text, t.text, path))
+    curves = training_curves({n: Path(c).parent / "log.jsonl" for n, c in models}, out / "curves.png")
+    lines = _markdown(models, results, src_path, ref_path, figures3, curves, first_name,
+                      long_examples(srcs, refs, hyps, first.src_codec, n_long, seed))
+    (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (out / "report.html").write_text(_html(lines, out), encoding="utf-8")
+    (out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
+    return results
+
+
+def _markdown(models, results, src_path, ref_path, figures3, curves, first_name, long_lines) -> list[str]:
+    any_r = next(iter(results.values()))
+    lines = ["# Translation report", "",
+             f"Test set: `{src_path}` -> `{ref_path}` ({any_r['n']} sentences), beam {any_r['beam']}.",
+             f"sacreBLEU signature: `{any_r['signature']}`.", "",
+             "Models: " + ", ".join(f"{n} (`{c}`)" for n, c in models) + ".", "",
+             "## Table 1: BLEU", "",
+             "All: every test sentence. No UNK: sentences with no unknown unit on either side. The paper's "
+             "numbers (newstest2014, its own vocabularies) are beside for reference.", ""]
+    lines += table1(results)
+    lines += ["", "## Figure 2: BLEU by source sentence length", "", "![Figure 2](figure2.png)", ""]
+    lines += format_table(results).split("\n")[4:]  # the by-length table with sentence counts
+    if figures3:
+        lines += ["", f"## Figure 3: alignments of {first_name}", ""]
+        for text, output, path in figures3:
+            lines += [f"- {text}", f"  -> {output}", "", f"![alignment]({path.name})", ""]
+    lines += ["", "## Long sentences", ""] + long_lines
+    if curves:
+        lines += ["", "## Training curves", "", "![curves](curves.png)"]
+    return lines
+
+
+def _html(lines: list[str], out: Path) -> str:
+    """The Markdown as simple HTML (tables, headings, paragraphs), images embedded as data URIs."""
+    body, rows = [], []
+    for line in lines + [""]:
+        if line.startswith("|"):
+            if "---" not in line:
+                rows.append("".join(f"<td>{html.escape(c.strip())}</td>" for c in line.strip().strip("|").split("|")))
+            continue
+        if rows:
+            body.append("<table>" + "".join(f"<tr>{r}</tr>" for r in rows) + "</table>")
+            rows = []
+        image = re.fullmatch(r"!\[(.*)\]\((.+)\)", line.strip())
+        if image:
+            data = base64.b64encode((out / image[2]).read_bytes()).decode()
+            body.append(f'<img alt="{html.escape(image[1])}" src="data:image/png;base64,{data}">')
+        elif line.startswith("#"):
+            level = len(line) - len(line.lstrip("#"))
+            body.append(f"<h{level}>{html.escape(line.lstrip('# '))}</h{level}>")
+        elif line.strip():
+            body.append(f"<p>{html.escape(line)}</p>")
+    style = "body{font-family:sans-serif;max-width:60em;margin:auto}td{border:1px solid #ccc;padding:2px 6px}"
+    return (f"<!doctype html><meta charset='utf-8'><title>Translation report</title><style>{style}</style>\n"
+            + "\n".join(body) + "\n")

@@ -1,0 +1,28 @@
+"""`rnnsearch report` on tiny models: files, Table 1 rows, and BLEU equal to `evaluate`'s."""
+import json
+
+from rnnsearch.cli import main
+
+
+def test_report_tables_figures_and_bleu_equal_evaluate(trained_run, synth_dir, tmp_path, capsys):
+    ckpt = str(trained_run / "best.pt")
+    src, ref = str(synth_dir / "test.en"), str(synth_dir / "test.fr")
+    out = tmp_path / "report"
+    assert main(["report", "--model", f"RNNsearch-50={ckpt}", "--model", f"tiny={ckpt}", "--src", src,
+                 "--ref", ref, "--out", str(out), "--beam", "2", "--sentence", "The big dog sees a cat ."]) == 0
+    capsys.readouterr()
+    assert main(["evaluate", ckpt, "--src", src, "--ref", ref, "--beam", "2", "--json"]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    md = (out / "report.md").read_text()
+    row = next(line for line in md.splitlines() if line.startswith("| RNNsearch-50 |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == f"{expected['bleu']:.2f}" and cells[2] == f"{expected['bleu_no_unk']:.2f}"
+    assert cells[3:] == ["26.75", "34.16"]  # the paper's numbers beside
+    assert any(line.startswith("| tiny |") for line in md.splitlines())
+    results = json.loads((out / "results.json").read_text())
+    assert results["tiny"]["bleu"] == expected["bleu"]
+    for name in ("figure2.png", "figure3_0.png", "figure3_1.png", "curves.png"):
+        assert (out / name).read_bytes()[:4] == b"\x89PNG", name
+    assert "The big dog sees a cat ." in md and "## Long sentences" in md
+    page = (out / "report.html").read_text()
+    assert page.count("data:image/png;base64,") >= 4 and "<table>" in page and "figure2.png" not in page
