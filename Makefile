@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DEMO   := runs/demo
 DEMO_SENTENCE := The big black dog sees a small white cat in the old house.
 
-.PHONY: setup demo test test-fast bench joey clean
+.PHONY: setup demo test test-fast bench joey hansards clean
 
 setup: $(VENV)/.installed
 
@@ -59,6 +59,11 @@ $(JOEY_VENV)/.installed:
 
 bench: setup joey
 	$(BIN)/python benchmarks/bench.py --joey-venv $(JOEY_VENV) $(if $(QUICK),--quick,--record)
+
+# The paper's experiment on the Hansards (recipes/hansards.sh): four models, two reports.
+# PROFILE=cpu (default without CUDA) trains a 200k-pair subset with smaller sizes, an hour each.
+hansards: setup
+	recipes/hansards.sh
 
 clean:
 	rm -rf $(VENV) runs data/demo .pytest_cache .hypothesis
