@@ -57,8 +57,9 @@ def test_sigmoid_energies_give_the_papers_alignments_and_gradients(batch, src, a
 
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
 @pytest.mark.parametrize("readout", ["current", "previous"])
-def test_teacher_forcing_equals_step_by_step(arch, readout):
-    model = small_model(arch, readout_state=readout).double()
+@pytest.mark.parametrize("mode", ["eval", "train"])  # train: prepare() stacks fewer weights
+def test_teacher_forcing_equals_step_by_step(arch, readout, mode):
+    model = small_model(arch, readout_state=readout).double().train(mode == "train")  # dropout 0
     src = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, PAD, PAD]])
     y_in = torch.tensor([[2, 11, 12, 13], [2, 14, 15, 16]])
     y_out = torch.tensor([[11, 12, 13, 3], [14, 15, 16, 3]])

@@ -27,9 +27,9 @@ class StepWeights:
     ``query`` are [W_a; U_z; U_r] (RNNsearch) or [U_z; U_r] (RNNencdec), of ``context``
     [C_z; C_r; C; C_o], of ``embed`` [W_z; W_r; W; V_o] (bias: the GRU's, then zeros)."""
     query: torch.Tensor      # (A + 2D, D) or (2D, D)
-    context: torch.Tensor    # (3D + 2M, C)
-    embed: torch.Tensor      # (3D + 2M, E)
-    embed_bias: torch.Tensor  # (3D + 2M,)
+    context: torch.Tensor | None     # (3D + 2M, C); None: not stacked (training mode)
+    embed: torch.Tensor | None       # (3D + 2M, E)
+    embed_bias: torch.Tensor | None  # (3D + 2M,)
 
 
 @dataclass
@@ -81,21 +81,28 @@ class Decoder(nn.Module):
         self.C_o = nn.Linear(context, 2 * maxout, bias=False)
         self.W_o = nn.Linear(maxout, vocab_size)
 
-    def step_weights(self) -> StepWeights:
+    def step_weights(self, full: bool = True) -> StepWeights:
+        """The stacked matrices; ``full=False`` stacks only ``query`` (all teacher forcing needs)."""
         query = self.U_zr.weight if self.attention is None else torch.cat([self.attention.W_a.weight,
                                                                             self.U_zr.weight])
-        return StepWeights(query, torch.cat([self.C.weight, self.C_o.weight]),
-                           torch.cat([self.W.weight, self.V_o.weight]),
+        if not full:
+            return StepWeights(query, None, None, None)
+        return StepWeights(query, self._context_weight(), torch.cat([self.W.weight, self.V_o.weight]),
                            torch.cat([self.W.bias, self.W.bias.new_zeros(2 * self.maxout)]))
+
+    def _context_weight(self) -> torch.Tensor:
+        return torch.cat([self.C.weight, self.C_o.weight])  # (3D + 2M, C)
 
     def prepare(self, enc: EncoderOutput) -> EncoderOutput:
         """Everything that does not depend on i, once per sentence: U_a h_j for RNNsearch,
-        [C_z; C_r; C] c and C_o c for RNNencdec; and the stacked step weights."""
-        w = self.step_weights()
+        [C_z; C_r; C] c and C_o c for RNNencdec; and the stacked step weights (in training
+        mode only those teacher forcing uses; :meth:`step` stacks the rest if it needs them)."""
+        w = self.step_weights(full=not self.training)
         if self.attention is None:
-            gates, readout = F.linear(enc.context, w.context).split([3 * self.hidden, 2 * self.maxout], 1)
+            gates, readout = F.linear(enc.context, self._context_weight()).split(
+                [3 * self.hidden, 2 * self.maxout], 1)  # (B, 3D), (B, 2M)
             return EncoderOutput(enc.annotations, enc.mask, None, enc.context, enc.init_source,
-                                 gates, readout, w)  # (B, 3D), (B, 2M)
+                                 gates, readout, w)
         return EncoderOutput(enc.annotations, enc.mask, self.attention.proj_keys(enc.annotations),
                              enc.context, enc.init_source, weights=w)
 
@@ -128,6 +135,8 @@ class Decoder(nn.Module):
     def step(self, y_prev: torch.Tensor, state: DecoderState, enc: EncoderOutput):
         """One decoding step: y_{i-1} (B,) -> logits (B, V), new state, alpha_i (B, S) or None."""
         d, m, w = self.hidden, self.maxout, enc.weights
+        if w.embed is None:  # prepared in training mode
+            w = self.step_weights()
         emb = self.dropout(self.embed(y_prev))  # (B, E)
         x_i, emb_readout = F.linear(emb, w.embed, w.embed_bias).split([3 * d, 2 * m], dim=1)  # (B, 3D), (B, 2M)
         s_prev = state.hidden
