@@ -15,10 +15,12 @@ def _train(args) -> int:
     from .train import train
     cfg = load(args.config, args.set)
     ctx = distributed.setup(cfg.train.device)
+    finished = False
     try:
         train(cfg, args.out, resume=args.resume, ctx=ctx)
+        finished = True
     finally:
-        distributed.teardown(ctx)
+        distributed.teardown(ctx, wait=finished)
     return 0
 
 

@@ -54,8 +54,12 @@ def setup(device_name: str) -> Context:
     return Context(dist.get_rank(), dist.get_world_size(), local_rank, device)
 
 
-def teardown(ctx: Context) -> None:
+def teardown(ctx: Context, wait: bool = False) -> None:
+    """Leave the process group. ``wait``: first wait for every rank (on a normal end), so
+    that no rank tears gloo down while rank 0 is still writing its checkpoint."""
     if ctx.enabled and dist.is_initialized():
+        if wait:
+            dist.barrier()
         dist.destroy_process_group()
 
 
