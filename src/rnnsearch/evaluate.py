@@ -69,14 +69,18 @@ def format_table(results: dict[str, dict]) -> str:
     for name, r in results.items():
         nounk = "-" if r["bleu_no_unk"] is None else f"{r['bleu_no_unk']:.2f}"
         lines.append(f"| {name} | {r['bleu']:.2f} | {nounk} | {r['n']} ({r['n_no_unk']}) |")
+    return "\n".join(lines + ["", "BLEU by source length (words):", ""] + length_table(results))
+
+
+def length_table(results: dict[str, dict]) -> list[str]:
+    """Markdown rows: BLEU (and sentence count) per source-length bucket, one row per model."""
     buckets = []
     for r in results.values():
         for b in r["by_length"]:
             if b["bucket"] not in buckets:
                 buckets.append(b["bucket"])
-    lines += ["", "BLEU by source length (words):", "",
-              "| Model | " + " | ".join(buckets) + " |", "| --- |" + " --- |" * len(buckets)]
+    lines = ["| Model | " + " | ".join(buckets) + " |", "| --- |" + " --- |" * len(buckets)]
     for name, r in results.items():
         cells = {b["bucket"]: f"{b['bleu']:.2f} (n={b['n']})" for b in r["by_length"]}
         lines.append(f"| {name} | " + " | ".join(cells.get(b, "-") for b in buckets) + " |")
-    return "\n".join(lines)
+    return lines

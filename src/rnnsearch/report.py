@@ -20,7 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .evaluate import evaluate, format_table  # noqa: E402
+from .evaluate import evaluate, length_table  # noqa: E402
 from .plot import plot_alignment, plot_bleu_by_length  # noqa: E402
 from .translator import Translator  # noqa: E402
 
@@ -128,7 +128,7 @@ def _markdown(models, results, src_path, ref_path, figures3, curves, first_name,
              "numbers (newstest2014, its own vocabularies) are beside for reference.", ""]
     lines += table1(results)
     lines += ["", "## Figure 2: BLEU by source sentence length", "", "![Figure 2](figure2.png)", ""]
-    lines += format_table(results).split("\n")[4:]  # the by-length table with sentence counts
+    lines += ["BLEU by source length (words), with the number of sentences:", ""] + length_table(results)
     if figures3:
         lines += ["", f"## Figure 3: alignments of {first_name}", ""]
         for text, output, path in figures3:

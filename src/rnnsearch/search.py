@@ -46,7 +46,7 @@ def _force_eos(logp: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     return logp
 
 
-def _hypothesis(tokens: torch.Tensor, score: float, attn: torch.Tensor | None, src_len: int,
+def _hypothesis(tokens: torch.Tensor | list[int], score: float, attn: torch.Tensor | None, src_len: int,
                 alpha: float) -> Hypothesis:
     toks = [int(t) for t in tokens]
     matrix = None if attn is None else attn[: len(toks) + 1, :src_len].float().cpu().numpy()
