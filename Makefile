@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DEMO   := runs/demo
 DEMO_SENTENCE := The big black dog sees a small white cat in the old house.
 
-.PHONY: setup demo test test-fast bench joey hansards clean
+.PHONY: setup demo test test-fast bench bench-serve joey hansards clean
 
 setup: $(VENV)/.installed
 
@@ -59,6 +59,12 @@ $(JOEY_VENV)/.installed:
 
 bench: setup joey
 	$(BIN)/python benchmarks/bench.py --joey-venv $(JOEY_VENV) $(if $(QUICK),--quick,--record)
+
+# `rnnsearch serve` under load: 32 clients for 60 s, batching on and off (BENCHMARKS.md).
+CLIENTS ?= 32
+DURATION ?= 60
+bench-serve: setup
+	$(BIN)/python benchmarks/bench_serve.py --clients $(CLIENTS) --seconds $(DURATION) $(if $(QUICK),,--record)
 
 # The paper's experiment on the Hansards (recipes/hansards.sh): four models, two reports.
 # PROFILE=cpu (default without CUDA) trains a 200k-pair subset with smaller sizes, an hour each.

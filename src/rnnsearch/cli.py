@@ -49,9 +49,19 @@ def _search_kwargs(args) -> dict:
             "batch_size": args.batch_size}
 
 
-def _translate(args) -> int:
+def _load_translator(args, path: str):
+    """A Translator for ``path`` with the [UNK] replacement the arguments ask for."""
     from .translator import Translator
-    translator = Translator.from_checkpoint(args.checkpoint)
+    from .unk import read_lexicon
+    translator = Translator.from_checkpoint(path)
+    if args.lexicon and args.replace_unk != "dict":
+        raise ValueError("--lexicon goes with --replace-unk dict")
+    translator.set_unk_replacement(args.replace_unk, read_lexicon(args.lexicon) if args.lexicon else None)
+    return translator
+
+
+def _translate(args) -> int:
+    translator = _load_translator(args, args.checkpoint)
     where = args.input if args.input not in (None, "-") else "<stdin>"
     translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)
     lines = _read_input(args.input)
@@ -74,7 +84,6 @@ def _evaluate(args) -> int:
     from .data import read_parallel
     from .evaluate import evaluate, format_table
     from .plot import plot_bleu_by_length
-    from .translator import Translator
     srcs, refs = read_parallel(args.src, args.ref)
     paths = [args.checkpoint] + (args.compare or [])
     names = args.names.split(",") if args.names else [Path(p).parent.name + "/" + Path(p).name for p in paths]
@@ -82,7 +91,7 @@ def _evaluate(args) -> int:
         raise ValueError(f"--names gives {len(names)} names for {len(paths)} checkpoints")
     results = {}
     for name, path in zip(names, paths):
-        translator = Translator.from_checkpoint(path)
+        translator = _load_translator(args, path)
         results[name] = evaluate(translator, srcs, refs, beam=args.beam, **_search_kwargs(args))
         if args.hyp_out and len(paths) == 1:
             Path(args.hyp_out).write_text("".join(h + "\n" for h in results[name]["hypotheses"]), encoding="utf-8")
@@ -204,11 +213,48 @@ def _aer(args) -> int:
     return 0
 
 
+def _serve(args) -> int:
+    import uvicorn
+    from .serve import ServeSettings, create_app
+    from .translator import Translator
+    settings = ServeSettings(batching=not args.no_batching, max_batch=args.max_batch, window_ms=args.window_ms,
+                             max_chars=args.max_chars, max_texts=args.max_texts,
+                             max_body_bytes=args.max_body_bytes, max_queue=args.max_queue,
+                             timeout_s=args.timeout, max_beam=args.max_beam, threads=args.threads)
+    translator = Translator.from_checkpoint(args.checkpoint, device=args.device)
+    app = create_app(translator, settings, checkpoint=args.checkpoint)
+    print(f"rnnsearch serve: {translator.config.name} on http://{args.host}:{args.port}/ "
+          f"(API docs at /docs; batching {'on' if settings.batching else 'off'})", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level)
+    return 0
+
+
 def _synth(args) -> int:
     from .synthetic import generate
     counts = generate(args.out, n_train=args.train, seed=args.seed)
     print(f"wrote the demo corpus to {args.out}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     return 0
+
+
+def _lexicon(args) -> int:
+    from .data import read_parallel
+    from .translator import Translator
+    from .unk import lexicon_from_corpus, write_lexicon
+    translator = Translator.from_checkpoint(args.checkpoint)
+    srcs, tgts = read_parallel(args.src, args.tgt)
+    n = args.max_pairs or len(srcs)
+    table, used, dropped = lexicon_from_corpus(translator, srcs[:n], tgts[:n], args.max_len, args.min_count)
+    write_lexicon(table, args.out)
+    print(f"lexicon: {len(table)} source words from {used} pairs ({dropped} empty or over "
+          f"{args.max_len} words left out) -> {args.out}")
+    return 0
+
+
+def _add_unk_args(p) -> None:
+    p.add_argument("--replace-unk", choices=["copy", "dict"], default=None,
+                   help="replace each <unk> by its most attended source word (copy) or that word's "
+                        "translation in --lexicon (dict, falling back to copy)")
+    p.add_argument("--lexicon", help="lexical table from `rnnsearch lexicon` (for --replace-unk dict)")
 
 
 def _add_search_args(p, beam_default=None) -> None:
@@ -241,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--output", help="output file (default: standard output)")
     p.add_argument("--n-best", type=int, default=1, help="write the n best as 'i ||| text ||| score'")
     _add_search_args(p)
+    _add_unk_args(p)
     p.set_defaults(func=_translate)
 
     p = sub.add_parser("evaluate", help="sacreBLEU, the paper's Table 1 columns and BLEU by length")
@@ -253,6 +300,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--hyp-out", help="write the translations here (one model only)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     _add_search_args(p)
+    _add_unk_args(p)
     p.set_defaults(func=_evaluate)
 
     p = sub.add_parser("plot-alignment", help="the paper's Figure 3 for one sentence")
@@ -301,12 +349,40 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--gold", help="WPT gold links: also print AER, precision, recall")
     p.set_defaults(func=_align)
 
+    p = sub.add_parser("lexicon", help="lexical table for --replace-unk dict, from forced alignments")
+    p.add_argument("checkpoint")
+    p.add_argument("--src", required=True, help="training source sentences (raw text)")
+    p.add_argument("--tgt", required=True, help="training target sentences")
+    p.add_argument("--out", required=True, help="TSV: source, target, p(target | source), links")
+    p.add_argument("--max-pairs", type=int, default=0, help="use the first N pairs (0 = all)")
+    p.add_argument("--max-len", type=int, default=80, help="leave out pairs with more words than this")
+    p.add_argument("--min-count", type=int, default=1, help="keep entries seen at least this often")
+    p.set_defaults(func=_lexicon)
+
     p = sub.add_parser("aer", help="alignment error rate of Pharaoh links against WPT 2003 gold links")
     p.add_argument("--pred", required=True, help="Pharaoh file: i-j, 0-based, source (English) first")
     p.add_argument("--gold", required=True, help="WPT gold: i-j sure, ipj possible, 1-based, English first")
     p.add_argument("--reverse", action="store_true", help="--pred is target-first (e.g. a Fr->En model)")
     p.add_argument("--json", action="store_true", help='print {"aer": .., "precision": .., "recall": ..}')
     p.set_defaults(func=_aer)
+
+    p = sub.add_parser("serve", help="HTTP API and web page: translations with their alignments")
+    p.add_argument("checkpoint")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    p.add_argument("--no-batching", action="store_true", help="search each request on its own")
+    p.add_argument("--max-batch", type=int, default=32, help="sentences per search when batching")
+    p.add_argument("--window-ms", type=float, default=5.0, help="how long a request waits for company")
+    p.add_argument("--max-chars", type=int, default=1000, help="characters per text")
+    p.add_argument("--max-texts", type=int, default=64, help="texts per request")
+    p.add_argument("--max-body-bytes", type=int, default=256 * 1024, help="request body size")
+    p.add_argument("--max-queue", type=int, default=1024, help="sentences waiting; more are refused (503)")
+    p.add_argument("--timeout", type=float, default=30.0, help="seconds per request")
+    p.add_argument("--max-beam", type=int, default=20, help="largest beam a request may ask for")
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0 = torch's default)")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    p.set_defaults(func=_serve)
 
     p = sub.add_parser("synth", help="write the built-in synthetic demo corpus")
     p.add_argument("--out", required=True)
@@ -322,7 +398,7 @@ def main(argv: list[str] | None = None) -> int:
     from .data import DataError
     from .train import TrainError
     args = build_parser().parse_args(argv)
-    if args.command in ("train", "translate", "evaluate"):
+    if args.command in ("train", "translate", "evaluate", "serve"):
         from .runtime import tune_malloc
         tune_malloc()
     try:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from . import checkpoint
+from . import checkpoint, unk
 from .batching import source_batch
 from .config import from_dict
 from .model import build_model
@@ -34,6 +34,8 @@ class Translator:
         self.decode_cfg = decode_cfg
         self.device = torch.device(device)
         self.warn = lambda message: warnings.warn(message, stacklevel=3)  # the CLI prints these itself
+        self.replace_unk: str | None = None  # None, "copy" or "dict" (see set_unk_replacement)
+        self.lexicon: dict[str, str] | None = None
 
     @classmethod
     def from_checkpoint(cls, path, device: str = "cpu") -> "Translator":
@@ -51,6 +53,17 @@ class Translator:
                   length_penalty: float | None = None, max_len_ratio: float | None = None,
                   batch_size: int | None = None) -> list[Translation]:
         """Translate raw sentences; empty ones give empty translations. Order is kept."""
+        return self.translate_units([self.source_units(t) for t in texts], beam, n_best,
+                                    length_penalty, max_len_ratio, batch_size)
+
+    def source_units(self, text: str) -> list[str]:
+        """The units the model reads for one raw sentence ([] for a blank one)."""
+        return self.src_codec.units(text) if text.strip() else []
+
+    def translate_units(self, units: list[list[str]], beam: int | None = None, n_best: int = 1,
+                        length_penalty: float | None = None, max_len_ratio: float | None = None,
+                        batch_size: int | None = None) -> list[Translation]:
+        """Translate sentences given as source units (``source_units``); order is kept."""
         d = self.decode_cfg
         beam = d.beam if beam is None else beam
         if beam < 1 or n_best < 1 or n_best > beam:
@@ -58,14 +71,14 @@ class Translator:
         alpha = d.length_penalty if length_penalty is None else length_penalty
         ratio = d.max_len_ratio if max_len_ratio is None else max_len_ratio
         batch_size = batch_size or d.batch_size
-        units = [self.src_codec.units(t) if t.strip() else [] for t in texts]
+        units = list(units)
         limit = d.max_src_len
         for i, u in enumerate(units):
             if len(u) > limit:
                 self.warn(f"line {i + 1}: {len(u)} source units, translating the first {limit} "
                           f"(decode.max_src_len)")
                 units[i] = u[:limit]
-        results: list[Translation | None] = [None] * len(texts)
+        results: list[Translation | None] = [None] * len(units)
         todo = sorted((i for i, u in enumerate(units) if u), key=lambda i: len(units[i]))
         was_training = self.model.training
         self.model.eval()
@@ -86,11 +99,27 @@ class Translator:
             return [[h] for h in greedy(self.model, src, mask, ratio, alpha)]
         return beam_search(self.model, src, mask, beam, ratio, alpha, n_best)
 
+    def set_unk_replacement(self, mode: str | None, lexicon: dict[str, str] | None = None) -> None:
+        """Replace each <unk> in outputs by its most attended source word (``copy``) or that
+        word's translation in ``lexicon`` (``dict``; see ``unk.build_lexicon``); None = off."""
+        if mode is not None:
+            if mode not in unk.MODES:
+                raise ValueError(f"replace-unk must be one of {unk.MODES}, got {mode!r}")
+            if self.tgt_codec.mode != "word":
+                raise ValueError("[UNK] replacement needs a word vocabulary (this model uses SentencePiece)")
+            if getattr(self.model, "arch", "rnnsearch") != "rnnsearch":
+                raise ValueError("[UNK] replacement needs attention; this model is an RNNencdec")
+            if mode == "dict" and lexicon is None:
+                raise ValueError("replace-unk dict needs a lexicon (rnnsearch lexicon ... --out F; --lexicon F)")
+        self.replace_unk, self.lexicon = mode, lexicon
+
     def _package(self, src_units: list[str], hyps: list[Hypothesis]) -> Translation:
         source_tokens = src_units + [SPECIALS[3]]
         nbest = []
         for h in hyps:
             tokens = self.tgt_codec.vocab.decode(h.tokens)
+            if self.replace_unk:
+                tokens = unk.replace(tokens, src_units, h.attention, self.replace_unk, self.lexicon)
             nbest.append(Translation(self.tgt_codec.units_to_text(tokens), tokens, source_tokens,
                                      h.score, h.attention))
         best = nbest[0]

@@ -1,0 +1,52 @@
+"""Request and response bodies of ``POST /translate`` (they make the OpenAPI schema at /docs)."""
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+
+
+class TranslateRequest(BaseModel):
+    """One sentence (``text``) or several (``texts``); unknown fields are errors."""
+    model_config = ConfigDict(extra="forbid")
+
+    text: StrictStr | None = Field(None, description="one source sentence")
+    texts: list[StrictStr] | None = Field(None, description="several source sentences")
+    beam: StrictInt | None = Field(None, ge=1, description="beam size (1 = greedy); default: the model's")
+    n_best: StrictInt = Field(1, ge=1, description="hypotheses returned per sentence (<= beam)")
+    return_attention: StrictBool = Field(False, description="include each translation's alignment matrix")
+
+    @model_validator(mode="after")
+    def _one_input(self):
+        if (self.text is None) == (self.texts is None):
+            raise ValueError("give exactly one of 'text' (a string) or 'texts' (a list of strings)")
+        return self
+
+
+class Hypothesis(BaseModel):
+    text: str
+    tokens: list[str]
+    score: float = Field(description="log p(output, </s> | source)")
+
+
+class Translation(BaseModel):
+    text: str = Field(description="the best translation, detokenised")
+    tokens: list[str] = Field(description="its output units, </s> excluded")
+    source_tokens: list[str] = Field(description="the source units the model read, '</s>' last")
+    score: float = Field(description="log p(output, </s> | source)")
+    nbest: list[Hypothesis] = Field(description="the n best, the best first")
+    attention: list[list[float]] | None = Field(
+        None, description="alpha_ij: one row per output unit and the final </s> (len(tokens) + 1), "
+                          "one column per source token; rows sum to 1. Null for RNNencdec or when not asked")
+
+
+class TranslateResponse(BaseModel):
+    model: str
+    beam: int
+    translations: list[Translation]
+
+
+class ErrorBody(BaseModel):
+    error: str = Field(description="what went wrong, in words")
+    kind: str = Field(description="a stable name: the limit exceeded, or invalid_request, malformed_json, ...")
+    limit: str | None = Field(None, description="the setting that was exceeded")
+    value: int | float | None = Field(None, description="that setting's value")
+    field: str | None = Field(None, description="the request field at fault")

@@ -1,0 +1,128 @@
+"""The web page in a real headless Chromium (Debian's package, driven by Playwright): type a
+sentence, submit, wait for the translation, check the heatmap has one cell per (output token,
+source token), that hovering highlights, and that the page asks nothing of any other host."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+CHROMIUM = os.environ.get("RNNSEARCH_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+pytestmark = pytest.mark.slow
+
+
+def _need_browser():
+    """Skip (with the reason) where there is no browser; CI sets RNNSEARCH_REQUIRE_BROWSER=1 to fail instead."""
+    problem = None
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        problem = "playwright is not installed (pip install -e '.[test]')"
+    if problem is None and not (Path(CHROMIUM).exists() or shutil.which(CHROMIUM)):
+        problem = f"no Chromium at {CHROMIUM} (apt-get install chromium)"
+    if problem:
+        if os.environ.get("RNNSEARCH_REQUIRE_BROWSER") == "1":
+            pytest.fail(problem)
+        pytest.skip(problem)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(checkpoint: Path, port: int, *extra: str) -> subprocess.Popen:
+    """`rnnsearch serve` in a subprocess; returns once /health answers."""
+    proc = subprocess.Popen([sys.executable, "-m", "rnnsearch", "serve", str(checkpoint), "--port", str(port),
+                             "--log-level", "warning", *extra],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.time() + 120
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"rnnsearch serve exited with {proc.returncode}: {proc.stdout.read()}")
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                if r.status == 200:
+                    return proc
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    raise RuntimeError("rnnsearch serve did not answer /health within 120 s")
+
+
+def drive_page(url: str, sentence: str, screenshot: Path) -> dict:
+    """Open the page, translate ``sentence``, hover, screenshot; returns what the checks need."""
+    from playwright.sync_api import sync_playwright
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
+        try:
+            page = browser.new_page(viewport={"width": 1100, "height": 900})
+            requested = []
+            page.on("request", lambda request: requested.append(request.url))
+            page.goto(url)
+            page.wait_for_function("document.getElementById('model-info').textContent.includes('parameters')")
+            page.fill("#source", sentence)
+            page.click("#submit")
+            page.wait_for_selector("#heatmap td.cell", timeout=60000)
+            found = {
+                "translation": page.inner_text("#translation"),
+                "nbest": page.locator("#nbest li").count(),
+                "rows": page.locator("#heatmap th.out").count(),
+                "cols": page.locator("#heatmap th.src").count(),
+                "cells": page.locator("#heatmap td.cell").count(),
+                "out_tokens": page.locator("#heatmap th.out").all_inner_texts(),
+                "src_tokens": page.locator("#heatmap th.src").all_inner_texts(),
+            }
+            page.hover('#heatmap th.src[data-col="0"]')
+            found["hover_source"] = page.locator("#heatmap th.out.hl").count()
+            found["hover_source_self"] = page.locator('#heatmap th.src.hl[data-col="0"]').count()
+            page.hover('#heatmap th.out[data-row="0"]')
+            found["hover_output"] = page.locator("#heatmap th.src.hl").count()
+            found["hover_output_rows"] = page.locator("#heatmap th.out.hl").count()
+            page.mouse.move(0, 0)
+            found["after_leave"] = page.locator("#heatmap .hl").count()
+            page.hover('#heatmap th.out[data-row="0"]')
+            page.screenshot(path=str(screenshot), full_page=True)
+            found["requested"] = requested
+            return found
+        finally:
+            browser.close()
+
+
+def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
+    _need_browser()
+    port = free_port()
+    server = start_server(trained_run / "best.pt", port)
+    try:
+        sentence = "The big dog sees a small cat ."
+        found = drive_page(f"http://127.0.0.1:{port}/", sentence, tmp_path / "page.png")
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics") as r:
+            import json
+            metrics = json.load(r)
+    finally:
+        server.terminate()
+        server.wait(30)
+    from rnnsearch.translator import Translator
+    expected = Translator.from_checkpoint(trained_run / "best.pt").translate([sentence], beam=3, n_best=3)[0]
+    assert found["translation"] == expected.text
+    assert found["nbest"] == 3  # the page asks for min(5, beam) of the model's beam 3
+    assert found["rows"] == len(expected.tokens) + 1 and found["cols"] == len(expected.source_tokens)
+    assert found["cells"] == found["rows"] * found["cols"]
+    assert found["out_tokens"] == expected.tokens + ["</s>"] and found["src_tokens"][-1] == "</s>"
+    assert found["hover_source"] >= 1 and found["hover_source_self"] == 1
+    assert found["hover_output"] >= 1 and found["hover_output_rows"] == 1
+    assert found["after_leave"] == 0
+    assert (tmp_path / "page.png").read_bytes()[:4] == b"\x89PNG"
+    base = f"http://127.0.0.1:{port}/"
+    assert found["requested"] and all(u.startswith(base) for u in found["requested"]), found["requested"]
+    assert metrics["responses_by_status"].get("200", 0) >= 2 and metrics["errors"] == 0
