@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DEMO   := runs/demo
 DEMO_SENTENCE := The big black dog sees a small white cat in the old house.
 
-.PHONY: setup demo test test-fast bench bench-serve joey hansards clean
+.PHONY: setup demo test test-fast bench bench-serve bench-aer joey hansards clean
 
 setup: $(VENV)/.installed
 
@@ -65,6 +65,12 @@ CLIENTS ?= 32
 DURATION ?= 60
 bench-serve: setup
 	$(BIN)/python benchmarks/bench_serve.py --clients $(CLIENTS) --seconds $(DURATION) $(if $(QUICK),,--record)
+
+# AER on the WPT 2003 gold set: a Hansards RNNsearch's attention beside eflomal (benchmarks/aer.py).
+AER_CKPT ?= runs/hansards/rnnsearch50/best.pt
+bench-aer: setup
+	$(BIN)/pip install -q --disable-pip-version-check "eflomal>=2"
+	$(BIN)/python benchmarks/aer.py --checkpoint $(AER_CKPT) --out runs/aer/aer.md
 
 # The paper's experiment on the Hansards (recipes/hansards.sh): four models, two reports.
 # PROFILE=cpu (default without CUDA) trains a 200k-pair subset with smaller sizes, an hour each.

@@ -48,16 +48,27 @@ def merge(attention: np.ndarray, src_owner: list[int], tgt_owner: list[int], n_s
     return soft / np.maximum(counts, 1)
 
 
-def hard_links(soft: np.ndarray) -> set[tuple[int, int]]:
-    """Each target word to its most attended source word: {(source, target)}."""
+def hard_links(soft: np.ndarray, threshold: float | None = None) -> set[tuple[int, int]]:
+    """Each target word to its most attended source word: {(source, target)}; with a
+    ``threshold``, also every other source word it gives at least that weight."""
     if soft.size == 0:
         return set()
-    return {(int(s), t) for t, s in enumerate(soft.argmax(1))}
+    links = {(int(s), t) for t, s in enumerate(soft.argmax(1))}
+    if threshold is not None:
+        links |= {(int(s), int(t)) for t, s in zip(*np.nonzero(soft >= threshold))}
+    return links
 
 
 @torch.no_grad()
-def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32) -> list[Alignment]:
-    """Alignments of (source text, target text) pairs under ``translator``'s model (RNNsearch)."""
+def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, shift: int = 0,
+                threshold: float | None = None) -> list[Alignment]:
+    """Alignments of (source text, target text) pairs under ``translator``'s model (RNNsearch).
+
+    By default target unit y_i takes alpha_i, the attention of the step that emits it (its query
+    is s_{i-1}). ``shift=1`` takes alpha_{i+1} instead (the step after, whose query s_i has read
+    y_i); ``shift=-1`` alpha_{i-1}. ``threshold``: see ``hard_links``."""
+    if shift not in (-1, 0, 1):
+        raise ValueError(f"shift must be -1, 0 or 1, got {shift}")
     model, src_codec, tgt_codec = translator.model, translator.src_codec, translator.tgt_codec
     if getattr(model, "arch", "rnnsearch") != "rnnsearch":
         raise ValueError("this model has no attention (arch: rnnencdec): nothing to align")
@@ -67,13 +78,13 @@ def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32) 
     try:
         for start in range(0, len(pairs), batch_size):
             out.extend(_align_batch(model, src_codec, tgt_codec, pairs[start:start + batch_size],
-                                    translator.device))
+                                    translator.device, shift, threshold))
     finally:
         model.train(was_training)
     return out
 
 
-def _align_batch(model, src_codec, tgt_codec, pairs, device) -> list[Alignment]:
+def _align_batch(model, src_codec, tgt_codec, pairs, device, shift=0, threshold=None) -> list[Alignment]:
     words = [(s.split(), t.split()) for s, t in pairs]
     src = [word_units(src_codec, sw) for sw, _ in words]
     tgt = [word_units(tgt_codec, tw) for _, tw in words]
@@ -83,7 +94,8 @@ def _align_batch(model, src_codec, tgt_codec, pairs, device) -> list[Alignment]:
     alphas = alphas.float().cpu().numpy()
     result = []
     for b, ((sw, tw), (su, so), (tu, to)) in enumerate(zip(words, src, tgt)):
-        attention = alphas[b, : len(tu), : len(su)]  # the </s> row and column left out
+        rows = np.clip(np.arange(len(tu)) + shift, 0, len(tu))  # alpha_{i+shift}; the </s> step exists
+        attention = alphas[b, rows, : len(su)]  # the </s> column left out
         soft = merge(attention, so, to, len(sw), len(tw)) if sw and tw else np.zeros((len(tw), len(sw)))
-        result.append(Alignment(sw, tw, soft, hard_links(soft)))
+        result.append(Alignment(sw, tw, soft, hard_links(soft, threshold)))
     return result

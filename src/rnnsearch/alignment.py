@@ -75,3 +75,27 @@ def alignment_error_rate(predicted: list[Links], gold: list[tuple[Links, Links]]
     return {"aer": 1.0 - (a_and_s + a_and_p) / (a + s) if a + s else 0.0,
             "precision": a_and_p / a if a else 1.0, "recall": a_and_s / s if s else 1.0,
             "sentences": len(gold), "predicted_links": a, "sure_links": s}
+
+
+def grow_diag_final_and(forward: Links, reverse: Links) -> Links:
+    """Koehn et al.'s (2003) symmetrisation of two directional alignments (both as (source,
+    target) links): start from the intersection, grow into neighbouring (diagonals included)
+    union links that align a so far unaligned word, then add union links whose two words are
+    both unaligned ("final-and")."""
+    union, links = forward | reverse, set(forward & reverse)
+    neighbours = [(-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)]
+    grew = True
+    while grew:
+        grew = False
+        for s, t in sorted(links):
+            for ds, dt in neighbours:
+                cand = (s + ds, t + dt)
+                if cand in union and cand not in links and (
+                        all(a[0] != cand[0] for a in links) or all(a[1] != cand[1] for a in links)):
+                    links.add(cand)
+                    grew = True
+    for direction in (forward, reverse):
+        for s, t in sorted(direction):
+            if all(a[0] != s for a in links) and all(a[1] != t for a in links):
+                links.add((s, t))
+    return links

@@ -163,7 +163,8 @@ def _align(args) -> int:
     from .alignment import alignment_error_rate, format_pharaoh, read_wpt_gold
     from .translator import Translator
     pairs = _read_pairs(args)
-    alignments = force_align(Translator.from_checkpoint(args.checkpoint), pairs)
+    alignments = force_align(Translator.from_checkpoint(args.checkpoint), pairs, shift=args.shift,
+                             threshold=args.threshold)
     if args.format == "npz":
         if not args.out:
             raise ValueError("--format npz needs --out FILE")
@@ -347,6 +348,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--format", choices=["pharaoh", "json", "npz"], default="pharaoh")
     p.add_argument("--out", help="output file (default: standard output; npz needs one)")
     p.add_argument("--gold", help="WPT gold links: also print AER, precision, recall")
+    p.add_argument("--shift", type=int, default=0, choices=[-1, 0, 1],
+                   help="link y_i with the attention of step i + shift (0: the step that emits y_i)")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="also link every source word with at least this weight (beside the argmax)")
     p.set_defaults(func=_align)
 
     p = sub.add_parser("lexicon", help="lexical table for --replace-unk dict, from forced alignments")

@@ -124,3 +124,25 @@ def test_align_puts_links_where_attention_peaks(trained_run, synth_dir, tmp_path
                  "--gold", str(gold)]) == 0
     assert json.loads(capsys.readouterr().out) == {"aer": 0.0, "precision": 1.0, "recall": 1.0}
     assert read_pharaoh(out) == [a.links for a in alignments]
+
+
+def test_grow_diag_final_and():
+    from rnnsearch.alignment import grow_diag_final_and
+    forward = {(0, 0), (1, 1), (2, 1)}
+    reverse = {(0, 0), (1, 1), (3, 3)}
+    # intersection {(0,0),(1,1)}; (2,1) neighbours (1,1) and aligns the unaligned source word 2;
+    # (3,3) is added by final-and (both words unaligned)
+    assert grow_diag_final_and(forward, reverse) == {(0, 0), (1, 1), (2, 1), (3, 3)}
+    # a union link far from the intersection, whose words are aligned already, stays out
+    assert grow_diag_final_and({(0, 0), (1, 1)}, {(0, 0), (1, 1), (0, 1)}) == {(0, 0), (1, 1)}
+    assert grow_diag_final_and(set(), set()) == set()
+    assert grow_diag_final_and({(0, 1)}, set()) == {(0, 1)}
+
+
+def test_hard_links_threshold_adds_every_heavy_source_word():
+    import numpy as np
+    from rnnsearch.align import hard_links
+    soft = np.array([[0.5, 0.4, 0.1], [0.05, 0.05, 0.9]])
+    assert hard_links(soft) == {(0, 0), (2, 1)}
+    assert hard_links(soft, threshold=0.3) == {(0, 0), (1, 0), (2, 1)}
+    assert hard_links(np.zeros((0, 3)), threshold=0.3) == set()
