@@ -41,8 +41,12 @@ def wpt_pairs() -> list[tuple[str, str]]:
     return pairs
 
 
-def eflomal_links(pairs: int, test: list[tuple[str, str]], work: Path) -> tuple[dict, float]:
+def eflomal_links(pairs: int, test: list[tuple[str, str]], work: Path, reuse: bool) -> tuple[dict, float]:
     """eflomal's links of the test pairs, by symmetrisation, and its wall time (s)."""
+    stamp = work / f"eflomal.{pairs}.seconds"
+    if reuse and stamp.exists():
+        say(f"reusing eflomal's links of {work} ({pairs} pairs)")
+        return _symmetrised(work, len(test)), float(stamp.read_text())
     src = read_lines(DATA / "hansards" / "train.en.gz")[:pairs]
     tgt = read_lines(DATA / "hansards" / "train.fr.gz")[:pairs]
     lines, skipped = [], 0
@@ -60,13 +64,17 @@ def eflomal_links(pairs: int, test: list[tuple[str, str]], work: Path) -> tuple[
     subprocess.run([str(binary), "-i", str(work / "eflomal.in"), "-f", str(work / "fwd"), "-r", str(work / "rev"),
                     "--overwrite"], check=True)
     seconds = time.monotonic() - start
-    n = len(test)
+    stamp.write_text(f"{seconds:.1f}")
+    return _symmetrised(work, len(test)), seconds
+
+
+def _symmetrised(work: Path, n: int) -> dict:
     fwd = [parse_pharaoh(x) for x in (work / "fwd").read_text().splitlines()[-n:]]
     rev = [parse_pharaoh(x) for x in (work / "rev").read_text().splitlines()[-n:]]
     links = {"forward (en->fr)": fwd, "reverse (fr->en)": rev,
              "intersection": [f & r for f, r in zip(fwd, rev)], "union": [f | r for f, r in zip(fwd, rev)],
              "grow-diag-final-and": [grow_diag_final_and(f, r) for f, r in zip(fwd, rev)]}
-    return links, seconds
+    return links
 
 
 def attention_links(checkpoint: Path, test: list[tuple[str, str]]) -> tuple[dict, float]:
@@ -87,6 +95,7 @@ def main() -> int:
     parser.add_argument("--pairs", type=int, default=200000, help="Hansards training pairs for eflomal")
     parser.add_argument("--work", default=str(ROOT / "runs" / "aer"))
     parser.add_argument("--out", help="also write the table (Markdown) here")
+    parser.add_argument("--reuse", action="store_true", help="reuse eflomal's links from an earlier run in --work")
     args = parser.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
@@ -95,7 +104,7 @@ def main() -> int:
     ours, ours_s = attention_links(Path(args.checkpoint), test)
     for name, links in ours.items():
         rows.append(("rnnsearch attention", name, alignment_error_rate(links, gold)))
-    theirs, eflomal_s = eflomal_links(args.pairs, test, work)
+    theirs, eflomal_s = eflomal_links(args.pairs, test, work, args.reuse)
     for name, links in theirs.items():
         rows.append((f"eflomal ({args.pairs:,} pairs)", name, alignment_error_rate(links, gold)))
     table = ["| aligner | links | AER | precision | recall |", "|---|---|---:|---:|---:|"]
