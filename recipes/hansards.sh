@@ -8,7 +8,9 @@
 # PROFILE=cpu (default without CUDA): the same recipe on a subset with smaller sizes, the same
 # for the four models; every choice is written to $OUT/recipe.txt and goes into the report.
 # Knobs (environment): OUT, PAIRS (training pairs, 0 = all), MINUTES (per model), THREADS,
-# TEST_LINES (0 = whole test sets; a smoke test uses a few), BEAM, SETS (extra --set for all).
+# TEST_LINES (0 = whole test sets; a smoke test uses a few), BEAM, SETS (extra --set for all),
+# MODELS (which to train, default all four: two shells can train disjoint halves side by side with
+# THREADS=1), REPORT (0 = train only; 1 = then write the reports, the default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
@@ -35,8 +37,8 @@ mkdir -p "$OUT/test"
   echo "threads: $THREADS; beam: $BEAM; test lines: $TEST_LINES (0 = all); machine: $(nproc) cores,"
   echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $($BIN/python -c 'import torch; print("torch", torch.__version__)');"
   echo "date: $(date -u +%Y-%m-%dT%H:%MZ); overrides: ${SIZES[*]} ${SETS:-}"
-} > "$OUT/recipe.txt"
-cat "$OUT/recipe.txt"
+} >> "$OUT/recipe.txt"  # each invocation appends its header, then its wall times
+tail -n 4 "$OUT/recipe.txt"
 
 # Test sets: the Hansards test split and newstest2014, whole or their first TEST_LINES lines.
 for pair in "hansards/test hansards" "wmt14/newstest2014 newstest2014"; do
@@ -47,9 +49,12 @@ for pair in "hansards/test hansards" "wmt14/newstest2014 newstest2014"; do
   done
 done
 
+MODELS=${MODELS:-rnnencdec30 rnnsearch30 rnnencdec50 rnnsearch50}
+REPORT=${REPORT:-1}
 for len in 30 50; do
   for arch in rnnencdec rnnsearch; do
     name="${arch}${len}"
+    case " $MODELS " in *" $name "*) ;; *) continue ;; esac
     if [ -f "$OUT/$name/last.pt" ]; then resume=(--resume); else resume=(); fi
     start=$(date +%s)
     $BIN/rnnsearch train "configs/hansards_${arch}.yaml" --out "$OUT/$name" "${resume[@]}" \
@@ -59,6 +64,7 @@ for len in 30 50; do
     echo "$name: $(( $(date +%s) - start )) s wall" >> "$OUT/recipe.txt"
   done
 done
+[ "$REPORT" = 1 ] || exit 0
 
 models=(--model "RNNencdec-30=$OUT/rnnencdec30/best.pt" --model "RNNsearch-30=$OUT/rnnsearch30/best.pt"
         --model "RNNencdec-50=$OUT/rnnencdec50/best.pt" --model "RNNsearch-50=$OUT/rnnsearch50/best.pt")

@@ -193,6 +193,7 @@ def test_timeout_and_full_queue_give_503_and_the_server_recovers(translator):
         assert full.headers["retry-after"] == "1"
         assert first.result().status_code == 503 and first.result().json()["limit"] == "timeout_s"
         assert queued.result().status_code == 503  # timed out while waiting behind the blocked search
+        assert app.state.batcher.queued == 0  # a timed-out request gives its place in the queue back
         gated.gate.set()
         while app.state.metrics.searches < 1 and time.time() < deadline + 10:  # the blocked search ends
             time.sleep(0.01)

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from .metrics import Metrics
 from .settings import ServeSettings
@@ -31,7 +31,6 @@ class Job:
     beam: int
     n_best: int
     future: asyncio.Future
-    abandoned: bool = field(default=False)  # its request timed out: skip it if not yet searched
 
 
 class Batcher:
@@ -73,8 +72,16 @@ class Batcher:
         try:
             return await asyncio.wait_for(asyncio.shield(job.future), s.timeout_s)
         except asyncio.TimeoutError:
-            job.abandoned = True
+            self._abandon(job)
             raise TimedOut() from None
+
+    def _abandon(self, job: Job) -> None:
+        """A timed-out job leaves the queue at once, so its sentences stop counting against max_queue."""
+        for i, queued in enumerate(self.queue):
+            if queued is job:
+                del self.queue[i]
+                self.queued -= len(job.units)
+                return
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
@@ -108,8 +115,6 @@ class Batcher:
         while self.queue and (not jobs or (self.settings.batching and size + len(self.queue[0].units) <= limit)):
             job = self.queue.popleft()
             self.queued -= len(job.units)
-            if job.abandoned:
-                continue
             jobs.append(job)
             size += len(job.units)
         return jobs
