@@ -10,7 +10,8 @@
 # Knobs (environment): OUT, PAIRS (training pairs, 0 = all), MINUTES (per model), THREADS,
 # TEST_LINES (0 = whole test sets; a smoke test uses a few), BEAM, SETS (extra --set for all),
 # MODELS (which to train, default all four: two shells can train disjoint halves side by side with
-# THREADS=1), REPORT (0 = train only; 1 = then write the reports, the default).
+# THREADS=1), REPORT (0 = train only; 1 = then write the reports, the default), REPORT_SETS (which
+# reports: hansards, newstest2014 or both, the default).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-.venv/bin}
@@ -68,10 +69,12 @@ done
 
 models=(--model "RNNencdec-30=$OUT/rnnencdec30/best.pt" --model "RNNsearch-30=$OUT/rnnsearch30/best.pt"
         --model "RNNencdec-50=$OUT/rnnencdec50/best.pt" --model "RNNsearch-50=$OUT/rnnsearch50/best.pt")
-for set in hansards newstest2014; do
+if [ "$THREADS" -gt 0 ]; then export OMP_NUM_THREADS="$THREADS"; fi  # the search's threads, as training's
+# REPORT_SETS: which reports this invocation writes (two shells can write one each side by side).
+for set in ${REPORT_SETS:-hansards newstest2014}; do
   $BIN/rnnsearch report "${models[@]}" --src "$OUT/test/$set.en" --ref "$OUT/test/$set.fr" \
-    --out "$OUT/report_$set" --beam "$BEAM" \
+    --out "$OUT/report_$set" --beam "$BEAM" --figure3 RNNsearch-50 \
     --sentence "The agreement on the European Economic Area was signed in August 1992 ."
   cp "$OUT/recipe.txt" "$OUT/report_$set/recipe.txt"
 done
-echo "reports: $OUT/report_hansards/report.md, $OUT/report_newstest2014/report.md"
+echo "reports: $OUT/report_*/report.md"

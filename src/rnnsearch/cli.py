@@ -94,6 +94,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sentence", help="Figure 3's given sentence (default: the first test sentence)")
     p.add_argument("--seed", type=int, default=1, help="seed of Figure 3's and the long examples' samples")
     p.add_argument("--long", type=int, default=5, help="long-sentence examples to show")
+    p.add_argument("--figure3", metavar="NAME", help="the model whose alignments Figure 3 shows "
+                   "(default: the first model with attention)")
     p.set_defaults(func=commands.report)
 
     p = sub.add_parser("align", help="forced alignment of sentence pairs from the model's attention")

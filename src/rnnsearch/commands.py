@@ -194,7 +194,7 @@ def report(args) -> int:
         name, path = spec.split("=", 1)
         models.append((name, path))
     build_report(models, args.src, args.ref, args.out, beam=args.beam, sentence=args.sentence,
-                 seed=args.seed, n_long=args.long)
+                 seed=args.seed, n_long=args.long, figure3=args.figure3)
     print(f"report: {Path(args.out) / 'report.md'} and {Path(args.out) / 'report.html'}")
     return 0
 

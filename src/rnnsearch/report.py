@@ -2,8 +2,9 @@
 
 Writes ``report.md`` and a self-contained ``report.html`` (figures embedded) with PNGs:
 Table 1 (BLEU All / No UNK, with the paper's numbers beside), Figure 2 (BLEU by source
-length), Figure 3 (alignments of the first model: one given sentence and three random test
-sentences of 10-20 words without unknown words, seeded), long-sentence examples, and training
+length), Figure 3 (alignments of one model with attention, by default the first: one given
+sentence and three random test sentences of 10-20 words without unknown words, seeded; the paper
+shows RNNsearch-50's), long-sentence examples, and training
 curves from each checkpoint's ``log.jsonl``.
 """
 from __future__ import annotations
@@ -87,8 +88,12 @@ def training_curves(logs: dict[str, Path], path: Path) -> Path | None:
 
 
 def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, beam: int | None = None,
-                 sentence: str | None = None, seed: int = 1, n_long: int = 5, log=print) -> dict:
+                 sentence: str | None = None, seed: int = 1, n_long: int = 5, figure3: str | None = None,
+                 log=print) -> dict:
     from .data import read_parallel
+    names = [name for name, _ in models]
+    if figure3 is not None and figure3 not in names:
+        raise ValueError(f"--figure3 {figure3!r}: not one of the models ({', '.join(names)})")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     srcs, refs = read_parallel(src_path, ref_path)
@@ -98,18 +103,21 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
         translators[name] = Translator.from_checkpoint(ckpt)
         results[name] = evaluate(translators[name], srcs, refs, beam=beam)
     hyps = {name: r.pop("hypotheses") for name, r in results.items()}
-    first_name = models[0][0]
-    first = translators[first_name]
+    first = translators[models[0][0]]
     plot_bleu_by_length({n: r["by_length"] for n, r in results.items()}, out / "figure2.png")
+    attending = [n for n in names if translators[n].model.arch == "rnnsearch"]
+    aligner = figure3 or (attending[0] if attending else None)
+    if aligner is not None and aligner not in attending:
+        raise ValueError(f"--figure3 {aligner!r}: an {translators[aligner].model.arch} model has no attention")
     figures3 = []
-    if first.model.arch == "rnnsearch":
-        for k, text in enumerate(figure3_sentences(first, srcs, sentence, seed)):
-            t = first.translate([text], beam=beam)[0]
+    if aligner is not None:
+        for k, text in enumerate(figure3_sentences(translators[aligner], srcs, sentence, seed)):
+            t = translators[aligner].translate([text], beam=beam)[0]
             path = plot_alignment(t.attention, t.source_tokens, t.tokens + ["</s>"], out / f"figure3_{k}.png",
                                   title=t.text)
             figures3.append((text, t.text, path))
     curves = training_curves({n: Path(c).parent / "log.jsonl" for n, c in models}, out / "curves.png")
-    lines = _markdown(models, results, src_path, ref_path, figures3, curves, first_name,
+    lines = _markdown(models, results, src_path, ref_path, figures3, curves, aligner,
                       long_examples(srcs, refs, hyps, first.src_codec, n_long, seed))
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (out / "report.html").write_text(_html(lines, out), encoding="utf-8")
@@ -117,7 +125,7 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
     return results
 
 
-def _markdown(models, results, src_path, ref_path, figures3, curves, first_name, long_lines) -> list[str]:
+def _markdown(models, results, src_path, ref_path, figures3, curves, aligner, long_lines) -> list[str]:
     any_r = next(iter(results.values()))
     lines = ["# Translation report", "",
              f"Test set: `{src_path}` -> `{ref_path}` ({any_r['n']} sentences), beam {any_r['beam']}.",
@@ -129,8 +137,10 @@ def _markdown(models, results, src_path, ref_path, figures3, curves, first_name,
     lines += table1(results)
     lines += ["", "## Figure 2: BLEU by source sentence length", "", "![Figure 2](figure2.png)", ""]
     lines += ["BLEU by source length (words), with the number of sentences:", ""] + length_table(results)
-    if figures3:
-        lines += ["", f"## Figure 3: alignments of {first_name}", ""]
+    if aligner is None:
+        lines += ["", "## Figure 3: alignments", "", "None: no model here has attention (all are RNNencdec)."]
+    else:
+        lines += ["", f"## Figure 3: alignments of {aligner}", ""]
         for text, output, path in figures3:
             lines += [f"- {text}", f"  -> {output}", "", f"![alignment]({path.name})", ""]
     lines += ["", "## Long sentences", ""] + long_lines

@@ -24,5 +24,14 @@ def test_report_tables_figures_and_bleu_equal_evaluate(trained_run, synth_dir, t
     for name in ("figure2.png", "figure3_0.png", "figure3_1.png", "curves.png"):
         assert (out / name).read_bytes()[:4] == b"\x89PNG", name
     assert "The big dog sees a cat ." in md and "## Long sentences" in md
+    assert "## Figure 3: alignments of RNNsearch-50" in md  # the first model with attention
     page = (out / "report.html").read_text()
     assert page.count("data:image/png;base64,") >= 4 and "<table>" in page and "figure2.png" not in page
+
+
+def test_report_names_an_unknown_figure3_model(trained_run, synth_dir, tmp_path, capsys):
+    ckpt = str(trained_run / "best.pt")
+    rc = main(["report", "--model", f"a={ckpt}", "--src", str(synth_dir / "test.en"), "--ref",
+               str(synth_dir / "test.fr"), "--out", str(tmp_path / "r"), "--figure3", "b"])
+    assert rc == 2 and "--figure3 'b': not one of the models (a)" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()  # refused before writing anything
