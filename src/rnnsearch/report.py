@@ -94,21 +94,21 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
     names = [name for name, _ in models]
     if figure3 is not None and figure3 not in names:
         raise ValueError(f"--figure3 {figure3!r}: not one of the models ({', '.join(names)})")
+    srcs, refs = read_parallel(src_path, ref_path)
+    translators = {name: Translator.from_checkpoint(ckpt) for name, ckpt in models}
+    attending = [n for n in names if translators[n].model.arch == "rnnsearch"]
+    aligner = figure3 or (attending[0] if attending else None)
+    if aligner is not None and aligner not in attending:  # refused before the long translations
+        raise ValueError(f"--figure3 {aligner!r}: an {translators[aligner].model.arch} model has no attention")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    srcs, refs = read_parallel(src_path, ref_path)
-    results, translators = {}, {}
+    results = {}
     for name, ckpt in models:
         log(f"translating {len(srcs)} sentences with {name} ({ckpt})")
-        translators[name] = Translator.from_checkpoint(ckpt)
         results[name] = evaluate(translators[name], srcs, refs, beam=beam)
     hyps = {name: r.pop("hypotheses") for name, r in results.items()}
     first = translators[models[0][0]]
     plot_bleu_by_length({n: r["by_length"] for n, r in results.items()}, out / "figure2.png")
-    attending = [n for n in names if translators[n].model.arch == "rnnsearch"]
-    aligner = figure3 or (attending[0] if attending else None)
-    if aligner is not None and aligner not in attending:
-        raise ValueError(f"--figure3 {aligner!r}: an {translators[aligner].model.arch} model has no attention")
     figures3 = []
     if aligner is not None:
         for k, text in enumerate(figure3_sentences(translators[aligner], srcs, sentence, seed)):
