@@ -11,6 +11,7 @@ from conftest import demo_config, small_model
 from rnnsearch.batching import make_batch
 from rnnsearch.config import from_dict
 from rnnsearch.model.attention import additive_energies
+from rnnsearch.model.deferred import DeferredWeights
 from rnnsearch.model.output import CHUNK_ROWS, linear_cross_entropy
 from rnnsearch.train import Trainer
 from rnnsearch.vocab import PAD
@@ -112,3 +113,82 @@ def test_fused_adam_equals_plain_adam():
 def test_make_batch_is_what_the_loss_expects(synth_dir):
     b = make_batch([[5, 6], [7]], [[8, 9, 10], [11]])
     assert b.n_tokens == 6 and b.tgt_in[:, 0].tolist() == [2, 2]
+
+
+@settings(max_examples=25, deadline=None)
+@given(steps=st.integers(1, 6), batch=st.integers(1, 4), seed=st.integers(0, 99))
+def test_deferred_weight_gradients_equal_per_step_gradients(steps, batch, seed):
+    """A recurrence s_i = tanh(s_{i-1} U^T + x_i C^T): the same values and gradients with the
+    weights' gradients computed once for all steps (DeferredWeights) as with F.linear per step."""
+    g = torch.Generator().manual_seed(seed)
+    u = torch.randn(5, 5, generator=g, dtype=torch.float64, requires_grad=True)
+    c = torch.randn(5, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    s0 = torch.randn(batch, 5, generator=g, dtype=torch.float64, requires_grad=True)
+    xs = torch.randn(steps, batch, 3, generator=g, dtype=torch.float64, requires_grad=True)
+    probe = torch.randn(steps, batch, 5, generator=g, dtype=torch.float64)
+
+    def run(tape):
+        s, out = s0 if tape is None else tape.start(s0), []
+        for x in xs.unbind(0):
+            if tape is None:
+                s = torch.tanh(torch.nn.functional.linear(s, u) + torch.nn.functional.linear(x, c))
+            else:
+                s = torch.tanh(tape.linear(0, s) + tape.linear(1, x))
+            out.append(s)
+        return (torch.stack(out) * probe).sum()
+
+    plain, deferred = run(None), run(DeferredWeights(u, c))
+    assert deferred.item() == pytest.approx(plain.item(), rel=1e-12)
+    for a, e in zip(torch.autograd.grad(deferred, (u, c, s0, xs)), torch.autograd.grad(plain, (u, c, s0, xs))):
+        torch.testing.assert_close(a, e, rtol=1e-10, atol=1e-12)
+
+
+def test_deferred_weights_refuse_a_backward_that_did_not_reach_every_step():
+    """A product whose output the loss does not use gets no backward: the weight's gradient would
+    miss a step, so the flush refuses instead of returning a wrong gradient."""
+    w = torch.randn(4, 4, requires_grad=True)
+    tape = DeferredWeights(w)
+    s = tape.start(torch.randn(2, 4, requires_grad=True))
+    tape.linear(0, s)  # never used
+    with pytest.raises(RuntimeError, match="deferred weight 0: 2 steps in forward, 1 in backward"):
+        tape.linear(0, s).sum().backward()
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+@pytest.mark.parametrize("readout", ["current", "previous"])
+def test_training_loss_gradients_equal_the_step_by_step_models(arch, readout):
+    """Every training speed-up together (teacher forcing outside the loop, stacked products,
+    deferred weight gradients, sigmoid energies, fused output and loss): the gradient of
+    ``model.loss`` is that of the plain sum of -log p(y_i) from ``model.step``, one step at a time."""
+    model = small_model(arch, readout_state=readout).double().train()  # dropout 0
+    src = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, PAD, PAD]])
+    y_in = torch.tensor([[2, 11, 12, 13], [2, 14, 3, PAD]])
+    y_out = torch.tensor([[11, 12, 13, 3], [14, 3, PAD, PAD]])
+    mask = src != PAD
+    params = [p for p in model.parameters()]
+    nll, n = model.loss(src, mask, y_in, y_out)
+    fast = torch.autograd.grad(nll, params, allow_unused=True)
+    enc = model.encode(src, mask)
+    state, plain = model.init_state(enc), 0.0
+    for i in range(y_in.size(1)):
+        logp, state, _ = model.step(y_in[:, i], state, enc)
+        plain = plain + torch.nn.functional.nll_loss(logp, y_out[:, i], ignore_index=PAD, reduction="sum")
+    assert n == 6 and nll.item() == pytest.approx(plain.item(), rel=1e-9)
+    for (name, _), a, e in zip(model.named_parameters(), fast,
+                               torch.autograd.grad(plain, params, allow_unused=True)):
+        assert (a is None) == (e is None), name
+        if a is not None:
+            torch.testing.assert_close(a, e, rtol=1e-7, atol=1e-10, msg=name)
+
+
+def test_deferred_weights_under_bf16_autocast_give_float32_gradients():
+    model = small_model("rnnsearch").train()
+    src = torch.tensor([[5, 6, 7, 3]])
+    y_in, y_out = torch.tensor([[2, 11, 12]]), torch.tensor([[11, 12, 3]])
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        nll, _ = model.loss(src, src != PAD, y_in, y_out)
+    nll.backward()
+    for name, p in model.named_parameters():
+        assert p.grad is None or (p.grad.dtype == torch.float32 and torch.isfinite(p.grad).all()), name
+    assert model.decoder.U.weight.grad.abs().sum() > 0
+

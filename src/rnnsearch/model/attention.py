@@ -36,12 +36,15 @@ class AdditiveAttention(nn.Module):
         return self.attend(self.W_a(query), proj_keys, annotations, mask)
 
     def attend(self, proj_query: torch.Tensor, proj_keys: torch.Tensor, annotations: torch.Tensor,
-               mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+               mask: torch.Tensor, tape=None) -> tuple[torch.Tensor, torch.Tensor]:
         """As :meth:`forward`, with W_a s_{i-1} (B, A) already computed (the decoder's teacher-forced
-        pass computes it in one product with [U_z; U_r] s_{i-1})."""
+        pass computes it in one product with [U_z; U_r] s_{i-1}, and passes its
+        :class:`~.deferred.DeferredWeights`, which computes c_i and defers the gradient of h)."""
         energies = additive_energies(proj_query, proj_keys, self.v_a.weight[0])  # (B, S)
         energies = energies.masked_fill(~mask, float("-inf"))
         alpha = torch.softmax(energies, dim=1)  # (B, S)
+        if tape is not None:
+            return tape.context(alpha), alpha  # (B, C)
         context = torch.bmm(alpha.unsqueeze(1), annotations).squeeze(1)  # (B, C)
         return context, alpha
 

@@ -19,6 +19,7 @@ from torch.nn import functional as F
 
 from ..vocab import PAD
 from .attention import AdditiveAttention
+from .deferred import DeferredWeights
 
 
 @dataclass
@@ -109,23 +110,25 @@ class Decoder(nn.Module):
     def init_state(self, enc: EncoderOutput) -> DecoderState:
         return DecoderState(torch.tanh(self.W_s(enc.init_source)))  # (B, D)
 
-    def _query(self, s_prev: torch.Tensor, enc: EncoderOutput):
+    def _query(self, s_prev: torch.Tensor, enc: EncoderOutput, tape: DeferredWeights | None = None):
         """[U_z; U_r] s_{i-1} (B, 2D), and c_i (B, C) with alpha_i (B, S) for RNNsearch
         (W_a s_{i-1} is computed in the same product)."""
+        product = F.linear(s_prev, enc.weights.query) if tape is None else tape.linear(0, s_prev)
         if self.attention is None:
-            return F.linear(s_prev, enc.weights.query), enc.context, None  # (B, 2D)
-        wa_s, u_zr = F.linear(s_prev, enc.weights.query).split([self.attention.W_a.out_features,
-                                                                2 * self.hidden], dim=1)  # (B, A), (B, 2D)
-        c, alpha = self.attention.attend(wa_s, enc.proj_keys, enc.annotations, enc.mask)  # (B, C), (B, S)
+            return product, enc.context, None  # (B, 2D)
+        wa_s, u_zr = product.split([self.attention.W_a.out_features, 2 * self.hidden], dim=1)  # (B, A), (B, 2D)
+        c, alpha = self.attention.attend(wa_s, enc.proj_keys, enc.annotations, enc.mask, tape)  # (B, C), (B, S)
         return u_zr, c, alpha
 
-    def _gru(self, x_i: torch.Tensor, cc: torch.Tensor, u_zr: torch.Tensor, s_prev: torch.Tensor) -> torch.Tensor:
+    def _gru(self, x_i: torch.Tensor, cc: torch.Tensor, u_zr: torch.Tensor, s_prev: torch.Tensor,
+             tape: DeferredWeights | None = None) -> torch.Tensor:
         """s_i from x_i = [W_z; W_r; W] E y_{i-1} + b (B, 3D), cc = [C_z; C_r; C] c_i (B, 3D),
         u_zr = [U_z; U_r] s_{i-1} (B, 2D) and s_{i-1} (B, D)."""
         d = self.hidden
         gates_zr, gates_h = (x_i + cc).split([2 * d, d], dim=1)  # (B, 2D), (B, D)
         z, r = torch.sigmoid(gates_zr + u_zr).chunk(2, dim=1)  # (B, D) each
-        s_tilde = torch.tanh(gates_h + self.U(r * s_prev))  # (B, D)
+        reset = r * s_prev  # (B, D)
+        s_tilde = torch.tanh(gates_h + (self.U(reset) if tape is None else tape.linear(1, reset)))  # (B, D)
         return torch.lerp(s_prev, s_tilde, z)  # (1 - z) * s_{i-1} + z * s~_i  (B, D)
 
     def _maxout(self, t_tilde: torch.Tensor) -> torch.Tensor:
@@ -162,18 +165,27 @@ class Decoder(nn.Module):
         emb = self.dropout(self.embed(y_in))  # (B, T, E)
         inputs = self.W(emb).unbind(1)  # T x (B, 3D): the embedding side of every step at once
         s = self.init_state(enc).hidden  # (B, D)
+        tape = None
+        if torch.is_grad_enabled():  # weight gradients of the loop's products: one product each
+            attention = self.attention is not None
+            tape = DeferredWeights(enc.weights.query, self.U.weight, *([self.C.weight] if attention else []),
+                                   annotations=enc.annotations if attention else None)
+            s = tape.start(s)
         states, contexts, alphas = [], [], []
-        for x_i in inputs:
-            u_zr, c, alpha = self._query(s, enc)
-            if alpha is None:  # RNNencdec: c_i = c
-                cc = enc.context_gates  # (B, 3D)
-            else:
-                cc = self.C(c)  # (B, 3D)
-                contexts.append(c)
-                alphas.append(alpha)
+        last = len(inputs) - 1
+        for i, x_i in enumerate(inputs):
             if self.readout_previous:
                 states.append(s)
-            s = self._gru(x_i, cc, u_zr, s)  # (B, D)
+                if i == last and self.attention is None:
+                    break  # s_T feeds no output
+            u_zr, c, alpha = self._query(s, enc, tape)
+            if alpha is not None:
+                contexts.append(c)
+                alphas.append(alpha)
+            if self.readout_previous and i == last:
+                break  # s_T feeds no output, only c_T does
+            cc = enc.context_gates if alpha is None else (self.C(c) if tape is None else tape.linear(2, c))  # (B, 3D)
+            s = self._gru(x_i, cc, u_zr, s, tape)  # (B, D)
             if not self.readout_previous:
                 states.append(s)
         s_all = torch.stack(states, dim=1)  # (B, T, D)

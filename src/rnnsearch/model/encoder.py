@@ -6,6 +6,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..vocab import PAD
+from .deferred import DeferredWeights
 
 
 class PaperGRU(nn.Module):
@@ -28,17 +29,22 @@ class PaperGRU(nn.Module):
     def forward(self, x: torch.Tensor, mask: torch.Tensor, reverse: bool = False) -> torch.Tensor:
         """x (B, S, E), mask (B, S) -> states (B, S, H); zeros where mask is False."""
         batch, length, _ = x.shape
-        inputs = self.W(x)  # (B, S, 3H), every step at once
-        h = x.new_zeros(batch, self.hidden)  # (B, H)
+        hidden = self.hidden
+        inputs = self.W(x).unbind(1)  # S x (B, 3H), every step at once
+        keep = mask.unsqueeze(2).unbind(1)  # S x (B, 1)
+        h = inputs[0].new_zeros(batch, hidden)  # (B, H), in the products' dtype (also under autocast)
+        tape = DeferredWeights(self.U_zr.weight, self.U.weight) if torch.is_grad_enabled() else None
+        if tape is not None:
+            h = tape.start(h)
         outputs = [None] * length
-        steps = range(length - 1, -1, -1) if reverse else range(length)
-        for j in steps:
-            gates = inputs[:, j, : 2 * self.hidden] + self.U_zr(h)  # (B, 2H)
-            z, r = torch.sigmoid(gates).chunk(2, dim=1)  # (B, H) each
-            h_tilde = torch.tanh(inputs[:, j, 2 * self.hidden:] + self.U(r * h))  # (B, H)
-            h_new = (1 - z) * h + z * h_tilde
-            h = torch.where(mask[:, j, None], h_new, h)
-            outputs[j] = h * mask[:, j, None]
+        for j in (range(length - 1, -1, -1) if reverse else range(length)):
+            x_zr, x_h = inputs[j].split([2 * hidden, hidden], dim=1)  # (B, 2H), (B, H)
+            u_zr = self.U_zr(h) if tape is None else tape.linear(0, h)  # (B, 2H)
+            z, r = torch.sigmoid(x_zr + u_zr).chunk(2, dim=1)  # (B, H) each
+            reset = r * h  # (B, H)
+            h_tilde = torch.tanh(x_h + (self.U(reset) if tape is None else tape.linear(1, reset)))  # (B, H)
+            h = torch.where(keep[j], torch.lerp(h, h_tilde, z), h)  # (1 - z) h + z h~ on real words
+            outputs[j] = h * keep[j]
         return torch.stack(outputs, dim=1)  # (B, S, H)
 
 
@@ -68,19 +74,21 @@ class Encoder(nn.Module):
 
     def forward(self, src: torch.Tensor, mask: torch.Tensor):
         x = self.dropout(self.embed(src))  # (B, S, E)
-        lengths = mask.sum(1)  # (B,)
-        last = (lengths - 1).clamp(min=0)  # (B,)
+        last = (mask.sum(1) - 1).clamp(min=0)  # (B,)
         rows = torch.arange(src.size(0), device=src.device)
         if self.cell == "paper":
             fwd = self.fwd(x, mask)  # (B, S, H)
             bwd = self.bwd(x, mask, reverse=True) if self.bidirectional else None  # (B, S, H)
         else:
-            packed = pack_padded_sequence(x, lengths.cpu(), batch_first=True, enforce_sorted=False)
-            out, _ = self.rnn(packed)
-            out, _ = pad_packed_sequence(out, batch_first=True, total_length=src.size(1))  # (B, S, dirs*H)
-            fwd = out[:, :, : self.hidden]  # (B, S, H)
-            bwd = out[:, :, self.hidden:] if self.bidirectional else None  # (B, S, H)
+            fwd, bwd = self.fused_packed(x, mask)
         annotations = fwd if bwd is None else torch.cat([fwd, bwd], dim=2)  # (B, S, dirs*H)
         final_forward = fwd[rows, last]  # (B, H)
         first_backward = bwd[:, 0] if bwd is not None else torch.zeros_like(final_forward)  # (B, H)
         return annotations, final_forward, first_backward
+
+    def fused_packed(self, x: torch.Tensor, mask: torch.Tensor):
+        """torch.nn.GRU on packed sequences: x (B, S, E) -> forward, backward states (B, S, H) or None."""
+        packed = pack_padded_sequence(x, mask.sum(1).cpu(), batch_first=True, enforce_sorted=False)
+        out, _ = self.rnn(packed)
+        out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))  # (B, S, dirs*H)
+        return out[:, :, : self.hidden], (out[:, :, self.hidden:] if self.bidirectional else None)  # (B, S, H)

@@ -21,10 +21,14 @@ class _LinearCrossEntropy(torch.autograd.Function):
         gx = torch.empty_like(x) if with_grad else None  # (N, M)
         gw = torch.zeros_like(weight) if with_grad else None  # (V, M)
         gb = torch.zeros_like(bias) if with_grad else None  # (V,)
-        minus_one = torch.full((min(CHUNK_ROWS, len(x)), 1), -1.0, dtype=x.dtype, device=x.device)
+        rows = min(CHUNK_ROWS, len(x))
+        minus_one = torch.full((rows, 1), -1.0, dtype=x.dtype, device=x.device)
+        logits_buf = x.new_empty(rows, len(weight))  # (n, V), one pair of buffers for all chunks
+        logp_buf = x.new_empty(rows, len(weight))  # (n, V)
         for start in range(0, len(x), CHUNK_ROWS):
             xs, ys = x[start:start + CHUNK_ROWS], target[start:start + CHUNK_ROWS, None]  # (n, M), (n, 1)
-            logp = torch.log_softmax(torch.addmm(bias, xs, weight.t()), dim=1)  # (n, V)
+            logits = torch.addmm(bias, xs, weight.t(), out=logits_buf[: len(xs)])  # (n, V)
+            logp = torch.log_softmax(logits, dim=1, out=logp_buf[: len(xs)])  # (n, V)
             total -= logp.gather(1, ys).sum(dtype=torch.float64)
             if with_grad:
                 grad = logp.exp_()  # softmax, in place (n, V)
