@@ -19,6 +19,7 @@ from torch.nn import functional as F
 
 from ..vocab import PAD
 from .attention import AdditiveAttention
+from . import deferred
 from .deferred import DeferredWeights
 
 
@@ -161,12 +162,14 @@ class Decoder(nn.Module):
         """Teacher forcing -> the maxout outputs t_i (B, T, M) of every step, alphas (B, T, S) or None.
 
         Computes what :meth:`step` computes, arranged for speed: everything that does not depend
-        on s_{i-1} is done for all steps at once outside the loop (W E y, the readout, W_o)."""
+        on s_{i-1} is done for all steps at once outside the loop (W E y, the readout, W_o), and
+        with gradients on, the loop's products defer their weight gradients (and c_i that of the
+        annotations) to one product each for all steps (:class:`DeferredWeights`)."""
         emb = self.dropout(self.embed(y_in))  # (B, T, E)
         inputs = self.W(emb).unbind(1)  # T x (B, 3D): the embedding side of every step at once
         s = self.init_state(enc).hidden  # (B, D)
         tape = None
-        if torch.is_grad_enabled():  # weight gradients of the loop's products: one product each
+        if torch.is_grad_enabled() and deferred.ENABLED:  # weight gradients of the loop's products: one product each
             attention = self.attention is not None
             tape = DeferredWeights(enc.weights.query, self.U.weight, *([self.C.weight] if attention else []),
                                    annotations=enc.annotations if attention else None)
@@ -184,7 +187,10 @@ class Decoder(nn.Module):
                 alphas.append(alpha)
             if self.readout_previous and i == last:
                 break  # s_T feeds no output, only c_T does
-            cc = enc.context_gates if alpha is None else (self.C(c) if tape is None else tape.linear(2, c))  # (B, 3D)
+            if alpha is None:  # RNNencdec: c_i = c
+                cc = enc.context_gates  # (B, 3D)
+            else:
+                cc = self.C(c) if tape is None else tape.linear(2, c)  # (B, 3D)
             s = self._gru(x_i, cc, u_zr, s, tape)  # (B, D)
             if not self.readout_previous:
                 states.append(s)

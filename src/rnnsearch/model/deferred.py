@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import torch
 
+ENABLED = True  # False: the loops' products are plain F.linear / bmm (benchmarks/ab_deferred.py compares)
+
 
 class DeferredWeights:
     """Deferred gradients for ``weights`` (each (out, in)), used by the steps of one forward pass.

@@ -6,6 +6,7 @@ from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
 from ..vocab import PAD
+from . import deferred
 from .deferred import DeferredWeights
 
 
@@ -33,8 +34,9 @@ class PaperGRU(nn.Module):
         inputs = self.W(x).unbind(1)  # S x (B, 3H), every step at once
         keep = mask.unsqueeze(2).unbind(1)  # S x (B, 1)
         h = inputs[0].new_zeros(batch, hidden)  # (B, H), in the products' dtype (also under autocast)
-        tape = DeferredWeights(self.U_zr.weight, self.U.weight) if torch.is_grad_enabled() else None
-        if tape is not None:
+        tape = None
+        if torch.is_grad_enabled() and deferred.ENABLED:  # U_zr's and U's gradients: one product each
+            tape = DeferredWeights(self.U_zr.weight, self.U.weight)
             h = tape.start(h)
         outputs = [None] * length
         for j in (range(length - 1, -1, -1) if reverse else range(length)):
