@@ -71,37 +71,43 @@ class DeferredWeights:
         return grads
 
 
+def _record_forward(ctx, tape: DeferredWeights, k: int, *saved: torch.Tensor) -> None:
+    ctx.tape, ctx.k = tape, k
+    ctx.save_for_backward(*saved)
+    tape.steps[k] += 1
+
+
+def _record_backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Files (the product's step input, its output gradient) on the tape; returns the saved tensors."""
+    saved = ctx.saved_tensors
+    ctx.tape.inputs[ctx.k].append(saved[0])
+    ctx.tape.grads[ctx.k].append(grad)
+    return saved
+
+
 class _StepLinear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, tape, k):
-        ctx.tape, ctx.k = tape, k
-        ctx.save_for_backward(x, weight)
-        tape.steps[k] += 1
+        _record_forward(ctx, tape, k, x, weight)
         return torch.mm(x, weight.t())  # (B, out)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        x, weight = ctx.saved_tensors
-        ctx.tape.inputs[ctx.k].append(x)
-        ctx.tape.grads[ctx.k].append(grad)
+        _, weight = _record_backward(ctx, grad)
         return torch.mm(grad, weight.to(grad.dtype)), None, None, None  # (B, in)
 
 
 class _StepContext(torch.autograd.Function):
     @staticmethod
     def forward(ctx, alpha, annotations, tape, k):
-        ctx.tape, ctx.k = tape, k
-        ctx.save_for_backward(alpha, annotations)
-        tape.steps[k] += 1
+        _record_forward(ctx, tape, k, alpha, annotations)
         return torch.bmm(alpha.unsqueeze(1), annotations).squeeze(1)  # (B, 1, S) x (B, S, C) -> (B, C)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        alpha, annotations = ctx.saved_tensors
-        ctx.tape.inputs[ctx.k].append(alpha)
-        ctx.tape.grads[ctx.k].append(grad)
+        _, annotations = _record_backward(ctx, grad)
         grad_alpha = torch.bmm(annotations.to(grad.dtype), grad.unsqueeze(2)).squeeze(2)  # (B, S)
         return grad_alpha, None, None, None
 
