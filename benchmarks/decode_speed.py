@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from rnnsearch.data import read_lines
-from rnnsearch.runtime import tune_malloc
+from rnnsearch.runtime import tune_process
 from rnnsearch.translator import Translator
 
 
@@ -26,7 +26,7 @@ def main() -> None:
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--out")
     args = p.parse_args()
-    tune_malloc()
+    tune_process()
     lines = read_lines(args.src)
     lines = lines[: args.limit] if args.limit else lines
     translator = Translator.from_checkpoint(args.checkpoint)

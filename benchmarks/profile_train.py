@@ -27,8 +27,8 @@ def main() -> None:
     p.add_argument("--profile", action="store_true")
     p.add_argument("--out", default="/tmp/rnnsearch-profile")
     args = p.parse_args()
-    from rnnsearch.runtime import tune_malloc
-    print("malloc tuned:", tune_malloc())
+    from rnnsearch.runtime import tune_process
+    print("malloc tuned:", tune_process())
     cfg = load(args.config, args.set + ["train.progress=false"])
     import shutil
     shutil.rmtree(args.out, ignore_errors=True)

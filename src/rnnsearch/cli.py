@@ -162,8 +162,8 @@ def main(argv: list[str] | None = None) -> int:
     from .train import TrainError
     args = build_parser().parse_args(argv)
     if args.command in ("train", "translate", "evaluate", "serve"):
-        from .runtime import tune_malloc
-        tune_malloc()
+        from .runtime import tune_process
+        tune_process()
     try:
         return args.func(args)
     except (ConfigError, DataError, CheckpointError, TrainError, ValueError, OSError) as exc:

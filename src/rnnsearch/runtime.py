@@ -5,6 +5,12 @@ them on free, so every large tensor of every step pays page faults again (on a f
 ~0.4 GiB/s). Raising the mmap threshold to its maximum (32 MiB) and keeping freed memory
 in the heap lets PyTorch's per-step tensors reuse warm memory: 5-10% faster training on
 2 cores (benchmarks/README.md). Set RNNSEARCH_MALLOC=default to leave malloc alone.
+
+oneDNN, which runs PyTorch's bfloat16 products on CPUs, keeps up to 1024 compiled primitives,
+one per distinct shape, each with its own buffers. Training sees new shapes with every batch
+length, so under bf16 autocast that cache alone grew the process by ~250 MiB
+(benchmarks/README.md); the loop's few shapes fit in 32 entries. :func:`tune_process` sets
+ONEDNN_PRIMITIVE_CACHE_CAPACITY=32 unless the environment already sets it.
 """
 from __future__ import annotations
 
@@ -14,6 +20,15 @@ import os
 
 M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
 _done = None
+
+
+ONEDNN_CACHE = 32
+
+
+def tune_process() -> bool:
+    """:func:`tune_malloc` and the oneDNN primitive cache's capacity (before oneDNN's first use)."""
+    os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", str(ONEDNN_CACHE))
+    return tune_malloc()
 
 
 def tune_malloc() -> bool:

@@ -192,3 +192,85 @@ def test_deferred_weights_under_bf16_autocast_give_float32_gradients():
         assert p.grad is None or (p.grad.dtype == torch.float32 and torch.isfinite(p.grad).all()), name
     assert model.decoder.U.weight.grad.abs().sum() > 0
 
+
+
+def _bf16(t: torch.Tensor) -> torch.Tensor:
+    return t.to(torch.bfloat16).float()
+
+
+@settings(max_examples=15, deadline=None)
+@given(rows=st.integers(1, CHUNK_ROWS + 3), vocab=st.integers(5, 60), seed=st.integers(0, 99))
+def test_linear_cross_entropy_under_bf16_autocast_is_autocasts_linear_then_float32_loss(rows, vocab, seed):
+    """Under bf16 autocast the fused loss equals what autocast's own F.linear followed by a float32
+    cross-entropy computes: bfloat16 operands, the bias, softmax and loss in float32; the gradients
+    are those of that computation to bfloat16 precision, and come back in float32."""
+    g = torch.Generator().manual_seed(seed)
+    x = torch.randn(rows, 7, generator=g, requires_grad=True)
+    w = torch.randn(vocab, 7, generator=g, requires_grad=True)
+    b = torch.randn(vocab, generator=g, requires_grad=True)
+    y = torch.randint(0, vocab, (rows,), generator=g)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        fused = linear_cross_entropy(x, w, b, y)
+        logits = torch.nn.functional.linear(x, w)  # (N, V) in bfloat16
+    plain = torch.nn.functional.cross_entropy(logits.float() + b, y, reduction="sum")
+    assert fused.dtype == torch.float32
+    assert fused.item() == pytest.approx(plain.item(), rel=1e-5, abs=1e-4)
+    fast = torch.autograd.grad(fused, [x, w, b])
+    slow = torch.autograd.grad(plain, [x, w, b])
+    for name, a, e in zip("xwb", fast, slow):
+        assert a.dtype == torch.float32, name
+        torch.testing.assert_close(a, e, rtol=2e-2, atol=2e-2 * e.abs().max().item(), msg=name)
+
+
+@settings(max_examples=15, deadline=None)
+@given(steps=st.integers(1, 5), batch=st.integers(1, 4), seed=st.integers(0, 99))
+def test_deferred_weights_under_bf16_autocast_equal_autocasts_per_step_products(steps, batch, seed):
+    """Under bf16 autocast the tape casts each weight once per pass and computes the deferred
+    gradients from the bfloat16 step inputs and output gradients: the same values as autocast's
+    per-step F.linear (to bfloat16 precision), the weight's gradient in float32."""
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randn(6, 6, generator=g, requires_grad=True)
+    s0 = torch.randn(batch, 6, generator=g, requires_grad=True)
+
+    def run(deferred_on: bool):
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            tape = DeferredWeights(w) if deferred_on else None
+            s = tape.start(s0) if deferred_on else s0
+            for _ in range(steps):
+                s = torch.tanh(tape.linear(0, s) if deferred_on else torch.nn.functional.linear(s, w))
+            loss = s.float().square().sum()
+        return loss, torch.autograd.grad(loss, [w, s0])
+
+    (fast_loss, fast), (slow_loss, slow) = run(True), run(False)
+    assert fast_loss.item() == pytest.approx(slow_loss.item(), rel=1e-6)
+    for name, a, e in zip(["W", "s0"], fast, slow):
+        assert a.dtype == torch.float32, name
+        torch.testing.assert_close(a, e, rtol=3e-2, atol=3e-2 * e.abs().max().item(), msg=name)
+
+
+def test_bf16_training_gradient_is_the_float32_gradient_to_bf16_precision():
+    """The whole bf16 training loss (autocast, deferred gradients, fused loss) against float32 on the
+    same model and batch: the loss within 1%, and every parameter's gradient points the same way
+    (cosine > 0.98) with the same size (within 5%)."""
+    model = small_model("rnnsearch", vocab=40).train()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(0.3)  # moderate activations, as in training
+    g = torch.Generator().manual_seed(3)
+    src = torch.randint(4, 40, (6, 9), generator=g)
+    y = torch.randint(4, 44, (6, 8), generator=g)
+    y_in, y_out = torch.cat([torch.full((6, 1), 2), y[:, :-1]], 1), y
+    params = list(model.parameters())
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        low, _ = model.loss(src, src != PAD, y_in, y_out)
+    low_grads = torch.autograd.grad(low, params, allow_unused=True)
+    high, _ = model.loss(src, src != PAD, y_in, y_out)
+    high_grads = torch.autograd.grad(high, params, allow_unused=True)
+    assert low.item() == pytest.approx(high.item(), rel=1e-2)
+    for (name, _), a, e in zip(model.named_parameters(), low_grads, high_grads):
+        if e is None or e.abs().max() == 0:
+            continue
+        assert a.dtype == torch.float32, name
+        cos = torch.nn.functional.cosine_similarity(a.flatten(), e.flatten(), dim=0).item()
+        assert cos > 0.98, (name, cos)
+        assert a.norm().item() == pytest.approx(e.norm().item(), rel=5e-2), name

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import torch
 
-ENABLED = True  # False: the loops' products are plain F.linear / bmm (benchmarks/ab_deferred.py compares)
+ENABLED = True  # False: the loops' products are plain F.linear / bmm (benchmarks/ab_train.py --compare deferred)
 
 
 class DeferredWeights:
@@ -31,7 +31,9 @@ class DeferredWeights:
     def __init__(self, *weights: torch.Tensor, annotations: torch.Tensor | None = None):
         self.weights = weights + (() if annotations is None else (annotations,))
         self.context_slot = None if annotations is None else len(weights)  # index of h_j in ``weights``
-        self.detached = [w.detach() for w in self.weights]
+        compute = _autocast_dtype(self.weights[0].device.type)  # under autocast: cast once per pass, not per step
+        self.detached = [w.detach() if compute is None or not w.is_floating_point() else w.detach().to(compute)
+                         for w in self.weights]
         self.steps = [0 for _ in self.weights]  # products computed in forward, per weight
         # filled in backward (so that the tape holds no reference into the graph, no cycle):
         self.inputs: list[list[torch.Tensor]] = [[] for _ in self.weights]
@@ -58,17 +60,22 @@ class DeferredWeights:
             if not gs:
                 grads.append(None)
                 continue
-            dtype = self.weights[k].dtype  # in the weight's precision (also under autocast)
+            dtype = self.detached[k].dtype  # the products' precision (bfloat16 under bf16 autocast)
             if k == self.context_slot:  # dh_j = sum_i alpha_ij dc_i, for every sentence at once
                 alphas = torch.stack(xs, dim=2).to(dtype)  # (B, S, T)
-                grads.append(torch.bmm(alphas, torch.stack(gs, dim=1).to(dtype)))  # (B, S, T) x (B, T, C)
+                grad = torch.bmm(alphas, torch.stack(gs, dim=1).to(dtype))  # (B, S, T) x (B, T, C)
             else:
                 g_all = torch.cat(gs).to(dtype)  # (T*B, out)
                 x_all = torch.cat(xs).to(dtype)  # (T*B, in), the same (backward) order
-                grads.append(torch.mm(g_all.t(), x_all))  # (out, in)
+                grad = torch.mm(g_all.t(), x_all)  # (out, in), accumulated in float32 by the product
+            grads.append(grad.to(self.weights[k].dtype))
             gs.clear()
             xs.clear()
         return grads
+
+
+def _autocast_dtype(device_type: str) -> torch.dtype | None:
+    return torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) else None
 
 
 def _record_forward(ctx, tape: DeferredWeights, k: int, *saved: torch.Tensor) -> None:

@@ -5,6 +5,9 @@ and as the loss is the last operation, the gradient of each chunk's logits (soft
 is known in the forward pass and folded straight into the gradients of t, W_o and b_o. The
 mathematics is that of ``cross_entropy(t @ W_o.T + b_o, y, reduction="sum")`` (a test checks it
 to float tolerance); the memory is one chunk of logits instead of all of them.
+
+Under bf16 autocast the three products take bfloat16 operands (as autocast's own linear would),
+while the bias, the softmax, the loss and the gradients' sums stay in float32.
 """
 from __future__ import annotations
 
@@ -15,43 +18,59 @@ CHUNK_ROWS = 512  # 512 x 8000 float32 logits = 16 MB
 
 class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, weight, bias, target, with_grad: bool):
-        """x (N, M), weight (V, M), bias (V,), target (N,) -> summed NLL (scalar)."""
+    def forward(ctx, x, weight, bias, target, with_grad: bool, compute: torch.dtype):
+        """x (N, M), weight (V, M), bias (V,), target (N,) -> summed NLL (scalar, float32 at least);
+        the products in ``compute``, everything else in ``bias.dtype``."""
+        dtype = bias.dtype
         total = torch.zeros((), dtype=torch.float64, device=x.device)
-        gx = torch.empty_like(x) if with_grad else None  # (N, M)
-        gw = torch.zeros_like(weight) if with_grad else None  # (V, M)
+        gx = torch.empty(x.shape, dtype=dtype, device=x.device) if with_grad else None  # (N, M)
+        gw = torch.zeros(weight.shape, dtype=dtype, device=x.device) if with_grad else None  # (V, M)
         gb = torch.zeros_like(bias) if with_grad else None  # (V,)
+        xc, wc = x.to(compute), weight.to(compute)  # (N, M), (V, M)
         rows = min(CHUNK_ROWS, len(x))
-        minus_one = torch.full((rows, 1), -1.0, dtype=x.dtype, device=x.device)
-        logits_buf = x.new_empty(rows, len(weight))  # (n, V), one pair of buffers for all chunks
-        logp_buf = x.new_empty(rows, len(weight))  # (n, V)
+        minus_one = torch.full((rows, 1), -1.0, dtype=dtype, device=x.device)
+        logits_buf = bias.new_empty(rows, len(weight))  # (n, V), one pair of buffers for all chunks
+        logp_buf = bias.new_empty(rows, len(weight))  # (n, V)
         for start in range(0, len(x), CHUNK_ROWS):
-            xs, ys = x[start:start + CHUNK_ROWS], target[start:start + CHUNK_ROWS, None]  # (n, M), (n, 1)
-            logits = torch.addmm(bias, xs, weight.t(), out=logits_buf[: len(xs)])  # (n, V)
+            xs, ys = xc[start:start + CHUNK_ROWS], target[start:start + CHUNK_ROWS, None]  # (n, M), (n, 1)
+            if compute == dtype:
+                logits = torch.addmm(bias, xs, wc.t(), out=logits_buf[: len(xs)])  # (n, V)
+            else:
+                logits = torch.add(torch.mm(xs, wc.t()), bias, out=logits_buf[: len(xs)])  # (n, V)
             logp = torch.log_softmax(logits, dim=1, out=logp_buf[: len(xs)])  # (n, V)
             total -= logp.gather(1, ys).sum(dtype=torch.float64)
             if with_grad:
                 grad = logp.exp_()  # softmax, in place (n, V)
                 grad.scatter_add_(1, ys, minus_one[: len(xs)])  # softmax - one-hot
-                torch.mm(grad, weight, out=gx[start:start + CHUNK_ROWS])  # (n, M)
-                gw.addmm_(grad.t(), xs)  # (V, M)
                 gb += grad.sum(0)  # (V,)
+                if compute == dtype:
+                    torch.mm(grad, wc, out=gx[start:start + CHUNK_ROWS])  # (n, M)
+                    gw.addmm_(grad.t(), xs)  # (V, M)
+                else:  # bfloat16 operands; the sums over chunks in float32
+                    grad = grad.to(compute)  # (n, V)
+                    gx[start:start + CHUNK_ROWS] = torch.mm(grad, wc)  # (n, M)
+                    gw += torch.mm(grad.t(), xs)  # (V, M)
         ctx.save_for_backward(gx, gw, gb)
-        return total.to(x.dtype)
+        ctx.dtypes = (x.dtype, weight.dtype)
+        return total.to(dtype)
 
     @staticmethod
     def backward(ctx, grad_out):
         gx, gw, gb = ctx.saved_tensors
         if gx is None:
             raise RuntimeError("linear_cross_entropy was called without gradients; cannot backpropagate")
-        return gx * grad_out, gw * grad_out, gb * grad_out, None, None
+        x_dtype, w_dtype = ctx.dtypes
+        return (gx * grad_out).to(x_dtype), (gw * grad_out).to(w_dtype), gb * grad_out, None, None, None
 
 
 def linear_cross_entropy(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
                          target: torch.Tensor) -> torch.Tensor:
-    """Summed ``cross_entropy(x @ weight.T + bias, target)`` over the rows of x (N, M), in float32
-    at least (also under autocast). Callers pass only real (non-padding) rows."""
+    """Summed ``cross_entropy(x @ weight.T + bias, target)`` over the rows of x (N, M), the
+    softmax and loss in float32 at least; under autocast the products take the autocast dtype.
+    Callers pass only real (non-padding) rows."""
     with_grad = torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad or bias.requires_grad)
     dtype = torch.promote_types(torch.promote_types(x.dtype, weight.dtype), torch.float32)
-    with torch.autocast(x.device.type, enabled=False):
-        return _LinearCrossEntropy.apply(x.to(dtype), weight.to(dtype), bias.to(dtype), target, with_grad)
+    device = x.device.type
+    compute = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else dtype
+    with torch.autocast(device, enabled=False):
+        return _LinearCrossEntropy.apply(x, weight, bias.to(dtype), target, with_grad, compute)

@@ -1,43 +1,55 @@
-"""Deferred weight gradients (model/deferred.py) against plain per-step autograd, in one process.
+"""Two ways of training the same model on the same minibatches, in one process, side by side.
 
-    python benchmarks/ab_deferred.py configs/bench_m30k.yaml --steps 40 [--set key=value ...]
+    python benchmarks/ab_train.py configs/bench_m30k.yaml --compare deferred --steps 40 [--set key=value ...]
+    python benchmarks/ab_train.py configs/bench_m30k.yaml --compare bf16 --steps 40
+
+``--compare deferred``: deferred weight gradients (model/deferred.py) against plain per-step
+autograd, both float32 (the two compute the same gradients: tests/unit/test_speedups.py).
+``--compare bf16``: bfloat16 autocast (``train.bf16=true``) against float32.
 
 Every minibatch is trained twice, once each way, in alternating order (so that neither way
 always runs first), and the times are summed per way: the machine's drift hits both alike.
-Prints tokens/s of each way and their ratio. The two ways compute the same gradients
-(tests/unit/test_speedups.py).
+Prints tokens/s of each way and their ratio.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import time
 
 from rnnsearch.batching import epoch_plan
 from rnnsearch.config import load
 from rnnsearch.model import deferred
-from rnnsearch.runtime import tune_malloc
+from rnnsearch.runtime import tune_process
 from rnnsearch.train import Trainer
+
+NAMES = {"deferred": ("deferred", "per-step"), "bf16": ("bf16", "float32")}
 
 
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("config")
+    p.add_argument("--compare", choices=sorted(NAMES), default="deferred")
     p.add_argument("--set", action="append", default=[])
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--warmup", type=int, default=4)
     p.add_argument("--out", default="/tmp/rnnsearch-ab")
     args = p.parse_args()
-    tune_malloc()
-    cfg = load(args.config, args.set + ["train.progress=false"])
+    tune_process()
+    cfg = load(args.config, args.set + ["train.progress=false", "train.bf16=false"])
     shutil.rmtree(args.out, ignore_errors=True)
     trainer = Trainer(cfg, args.out, log=lambda *_: None)
+    configs = {True: dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, bf16=True)), False: cfg}
     data = trainer.train_data
     plan = epoch_plan(data.src_lens, data.tgt_lens, cfg.train, cfg.train.seed, 0)
     seconds, tokens = {True: 0.0, False: 0.0}, {True: 0, False: 0}
     for k, idx in enumerate(plan[: args.warmup + args.steps]):
         for way in ((True, False) if k % 2 == 0 else (False, True)):
-            deferred.ENABLED = way
+            if args.compare == "deferred":
+                deferred.ENABLED = way
+            else:
+                trainer.cfg = configs[way]
             start = time.perf_counter()
             n = trainer.train_step(idx)[1]
             if k >= args.warmup:
@@ -45,8 +57,9 @@ def main() -> None:
                 tokens[way] += n
     deferred.ENABLED = True
     rate = {way: tokens[way] / seconds[way] for way in seconds}
-    print(f"{args.steps} minibatches each way, {tokens[True]} target tokens: deferred {rate[True]:.0f} tok/s, "
-          f"per-step {rate[False]:.0f} tok/s, ratio {rate[True] / rate[False]:.2f}x")
+    a, b = NAMES[args.compare]
+    print(f"{args.steps} minibatches each way, {tokens[True]} target tokens: {a} {rate[True]:.0f} tok/s, "
+          f"{b} {rate[False]:.0f} tok/s, ratio {rate[True] / rate[False]:.2f}x")
 
 
 if __name__ == "__main__":
