@@ -67,7 +67,7 @@ class DeferredWeights:
             else:
                 g_all = torch.cat(gs).to(dtype)  # (T*B, out)
                 x_all = torch.cat(xs).to(dtype)  # (T*B, in), the same (backward) order
-                grad = torch.mm(g_all.t(), x_all)  # (out, in), accumulated in float32 by the product
+                grad = torch.mm(g_all.t(), x_all)  # (out, in), summed in float32, rounded to dtype
             grads.append(grad.to(self.weights[k].dtype))
             gs.clear()
             xs.clear()
