@@ -78,8 +78,10 @@ def warm_memory() -> float:
     return time.monotonic() - start
 
 
-def matmul_ceiling(env: dict) -> float:
-    code = ("import time, torch\na = torch.randn(2048, 2048); b = torch.randn(2048, 2048)\n"
+def matmul_ceiling(env: dict, dtype: str = "float32") -> float:
+    """GFLOP/s of the best of ten 2048^3 products in ``dtype``, in a fresh process."""
+    code = (f"import time, torch\na = torch.randn(2048, 2048, dtype=torch.{dtype}); "
+            f"b = torch.randn(2048, 2048, dtype=torch.{dtype})\n"
             "[a @ b for _ in range(3)]\nbest = 1e9\nfor _ in range(10):\n"
             "    t = time.perf_counter(); a @ b; best = min(best, time.perf_counter() - t)\n"
             "print(2 * 2048 ** 3 / best / 1e9)")
@@ -148,8 +150,11 @@ def train_rnnsearch(work: Path, spm_model: Path, minutes: float, env: dict) -> d
     entries = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     points = [(e["elapsed_s"], e["tgt_tokens"]) for e in entries if "tgt_tokens" in e]
     epochs = max((e.get("epoch", 0) for e in entries), default=0)
+    from rnnsearch.config import load
+    bf16 = load(ROOT / "configs" / "bench_m30k.yaml").train.bf16
     return {**result, "tok_per_s": steady_rate(points), "updates": entries[-1]["step"], "epochs": epochs,
-            "checkpoint": out / "last.pt", "command": " ".join(cmd[1:])}
+            "checkpoint": out / "last.pt", "command": " ".join(cmd[1:]),
+            "precision": "bfloat16 autocast" if bf16 else "float32"}
 
 
 def train_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], minutes: float, env: dict) -> dict:
@@ -167,6 +172,7 @@ def train_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], minut
     log = joey.training_log(text)
     warm = log[len(log) // 5:]
     return {**result, "tok_per_s": sum(e["tok_per_s"] for e in warm) / len(warm), "updates": log[-1]["step"],
+            "precision": "float32",
             "epochs": log[-1]["epoch"], "loss": log[-1]["loss"], "parameters": joey.parameters(text),
             "checkpoint": model_dir / "latest.ckpt", "command": " ".join(cmd[1:])}
 
@@ -229,8 +235,8 @@ def main() -> None:
     say(f"machine: {info['machine']}")
     info["warm_s"] = warm_memory()
     say(f"warmed 18 GiB of memory in {info['warm_s']:.0f} s")
-    info["ceiling"] = matmul_ceiling(env)
-    say(f"float32 2048^3 matmul: {info['ceiling']:.1f} GFLOP/s")
+    info["ceiling"], info["ceiling_bf16"] = matmul_ceiling(env), matmul_ceiling(env, "bfloat16")
+    say(f"2048^3 matmul: float32 {info['ceiling']:.1f}, bfloat16 {info['ceiling_bf16']:.1f} GFLOP/s")
     spm_model, pieces = shared_sentencepiece(work)
     lengths = piece_lengths(spm_model)
     ours = train_rnnsearch(work, spm_model, minutes, env)

@@ -15,8 +15,12 @@ def render(info: dict, ours: dict, peer: dict, n: int, lengths: dict) -> str:
          None),
         ("training: target tokens/s (steady state)", f"{ours['tok_per_s']:,.0f}", f"{peer['tok_per_s']:,.0f}",
          _ratio(ours["tok_per_s"], peer["tok_per_s"])),
+        ("training: precision of the products", ours["precision"], peer["precision"], None),
         ("training: fraction of the float32 matmul ceiling", f"{ours['flops'] * ours['tok_per_s'] / c:.0%}",
          f"{peer['flops'] * peer['tok_per_s'] / c:.0%}", None),
+        ("training: fraction of the bfloat16 matmul ceiling",
+         f"{ours['flops'] * ours['tok_per_s'] / (info['ceiling_bf16'] * 1e9):.0%}",
+         f"{peer['flops'] * peer['tok_per_s'] / (info['ceiling_bf16'] * 1e9):.0%}", None),
         ("training: peak resident memory", f"{ours['peak_rss_mib']:,.0f} MiB", f"{peer['peak_rss_mib']:,.0f} MiB",
          _ratio(ours["peak_rss_mib"], peer["peak_rss_mib"])),
         (f"updates (epochs) in {m:g} min", f"{ours['updates']:,} ({ours['epochs']})",
@@ -39,7 +43,8 @@ def render(info: dict, ours: dict, peer: dict, n: int, lengths: dict) -> str:
     lines = [f"## {info['date']}: rnnsearch vs JoeyNMT 2.3.0, Multi30k En->Fr ({mode})", "",
              f"- Machine: {info['machine']}; torch {info['torch']}.",
              f"- Command: `{info['command']}` (`make bench`). Memory warmed first (18 GiB first-touched in "
-             f"{info['warm_s']:.0f} s); float32 2048^3 matmul in the same run: {info['ceiling']:.1f} GFLOP/s.",
+             f"{info['warm_s']:.0f} s); 2048^3 matmul in the same run: float32 {info['ceiling']:.1f} GFLOP/s, "
+             f"bfloat16 {info['ceiling_bf16']:.1f} GFLOP/s.",
              f"- rnnsearch: `{ours['command']}`; JoeyNMT: `{peer['command']}` (stopped with SIGINT "
              f"{m:g} min after its training began; its last checkpoint is from its last validation, every 50 "
              "updates on 100 dev sentences).",
@@ -56,8 +61,10 @@ def targets(info: dict, ours: dict, peer: dict) -> list[str]:
     checks = [
         ("training throughput >= 2.0x JoeyNMT", ours["tok_per_s"] >= 2 * peer["tok_per_s"],
          _ratio(ours["tok_per_s"], peer["tok_per_s"])),
-        ("training >= 60% of the matmul ceiling", ours["flops"] * ours["tok_per_s"] >= 0.6 * c,
-         f"{ours['flops'] * ours['tok_per_s'] / c:.0%}"),
+        ("training >= 60% of the matmul ceiling (float32 2048^3, as the issue measures it)",
+         ours["flops"] * ours["tok_per_s"] >= 0.6 * c,
+         f"{ours['flops'] * ours['tok_per_s'] / c:.0%} ({ours['precision']}; "
+         f"{ours['flops'] * ours['tok_per_s'] / (info['ceiling_bf16'] * 1e9):.0%} of the bfloat16 ceiling)"),
         ("beam 5 output tokens/s >= 3x JoeyNMT", ours["beam5"]["tok_per_s"] >= 3 * peer["beam5"]["tok_per_s"],
          _ratio(ours["beam5"]["tok_per_s"], peer["beam5"]["tok_per_s"])),
         ("greedy output tokens/s >= 3x JoeyNMT", ours["beam1"]["tok_per_s"] >= 3 * peer["beam1"]["tok_per_s"],

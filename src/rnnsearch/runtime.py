@@ -6,11 +6,13 @@ them on free, so every large tensor of every step pays page faults again (on a f
 in the heap lets PyTorch's per-step tensors reuse warm memory: 5-10% faster training on
 2 cores (benchmarks/README.md). Set RNNSEARCH_MALLOC=default to leave malloc alone.
 
-oneDNN, which runs PyTorch's bfloat16 products on CPUs, keeps up to 1024 compiled primitives,
-one per distinct shape, each with its own buffers. Training sees new shapes with every batch
-length, so under bf16 autocast that cache alone grew the process by ~250 MiB
-(benchmarks/README.md); the loop's few shapes fit in 32 entries. :func:`tune_process` sets
-ONEDNN_PRIMITIVE_CACHE_CAPACITY=32 unless the environment already sets it.
+oneDNN, which runs PyTorch's bfloat16 products on CPUs, keeps compiled primitives, one per
+distinct shape, each with its own buffers, in two caches of 1024 entries: oneDNN's own and that
+of ideep, PyTorch's layer over it. Training sees new shapes with every batch length, so under
+bf16 autocast the process kept growing (637 -> 1,224 MiB over 150 minibatches of the bench
+model; benchmarks/README.md). The loop's few shapes fit in a few dozen entries.
+:func:`tune_process` sets ONEDNN_PRIMITIVE_CACHE_CAPACITY=32 and LRU_CACHE_CAPACITY=64 (ideep's)
+unless the environment already sets them.
 """
 from __future__ import annotations
 
@@ -23,11 +25,14 @@ _done = None
 
 
 ONEDNN_CACHE = 32
+IDEEP_CACHE = 64
 
 
 def tune_process() -> bool:
-    """:func:`tune_malloc` and the oneDNN primitive cache's capacity (before oneDNN's first use)."""
+    """:func:`tune_malloc` and the capacities of oneDNN's and ideep's primitive caches (before
+    oneDNN's first use)."""
     os.environ.setdefault("ONEDNN_PRIMITIVE_CACHE_CAPACITY", str(ONEDNN_CACHE))
+    os.environ.setdefault("LRU_CACHE_CAPACITY", str(IDEEP_CACHE))
     return tune_malloc()
 
 

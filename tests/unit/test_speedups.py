@@ -56,6 +56,27 @@ def test_sigmoid_energies_give_the_papers_alignments_and_gradients(batch, src, a
         torch.testing.assert_close(a, e, rtol=1e-6, atol=1e-9)
 
 
+@settings(max_examples=20, deadline=None)
+@given(steps=st.integers(1, 5), batch=st.integers(1, 4), src=st.integers(1, 9), seed=st.integers(0, 99))
+def test_energies_in_a_shared_workspace_equal_fresh_ones(steps, batch, src, seed):
+    """Steps of a loop writing their hidden layer into one workspace, forward and backward,
+    give the energies and gradients of steps that allocate their own."""
+    g = torch.Generator().manual_seed(seed)
+    qs = torch.randn(steps, batch, 6, generator=g, dtype=torch.float64, requires_grad=True)
+    k = torch.randn(batch, src, 6, generator=g, dtype=torch.float64, requires_grad=True)
+    v = torch.randn(6, generator=g, dtype=torch.float64, requires_grad=True)
+    probe = torch.randn(steps, batch, src, generator=g, dtype=torch.float64)
+    workspace = torch.empty_like(k)
+    shared = torch.stack([additive_energies(q, k, v, workspace) for q in qs])  # (steps, B, S)
+    fresh = torch.stack([additive_energies(q, k, v) for q in qs])
+    torch.testing.assert_close(shared, fresh, rtol=0, atol=0)
+    for a, e in zip(torch.autograd.grad((shared * probe).sum(), (qs, k, v)),
+                    torch.autograd.grad((fresh * probe).sum(), (qs, k, v))):
+        torch.testing.assert_close(a, e, rtol=1e-12, atol=1e-12)
+    with pytest.raises(ValueError, match="workspace"):
+        additive_energies(qs[0], k, v, torch.empty(batch, src + 1, 6, dtype=torch.float64))
+
+
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
 @pytest.mark.parametrize("readout", ["current", "previous"])
 @pytest.mark.parametrize("mode", ["eval", "train"])  # train: prepare() stacks fewer weights

@@ -111,14 +111,15 @@ class Decoder(nn.Module):
     def init_state(self, enc: EncoderOutput) -> DecoderState:
         return DecoderState(torch.tanh(self.W_s(enc.init_source)))  # (B, D)
 
-    def _query(self, s_prev: torch.Tensor, enc: EncoderOutput, tape: DeferredWeights | None = None):
+    def _query(self, s_prev: torch.Tensor, enc: EncoderOutput, tape: DeferredWeights | None = None,
+               workspace: torch.Tensor | None = None):
         """[U_z; U_r] s_{i-1} (B, 2D), and c_i (B, C) with alpha_i (B, S) for RNNsearch
-        (W_a s_{i-1} is computed in the same product)."""
+        (W_a s_{i-1} is computed in the same product; ``workspace``: see :meth:`AdditiveAttention.attend`)."""
         product = F.linear(s_prev, enc.weights.query) if tape is None else tape.linear(0, s_prev)
         if self.attention is None:
             return product, enc.context, None  # (B, 2D)
         wa_s, u_zr = product.split([self.attention.W_a.out_features, 2 * self.hidden], dim=1)  # (B, A), (B, 2D)
-        c, alpha = self.attention.attend(wa_s, enc.proj_keys, enc.annotations, enc.mask, tape)  # (B, C), (B, S)
+        c, alpha = self.attention.attend(wa_s, enc.proj_keys, enc.annotations, enc.mask, tape, workspace)  # (B, C), (B, S)
         return u_zr, c, alpha
 
     def _gru(self, x_i: torch.Tensor, cc: torch.Tensor, u_zr: torch.Tensor, s_prev: torch.Tensor,
@@ -175,13 +176,14 @@ class Decoder(nn.Module):
                                    annotations=enc.annotations if attention else None)
             s = tape.start(s)
         states, contexts, alphas = [], [], []
+        workspace = None if self.attention is None else torch.empty_like(enc.proj_keys)  # (B, S, A), all steps
         last = len(inputs) - 1
         for i, x_i in enumerate(inputs):
             if self.readout_previous:
                 states.append(s)
                 if i == last and self.attention is None:
                     break  # s_T feeds no output
-            u_zr, c, alpha = self._query(s, enc, tape)
+            u_zr, c, alpha = self._query(s, enc, tape, workspace)
             if alpha is not None:
                 contexts.append(c)
                 alphas.append(alpha)
