@@ -43,8 +43,10 @@ def render(info: dict, ours: dict, peer: dict, n: int, lengths: dict) -> str:
     lines = [f"## {info['date']}: rnnsearch vs JoeyNMT 2.3.0, Multi30k En->Fr ({mode})", "",
              f"- Machine: {info['machine']}; torch {info['torch']}.",
              f"- Command: `{info['command']}` (`make bench`). Memory warmed first (18 GiB first-touched in "
-             f"{info['warm_s']:.0f} s); 2048^3 matmul in the same run: float32 {info['ceiling']:.1f} GFLOP/s, "
-             f"bfloat16 {info['ceiling_bf16']:.1f} GFLOP/s.",
+             f"{info['warm_s']:.0f} s); 2048^3 matmul in the same run, the higher of before and after the runs: "
+             f"float32 {info['ceiling']:.1f} GFLOP/s, bfloat16 {info['ceiling_bf16']:.1f} GFLOP/s "
+             f"(before: {info['ceilings'][0][0]:.1f} / {info['ceilings'][0][1]:.1f}, "
+             f"after: {info['ceilings'][1][0]:.1f} / {info['ceilings'][1][1]:.1f}).",
              f"- rnnsearch: `{ours['command']}`; JoeyNMT: `{peer['command']}` (stopped with SIGINT "
              f"{m:g} min after its training began; its last checkpoint is from its last validation, every 50 "
              "updates on 100 dev sentences).",
