@@ -22,6 +22,7 @@ from report import render, targets
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "multi30k"
+CONFIG = ROOT / "configs" / "bench_m30k.yaml"
 
 
 def say(message: str) -> None:
@@ -89,6 +90,16 @@ def matmul_ceiling(env: dict, dtype: str = "float32") -> float:
     return float(out.stdout.strip())
 
 
+def ceilings(env: dict) -> tuple[float, float]:
+    """(float32, bfloat16) 2048^3 matmul GFLOP/s."""
+    return matmul_ceiling(env), matmul_ceiling(env, "bfloat16")
+
+
+def bench_precision() -> str:
+    from rnnsearch.config import load
+    return "bfloat16 autocast" if load(CONFIG).train.bf16 else "float32"
+
+
 def shared_sentencepiece(work: Path) -> tuple[Path, list[str]]:
     """One joint BPE model with 8000 pieces on the raw training text, for both systems."""
     import sentencepiece as spm
@@ -143,18 +154,15 @@ def piece_lengths(spm_model: Path) -> dict:
 # -- the two systems ----------------------------------------------------------------------------
 def train_rnnsearch(work: Path, spm_model: Path, minutes: float, env: dict) -> dict:
     out = work / "rnnsearch"
-    cmd = [sys.executable, "-m", "rnnsearch", "train", "configs/bench_m30k.yaml", "--out", rel(out),
+    cmd = [sys.executable, "-m", "rnnsearch", "train", rel(CONFIG), "--out", rel(out),
            "--set", f"vocab.sp_model={rel(spm_model)}", "--set", f"train.max_minutes={minutes}",
            "--set", "train.progress=false", "--set", "train.log_every=20"]
     result = run(cmd, env, work / "rnnsearch_train.log")
     entries = [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
     points = [(e["elapsed_s"], e["tgt_tokens"]) for e in entries if "tgt_tokens" in e]
     epochs = max((e.get("epoch", 0) for e in entries), default=0)
-    from rnnsearch.config import load
-    bf16 = load(ROOT / "configs" / "bench_m30k.yaml").train.bf16
     return {**result, "tok_per_s": steady_rate(points), "updates": entries[-1]["step"], "epochs": epochs,
-            "checkpoint": out / "last.pt", "command": " ".join(cmd[1:]),
-            "precision": "bfloat16 autocast" if bf16 else "float32"}
+            "checkpoint": out / "last.pt", "command": " ".join(cmd[1:]), "precision": bench_precision()}
 
 
 def train_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], minutes: float, env: dict) -> dict:
@@ -233,13 +241,13 @@ def main() -> None:
     info = {"machine": machine(args.threads), "date": date.today().isoformat(), "minutes": minutes,
             "quick": args.quick, "torch": _torch_version(), "command": " ".join(["python"] + sys.argv)}
     say(f"machine: {info['machine']}")
-    if "bf16" not in info["machine"]:
-        say("warning: this CPU has no native bfloat16 (avx512_bf16/amx_bf16), and configs/bench_m30k.yaml "
-            "trains under bf16 autocast: expect it slower than float32 here (train.bf16: false)")
+    if "bf16" not in info["machine"] and bench_precision() != "float32":
+        say(f"warning: this CPU has no native bfloat16 (avx512_bf16/amx_bf16), and {rel(CONFIG)} trains "
+            "under bf16 autocast: expect it slower than float32 here (train.bf16: false)")
     info["warm_s"] = warm_memory()
     say(f"warmed 18 GiB of memory in {info['warm_s']:.0f} s")
-    ceilings = [(matmul_ceiling(env), matmul_ceiling(env, "bfloat16"))]
-    say(f"2048^3 matmul: float32 {ceilings[0][0]:.1f}, bfloat16 {ceilings[0][1]:.1f} GFLOP/s")
+    measured = [ceilings(env)]
+    say(f"2048^3 matmul: float32 {measured[0][0]:.1f}, bfloat16 {measured[0][1]:.1f} GFLOP/s")
     spm_model, pieces = shared_sentencepiece(work)
     lengths = piece_lengths(spm_model)
     ours = train_rnnsearch(work, spm_model, minutes, env)
@@ -254,10 +262,10 @@ def main() -> None:
         say(f"beam {beam}: rnnsearch {ours[f'beam{beam}']}, JoeyNMT {peer[f'beam{beam}']}")
     # the ceiling again after the runs: the machine's speed drifts, and the higher of the two
     # measurements (the stricter yardstick) is the one the fractions use
-    ceilings.append((matmul_ceiling(env), matmul_ceiling(env, "bfloat16")))
-    say(f"2048^3 matmul again: float32 {ceilings[1][0]:.1f}, bfloat16 {ceilings[1][1]:.1f} GFLOP/s")
-    info["ceilings"] = ceilings
-    info["ceiling"], info["ceiling_bf16"] = max(c[0] for c in ceilings), max(c[1] for c in ceilings)
+    measured.append(ceilings(env))
+    say(f"2048^3 matmul again: float32 {measured[1][0]:.1f}, bfloat16 {measured[1][1]:.1f} GFLOP/s")
+    info["ceilings"] = measured
+    info["ceiling"], info["ceiling_bf16"] = max(c[0] for c in measured), max(c[1] for c in measured)
     from rnnsearch import checkpoint
     ours["parameters"] = checkpoint.load(ours["checkpoint"])["meta"]["parameters"]
     ours["flops"] = flops.rnnsearch(256, 512, 512, 512, 256, len(pieces), **lengths)["train"]
