@@ -1,80 +1,133 @@
 #!/usr/bin/env bash
 # The paper's experiment (Bahdanau et al. 2014, Table 1, Figures 2 and 3) on the Canadian
-# Hansards En->Fr: RNNencdec-30, RNNsearch-30, RNNencdec-50, RNNsearch-50 (trained on pairs of
-# at most 30 / 50 words), trained alike, then `rnnsearch report` on the Hansards test set and
-# on newstest2014 (out of domain). Usage: `make hansards` or `recipes/hansards.sh`.
+# Hansards En->Fr: RNNsearch-50 and RNNencdec-50 first (the paper's headline pair), then
+# RNNsearch-30 and RNNencdec-30 (trained on pairs of at most 50 / 30 words), trained alike; then
+# `rnnsearch report` on the Hansards test set and on newstest2014 (out of domain).
 #
-# PROFILE=gpu: the paper's sizes (620/1000/1000/500, word shortlist 30k, Adadelta), bf16 autocast.
-# PROFILE=cpu (default without CUDA): the same recipe on a subset with smaller sizes, the same
-# for the four models; every choice is written to $OUT/recipe.txt and goes into the report.
-# Knobs (environment): OUT, PAIRS (training pairs, 0 = all), MINUTES (per model), THREADS,
-# TEST_LINES (0 = whole test sets; a smoke test uses a few), BEAM, SETS (extra --set for all),
-# MODELS (which to train, default all four: two shells can train disjoint halves side by side with
-# THREADS=1), REPORT (0 = train only; 1 = then write the reports, the default), REPORT_SETS (which
-# reports: hansards, newstest2014 or both, the default).
+# A campaign: every model has a budget of core-hours (BUDGET, counted by the trainer over all
+# invocations as the CPU time of its training loop), and each invocation continues every model
+# from its last.pt until the budget is spent. Leave it running (`nohup make hansards > log &`);
+# SIGTERM or SIGINT at any moment saves every model cleanly, and the next invocation goes on
+# where it stopped. SIGSTOP / SIGCONT pause it (e.g. while a benchmark is timed): CPU time does
+# not run while stopped.
+#
+# Usage: recipes/hansards.sh [all|train|status|report]   (`make hansards`, `make hansards-status`,
+#        `make hansards-report`). all = train, then report on whatever checkpoints exist.
+#
+# PROFILE=gpu: the paper's sizes (620/1000/1000/500, word shortlist 30k, Adadelta, the authors'
+# loss scale and readout), bf16 autocast, MINUTES per invocation and model.
+# PROFILE=cpu (default without CUDA): all pairs, word level with the paper's 30k shortlists, and the
+# sizes and optimiser that learned fastest per core-hour in the probes of
+# docs/results/hansards/README.md, the same for all four models.
+# Knobs (environment): OUT, BUDGET (core-hours per model, cpu), MINUTES (per invocation, 0 = no
+# limit), PAIRS (training pairs, 0 = all), THREADS (per trainer), JOBS (trainers at once),
+# TEST_LINES (0 = whole test sets), BEAM, SETS (extra --set for all), MODELS, TARGET (dev BLEU the
+# status projects to), REPORT_SETS (hansards, newstest2014 or both). Every invocation's settings go
+# to $OUT/recipe.txt, which goes into the reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+STEP=${1:-all}
 BIN=${BIN:-.venv/bin}
 DATA=${DATA:-../shared/data}
 OUT=${OUT:-runs/hansards}
 PROFILE=${PROFILE:-$($BIN/python -c 'import torch; print("gpu" if torch.cuda.is_available() else "cpu")')}
 TEST_LINES=${TEST_LINES:-0}
 BEAM=${BEAM:-12}
+TARGET=${TARGET:-20}
+MODELS=${MODELS:-rnnsearch50 rnnencdec50 rnnsearch30 rnnencdec30}
 if [ "$PROFILE" = gpu ]; then
-  PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-120}; THREADS=${THREADS:-0}
+  PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-120}; BUDGET=${BUDGET:-0}; THREADS=${THREADS:-0}; JOBS=${JOBS:-1}
   SIZES=(--set train.bf16=true --set decode.batch_size=128)
 else
-  PAIRS=${PAIRS:-200000}; MINUTES=${MINUTES:-60}; THREADS=${THREADS:-2}
-  # The paper's initialisation stays (v_a = 0, W_a and U_a ~ N(0, 0.001)): with model.init=xavier and
-  # Adam, RNNsearch's attention collapses onto the source </s> within 300 updates on this data
-  # (docs/results/hansards/README.md, benchmarks/attention_eos.py) and the model is an RNNencdec in effect.
-  SIZES=(--set model.emb=128 --set model.enc_hidden=256 --set model.dec_hidden=256 --set model.att=256
-         --set model.maxout=128 --set model.encoder_cell=fused --set vocab.size=30000
-         --set train.optimizer=adam --set train.lr=0.001)
+  PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-0}; BUDGET=${BUDGET:-12}; THREADS=${THREADS:-1}
+  JOBS=${JOBS:-$(( $(nproc) / (THREADS > 0 ? THREADS : 1) ))}
+  # The CPU profile (docs/results/hansards/README.md, "The CPU profile"): the paper's equations,
+  # initialisation, readout s_{i-1} and 30k word shortlists; smaller sizes, Adam, bf16 autocast.
+  SIZES=(--set model.emb=256 --set model.enc_hidden=256 --set model.dec_hidden=512 --set model.att=512
+         --set model.maxout=256 --set train.optimizer=adam --set train.lr=0.001 --set train.loss_scale=token
+         --set train.bf16=true --set train.valid_every=2000 --set train.save_every=500
+         --set train.patience=0 --set data.token_cache="$OUT/cache")
 fi
-mkdir -p "$OUT/test"
-{
-  echo "profile: $PROFILE; training pairs: ${PAIRS} (0 = all 1,021,889); minutes per model: $MINUTES;"
-  echo "threads: $THREADS; beam: $BEAM; test lines: $TEST_LINES (0 = all); machine: $(nproc) cores,"
-  echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $($BIN/python -c 'import torch; print("torch", torch.__version__)');"
-  echo "date: $(date -u +%Y-%m-%dT%H:%MZ); overrides: ${SIZES[*]} ${SETS:-}"
-} >> "$OUT/recipe.txt"  # each invocation appends its header, then its wall times
-tail -n 4 "$OUT/recipe.txt"
+[ "$JOBS" -ge 1 ] || JOBS=1
 
-# Test sets: the Hansards test split and newstest2014, whole or their first TEST_LINES lines.
-for pair in "hansards/test hansards" "wmt14/newstest2014 newstest2014"; do
-  set -- $pair
-  for lang in en fr; do
-    if [ "$TEST_LINES" -gt 0 ]; then head -n "$TEST_LINES" "$DATA/$1.$lang" > "$OUT/test/$2.$lang"
-    else cp "$DATA/$1.$lang" "$OUT/test/$2.$lang"; fi
+status() {
+  local runs=()
+  for name in $MODELS; do [ -f "$OUT/$name/log.jsonl" ] && runs+=("$OUT/$name"); done
+  if [ ${#runs[@]} -eq 0 ]; then echo "no model of $OUT has started yet ($MODELS)"; return 0; fi
+  $BIN/rnnsearch status "${runs[@]}" --target "$TARGET"
+}
+
+train_one() {  # name: trains (or continues) one model; its output goes to $OUT/$name/train.log
+  local name=$1 arch=${1%[0-9][0-9]} len=${1: -2} resume=()
+  mkdir -p "$OUT/$name"
+  [ -f "$OUT/$name/last.pt" ] && resume=(--resume)
+  local start rc pid; start=$(date +%s)
+  $BIN/rnnsearch train "configs/hansards_${arch}.yaml" --out "$OUT/$name" "${resume[@]}" \
+    --set data.dir="$DATA/hansards" --set data.max_len="$len" --set data.max_train_pairs="$PAIRS" \
+    --set train.max_minutes="$MINUTES" --set train.max_core_hours="$BUDGET" --set train.threads="$THREADS" \
+    --set train.progress=false "${SIZES[@]}" ${SETS:-} >> "$OUT/$name/train.log" 2>&1 &
+  pid=$!
+  trap 'kill -TERM "$pid" 2>/dev/null || true' TERM INT  # the trainer saves last.pt and exits 0
+  while kill -0 "$pid" 2>/dev/null; do wait "$pid" || true; done
+  wait "$pid" && rc=0 || rc=$?
+  echo "$name: $(( $(date +%s) - start )) s wall, exit $rc" >> "$OUT/recipe.txt"
+  tail -n 1 "$OUT/$name/train.log"
+  return "$rc"
+}
+
+train_all() {
+  mkdir -p "$OUT"
+  {
+    echo "profile: $PROFILE; training pairs: ${PAIRS} (0 = all 1,021,889); budget: $BUDGET core-hours per model"
+    echo "(0 = none); minutes per invocation: $MINUTES; threads: $THREADS x $JOBS trainers; machine: $(nproc) cores,"
+    echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $($BIN/python -c 'import torch; print("torch", torch.__version__)');"
+    echo "date: $(date -u +%Y-%m-%dT%H:%MZ); models: $MODELS; overrides: ${SIZES[*]} ${SETS:-}"
+  } >> "$OUT/recipe.txt"  # each invocation appends its header, then its wall times
+  # SIGTERM/SIGINT: every trainer saves last.pt and exits; this script waits for them.
+  trap 'echo "stopping: the trainers save last.pt"; kill -TERM $(jobs -p) 2>/dev/null; wait; exit 143' TERM INT
+  local failed=0
+  for name in $MODELS; do
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || failed=1; done
+    echo "training $name (log: $OUT/$name/train.log)"
+    train_one "$name" &
   done
-done
+  while [ -n "$(jobs -rp)" ]; do wait -n || failed=1; done
+  trap - TERM INT
+  status
+  return "$failed"
+}
 
-MODELS=${MODELS:-rnnencdec30 rnnsearch30 rnnencdec50 rnnsearch50}
-REPORT=${REPORT:-1}
-for len in 30 50; do
-  for arch in rnnencdec rnnsearch; do
-    name="${arch}${len}"
-    case " $MODELS " in *" $name "*) ;; *) continue ;; esac
-    if [ -f "$OUT/$name/last.pt" ]; then resume=(--resume); else resume=(); fi
-    start=$(date +%s)
-    $BIN/rnnsearch train "configs/hansards_${arch}.yaml" --out "$OUT/$name" "${resume[@]}" \
-      --set data.dir="$DATA/hansards" --set data.max_len="$len" --set data.max_train_pairs="$PAIRS" \
-      --set train.max_minutes="$MINUTES" --set train.threads="$THREADS" --set train.progress=false \
-      "${SIZES[@]}" ${SETS:-}
-    echo "$name: $(( $(date +%s) - start )) s wall" >> "$OUT/recipe.txt"
+report_all() {
+  mkdir -p "$OUT/test"
+  for pair in "hansards/test hansards" "wmt14/newstest2014 newstest2014"; do  # whole or first TEST_LINES
+    set -- $pair
+    for lang in en fr; do
+      if [ "$TEST_LINES" -gt 0 ]; then head -n "$TEST_LINES" "$DATA/$1.$lang" > "$OUT/test/$2.$lang"
+      else cp "$DATA/$1.$lang" "$OUT/test/$2.$lang"; fi
+    done
   done
-done
-[ "$REPORT" = 1 ] || exit 0
+  local models=() figure3=()
+  for name in rnnencdec30 rnnsearch30 rnnencdec50 rnnsearch50; do  # the paper's row order
+    [ -f "$OUT/$name/best.pt" ] || continue
+    local label; label=$(sed -E 's/rnnsearch/RNNsearch-/; s/rnnencdec/RNNencdec-/' <<< "$name")
+    models+=(--model "$label=$OUT/$name/best.pt")
+    [ "$name" = rnnsearch50 ] && figure3=(--figure3 RNNsearch-50)
+  done
+  if [ ${#models[@]} -eq 0 ]; then echo "no checkpoint in $OUT yet: nothing to report"; return 1; fi
+  if [ "$THREADS" -gt 0 ]; then export OMP_NUM_THREADS="$THREADS"; fi  # the search's threads, as training's
+  for set in ${REPORT_SETS:-hansards newstest2014}; do
+    $BIN/rnnsearch report "${models[@]}" "${figure3[@]}" --src "$OUT/test/$set.en" --ref "$OUT/test/$set.fr" \
+      --out "$OUT/report_$set" --beam "$BEAM" \
+      --sentence "The agreement on the European Economic Area was signed in August 1992 ."
+    cp "$OUT/recipe.txt" "$OUT/report_$set/recipe.txt"
+  done
+  echo "reports: $OUT/report_*/report.md"
+}
 
-models=(--model "RNNencdec-30=$OUT/rnnencdec30/best.pt" --model "RNNsearch-30=$OUT/rnnsearch30/best.pt"
-        --model "RNNencdec-50=$OUT/rnnencdec50/best.pt" --model "RNNsearch-50=$OUT/rnnsearch50/best.pt")
-if [ "$THREADS" -gt 0 ]; then export OMP_NUM_THREADS="$THREADS"; fi  # the search's threads, as training's
-# REPORT_SETS: which reports this invocation writes (two shells can write one each side by side).
-for set in ${REPORT_SETS:-hansards newstest2014}; do
-  $BIN/rnnsearch report "${models[@]}" --src "$OUT/test/$set.en" --ref "$OUT/test/$set.fr" \
-    --out "$OUT/report_$set" --beam "$BEAM" --figure3 RNNsearch-50 \
-    --sentence "The agreement on the European Economic Area was signed in August 1992 ."
-  cp "$OUT/recipe.txt" "$OUT/report_$set/recipe.txt"
-done
-echo "reports: $OUT/report_*/report.md"
+case "$STEP" in
+  all) train_all; report_all ;;
+  train) train_all ;;
+  status) status ;;
+  report) report_all ;;
+  *) echo "usage: $0 [all|train|status|report]" >&2; exit 2 ;;
+esac

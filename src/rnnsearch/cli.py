@@ -33,6 +33,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the run in --out from last.pt")
     p.set_defaults(func=commands.train)
 
+    p = sub.add_parser("status", help="where training runs stand: updates, core-hours, dev BLEU, projection")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run directories (with log.jsonl)")
+    p.add_argument("--target", type=float, default=None, help="dev BLEU to project the core-hours to")
+    p.add_argument("--json", action="store_true", help="one JSON object per run")
+    p.set_defaults(func=commands.status)
+
     p = sub.add_parser("describe", help="build a config's model and print its parameter count")
     p.add_argument("config")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE")
@@ -96,6 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--long", type=int, default=5, help="long-sentence examples to show")
     p.add_argument("--figure3", metavar="NAME", help="the model whose alignments Figure 3 shows "
                    "(default: the first model with attention)")
+    p.add_argument("--notes", metavar="FILE", help="Markdown placed near the top of the report (how the "
+                   "models were trained, and why)")
     p.set_defaults(func=commands.report)
 
     p = sub.add_parser("align", help="forced alignment of sentence pairs from the model's attention")

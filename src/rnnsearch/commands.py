@@ -21,6 +21,17 @@ def train(args) -> int:
     return 0
 
 
+def status(args) -> int:
+    from .status import format_status, run_status
+    for i, run in enumerate(args.runs):
+        result = run_status(run, args.target)
+        if args.json:
+            print(json.dumps(result))
+        else:
+            print(("\n" if i else "") + format_status(result))
+    return 0
+
+
 def describe(args) -> int:
     from .config import load
     from .model import build_model
@@ -193,8 +204,9 @@ def report(args) -> int:
             raise ValueError(f"--model {spec!r}: expected NAME=CHECKPOINT")
         name, path = spec.split("=", 1)
         models.append((name, path))
+    notes = Path(args.notes).read_text(encoding="utf-8") if args.notes else None
     build_report(models, args.src, args.ref, args.out, beam=args.beam, sentence=args.sentence,
-                 seed=args.seed, n_long=args.long, figure3=args.figure3)
+                 seed=args.seed, n_long=args.long, figure3=args.figure3, notes=notes)
     print(f"report: {Path(args.out) / 'report.md'} and {Path(args.out) / 'report.html'}")
     return 0
 

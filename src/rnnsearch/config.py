@@ -28,6 +28,7 @@ class DataConfig:
     tokenizer: str = "moses"          # moses | space
     max_len: int = 50                 # train pairs longer than this (in tokens) are filtered
     max_train_pairs: int = 0          # 0 = all
+    token_cache: str = ""             # directory caching Moses-tokenised corpora by content ("" = off)
 
 
 @dataclass(frozen=True)
@@ -69,6 +70,7 @@ class TrainConfig:
     max_steps: int = 0                # 0 = no limit
     max_epochs: int = 0
     max_minutes: float = 0.0
+    max_core_hours: float = 0.0       # CPU time of the training loop (all threads, all ranks), over resumes
     log_every: int = 50
     valid_every: int = 500
     valid_beam: int = 1
@@ -83,6 +85,7 @@ class TrainConfig:
     lr_decay_patience: int = 0        # validations without gain tolerated before a decay
     device: str = "auto"              # auto (CUDA when present) | cpu | cuda
     bf16: bool = False                # bfloat16 autocast for the forward pass (loss in float32)
+    loss_scale: str = "token"         # token: NLL / target tokens | sentence: NLL summed over time / sentences (GroundHog)
 
 
 @dataclass(frozen=True)
@@ -115,6 +118,7 @@ CHOICES = {
     "train.optimizer": ("adadelta", "adam"),
     "train.batch_mode": ("sentences", "tokens"),
     "train.device": ("auto", "cpu", "cuda"),
+    "train.loss_scale": ("token", "sentence"),
 }
 POSITIVE = {
     "data.max_len", "vocab.size", "vocab.min_freq", "model.emb", "model.enc_hidden",
@@ -125,7 +129,7 @@ POSITIVE = {
 }
 NON_NEGATIVE = {
     "data.max_train_pairs", "train.clip", "train.max_steps", "train.max_epochs",
-    "train.max_minutes", "train.valid_max_sentences", "train.patience", "train.threads",
+    "train.max_minutes", "train.max_core_hours", "train.valid_max_sentences", "train.patience", "train.threads",
     "train.eps", "decode.length_penalty", "model.dropout", "train.save_every", "train.lr_decay_patience",
     "train.max_positions",
 }

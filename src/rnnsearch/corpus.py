@@ -36,11 +36,11 @@ def load_corpora(cfg: Config, log, codecs=None):
         log(f"using the first {d.max_train_pairs} of {len(src_lines)} training pairs (data.max_train_pairs)")
         src_lines, tgt_lines = src_lines[: d.max_train_pairs], tgt_lines[: d.max_train_pairs]
     if codecs is None:
-        src_codec, tgt_codec, src_units, tgt_units = build_codecs(cfg.vocab, d, src_lines, tgt_lines)
+        src_codec, tgt_codec, src_units, tgt_units = build_codecs(cfg.vocab, d, src_lines, tgt_lines, log)
     else:
         src_codec, tgt_codec = codecs
-        src_units = [src_codec.units(t) for t in src_lines]
-        tgt_units = [tgt_codec.units(t) for t in tgt_lines]
+        src_units, tgt_units = (codec.units_of(lines, d.token_cache, log)
+                                for codec, lines in ((src_codec, src_lines), (tgt_codec, tgt_lines)))
     keep, report = filter_pairs("train", src_units, tgt_units, d.max_len)
     log(report.summary())
     train = Corpus([src_codec.vocab.encode(src_units[i]) for i in keep],

@@ -87,9 +87,29 @@ def training_curves(logs: dict[str, Path], path: Path) -> Path | None:
     return path
 
 
+def compute_table(translators: dict) -> list[str]:
+    """Markdown rows: each model's training as its checkpoint records it."""
+    rows = ["| Model | updates | epochs | target tokens | wall hours | core-hours | best dev BLEU (step) |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | --- |"]
+    for name, t in translators.items():
+        s = getattr(t, "train_state", None)
+        if not s:
+            rows.append(f"| {name} | - | - | - | - | - | - |")
+            continue
+        core = f"{s['cpu_s'] / 3600:.2f}" if s.get("cpu_s") else "-"
+        rows.append(f"| {name} | {s['step']:,} | {s['epoch']} | {s['tgt_tokens'] / 1e6:.1f}M | "
+                    f"{s['elapsed_s'] / 3600:.2f} | {core} | {s['best_bleu']:.2f} ({s['best_step']:,}) |")
+    return rows
+
+
+def hyp_file(name: str, lang: str) -> str:
+    """``RNNsearch-50.hyp.fr``: a model's test output, one line per sentence."""
+    return re.sub(r"[^A-Za-z0-9._*+-]", "_", name) + f".hyp.{lang}"
+
+
 def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, beam: int | None = None,
                  sentence: str | None = None, seed: int = 1, n_long: int = 5, figure3: str | None = None,
-                 log=print) -> dict:
+                 notes: str | None = None, log=print) -> dict:
     from .data import read_parallel
     names = [name for name, _ in models]
     if figure3 is not None and figure3 not in names:
@@ -107,6 +127,9 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
         log(f"translating {len(srcs)} sentences with {name} ({ckpt})")
         results[name] = evaluate(translators[name], srcs, refs, beam=beam)
     hyps = {name: r.pop("hypotheses") for name, r in results.items()}
+    for name, lines in hyps.items():  # anyone can score them again with the sacrebleu command line
+        lang = translators[name].tgt_codec.lang
+        (out / hyp_file(name, lang)).write_text("".join(h + "\n" for h in lines), encoding="utf-8")
     first = translators[models[0][0]]
     plot_bleu_by_length({n: r["by_length"] for n, r in results.items()}, out / "figure2.png")
     figures3 = []
@@ -118,20 +141,29 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
             figures3.append((text, t.text, path))
     curves = training_curves({n: Path(c).parent / "log.jsonl" for n, c in models}, out / "curves.png")
     lines = _markdown(models, results, src_path, ref_path, figures3, curves, aligner,
-                      long_examples(srcs, refs, hyps, first.src_codec, n_long, seed))
+                      long_examples(srcs, refs, hyps, first.src_codec, n_long, seed),
+                      compute_table(translators), notes,
+                      {name: hyp_file(name, translators[name].tgt_codec.lang) for name in names})
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (out / "report.html").write_text(_html(lines, out), encoding="utf-8")
     (out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     return results
 
 
-def _markdown(models, results, src_path, ref_path, figures3, curves, aligner, long_lines) -> list[str]:
+def _markdown(models, results, src_path, ref_path, figures3, curves, aligner, long_lines, compute, notes,
+              hyp_files) -> list[str]:
     any_r = next(iter(results.values()))
     lines = ["# Translation report", "",
              f"Test set: `{src_path}` -> `{ref_path}` ({any_r['n']} sentences), beam {any_r['beam']}.",
              f"sacreBLEU signature: `{any_r['signature']}`.", "",
              "Models: " + ", ".join(f"{n} (`{c}`)" for n, c in models) + ".", "",
-             "## Table 1: BLEU", "",
+             "Each model's test output, one line per sentence: " + ", ".join(f"`{f}`" for f in hyp_files.values())
+             + f" (e.g. `sacrebleu {ref_path} -i {next(iter(hyp_files.values()))}`).", ""]
+    if notes:
+        lines += [notes.rstrip(), ""]
+    lines += ["## Compute", "", "What each checkpoint was trained with (core-hours: CPU time of the training "
+              "loop, all threads; - where the run did not count it).", ""] + compute + [""]
+    lines += ["## Table 1: BLEU", "",
              "All: every test sentence. No UNK: sentences with no unknown unit on either side. The paper's "
              "numbers (newstest2014, its own vocabularies) are beside for reference.", ""]
     lines += table1(results)

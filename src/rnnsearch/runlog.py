@@ -38,6 +38,7 @@ class RunLog:
             return
         entry.setdefault("elapsed_s", round(self.state.elapsed_s, 2))
         entry.setdefault("tgt_tokens", self.state.tgt_tokens)
+        entry.setdefault("cpu_s", round(self.state.cpu_s, 2))
         try:
             self._file.write(json.dumps(entry) + "\n")
             self._file.flush()

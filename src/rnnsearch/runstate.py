@@ -24,6 +24,7 @@ class TrainState:
     batch_index: int = 0          # next minibatch of this epoch's plan
     tgt_tokens: int = 0           # target tokens trained on, cumulative
     elapsed_s: float = 0.0        # wall time in the training loop, cumulative over resumes
+    cpu_s: float = 0.0            # CPU time in the training loop (all threads, all ranks), cumulative
     best_bleu: float = -1.0
     best_step: int = 0
     bad_evals: int = 0            # validations since the best one
@@ -51,11 +52,16 @@ def set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
+NOT_CHECKED = {("data", "token_cache")}  # where tokens are cached changes no data
+
+
 def check_resumable(cfg: Config, saved: dict, path: Path) -> None:
     """The model, vocabulary and data of a resumed run must be those of the checkpoint."""
     now = to_dict(cfg)
     for section in ("model", "vocab", "data"):
         for key, value in saved[section].items():
+            if (section, key) in NOT_CHECKED:
+                continue
             if now[section].get(key) != value:
                 raise ConfigError(f"{section}.{key}: {now[section].get(key)!r} differs from the "
                                   f"checkpoint {path} ({value!r}); a resumed run must keep it")
@@ -102,3 +108,12 @@ def check_writable(out: Path) -> None:
         probe.unlink()
     except OSError as exc:
         raise TrainError(f"{out}: the run directory cannot be written: {exc.strerror or exc}") from None
+
+
+def write_config(path: Path, cfg: Config) -> None:
+    """The resolved config of this invocation, for people and ``rnnsearch status`` (the checkpoint
+    holds its own copy); replaced atomically."""
+    import yaml
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False), encoding="utf-8")
+    os.replace(tmp, path)

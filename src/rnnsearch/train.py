@@ -24,7 +24,7 @@ from .model import build_model
 from .optim import count_parameters, make_optimizer, make_scheduler
 from .runlog import RunLog
 from .runstate import (TrainError, TrainState, check_resumable, check_writable, remove_stale_temporaries,
-                       rng_state, set_rng_state, trim_log)
+                       rng_state, set_rng_state, trim_log, write_config)
 from .tokenize import TextCodec
 from .translator import Translator
 
@@ -105,10 +105,13 @@ class Trainer:
             if last.exists():
                 raise TrainError(f"{self.out} already holds a run (last.pt): add --resume to continue it, "
                                  "or choose another --out")
+            if self.ctx.is_main:
+                write_config(self.out / "config.yaml", self.cfg)
             return None
         payload = checkpoint.load(last)
         check_resumable(self.cfg, payload["config"], last)
         if self.ctx.is_main:
+            write_config(self.out / "config.yaml", self.cfg)
             gone = remove_stale_temporaries(self.out)
             if gone:
                 self.log(f"removed {len(gone)} temporary file(s) of an interrupted save: {', '.join(gone)}")
@@ -159,10 +162,12 @@ class Trainer:
     def train_step(self, idx) -> tuple[float, int, bool]:
         """One update on minibatch ``idx``: returns the summed NLL and target tokens over all
         ranks, and whether the update was applied (False: non-finite loss or gradient).
-        The gradient is that of the mean NLL per target token of the whole minibatch, however
-        it is split over ranks and micro-batches."""
+        The gradient is that of the minibatch's summed NLL divided by its target tokens
+        (``train.loss_scale: token``) or by its sentences (``sentence``: GroundHog's cost, summed
+        over time and averaged over the batch), however it is split over ranks and micro-batches."""
         ctx, t, data = self.ctx, self.cfg.train, self.train_data
         total_n = int(data.tgt_lens[idx].sum()) + len(idx)  # target tokens, </s> included
+        divisor = total_n if t.loss_scale == "token" else len(idx)
         rows, weight = distributed.shard(idx, ctx), 1.0
         if len(rows) == 0:  # fewer sentences than ranks: take part in the all-reduce, add nothing
             rows, weight = idx[:1], 0.0
@@ -175,7 +180,7 @@ class Trainer:
             with (self.loss_fn.no_sync() if hold else contextlib.nullcontext()), \
                     (torch.autocast(ctx.device.type, dtype=torch.bfloat16) if t.bf16 else contextlib.nullcontext()):
                 nll, _ = self.loss_fn(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out)
-            (nll * (weight * ctx.world / total_n)).backward()  # DDP averages: sum over ranks / total_n
+            (nll * (weight * ctx.world / divisor)).backward()  # DDP averages: sum over ranks / divisor
             local_nll += float(nll.detach()) * weight
         total_nll = distributed.all_sum([local_nll], ctx)[0]
         params = [p for p in self.model.parameters() if p.grad is not None]
@@ -223,21 +228,32 @@ class Trainer:
                 "lr": self.optimizer.param_groups[0]["lr"]}
 
     def _stop_reason(self) -> str | None:
-        """Why to stop now, agreed by all ranks (signals and the clock may differ between them)."""
+        """Why to stop now, agreed by all ranks (signals and the clock may differ between them).
+        Also brings ``state.cpu_s`` up to date: the CPU time of every rank since the start."""
         t, s = self.cfg.train, self.state
         late = bool(t.max_minutes and s.elapsed_s >= 60 * t.max_minutes)
-        signalled, late = (v > 0 for v in distributed.all_max([bool(self._stop_signal), late], self.ctx))
+        signalled, late = self._count_cpu(bool(self._stop_signal), late)
         if signalled:
             return f"stopped by {self._stop_signal or 'a signal to another rank'}"
         if t.max_steps and s.step >= t.max_steps:
             return f"reached train.max_steps={t.max_steps}"
         if late:
             return f"reached train.max_minutes={t.max_minutes}"
+        if t.max_core_hours and s.cpu_s >= 3600 * t.max_core_hours:
+            return f"reached train.max_core_hours={t.max_core_hours} ({s.cpu_s / 3600:.2f} core-hours)"
         if t.max_epochs and s.epoch >= t.max_epochs:
             return f"reached train.max_epochs={t.max_epochs}"
         if t.patience and s.bad_evals >= t.patience:
             return f"early stopping: dev BLEU did not improve for {t.patience} validations"
         return None
+
+    def _count_cpu(self, *flags: bool) -> list[float]:
+        """``state.cpu_s`` = CPU time of every rank (all threads) in the training loops so far, in
+        one all-reduce that also sums ``flags`` over ranks (returned)."""
+        here = time.process_time() - self._cpu_start
+        *summed, cpu = distributed.all_sum([*flags, here], self.ctx)
+        self.state.cpu_s = self._cpu_base + cpu
+        return summed
 
     def _count_nonfinite(self, ok: bool, loss: float, runlog: RunLog) -> None:
         s, limit = self.state, self.cfg.train.max_nonfinite
@@ -259,6 +275,7 @@ class Trainer:
         try:
             with RunLog(self.out / "log.jsonl", self.state, enabled=self.ctx.is_main) as runlog:
                 reason = self._loop(runlog)
+                self._count_cpu()
                 if self.state.last_valid_step != self.state.step and not self._stop_signal:
                     runlog.write({"step": self.state.step, **self.validate()})
                 else:
@@ -268,7 +285,7 @@ class Trainer:
                 signal.signal(sig, handler)
         s = self.state
         hint = f"; continue with --resume --out {self.out}" if self._stop_signal else ""
-        self.log(f"{reason}. step {s.step}, {s.elapsed_s / 60:.1f} min; best dev BLEU {s.best_bleu:.2f} "
+        self.log(f"{reason}. step {s.step}, {s.elapsed_s / 60:.1f} min, {s.cpu_s / 3600:.2f} core-hours; best dev BLEU {s.best_bleu:.2f} "
                  f"at step {s.best_step}; {s.nonfinite_total} non-finite updates skipped; "
                  f"checkpoints in {self.out}{hint}")
         return {"reason": reason, **dataclasses.asdict(s)}
@@ -276,6 +293,7 @@ class Trainer:
     def _loop(self, runlog: RunLog) -> str:
         t, s, data = self.cfg.train, self.state, self.train_data
         start = time.monotonic() - s.elapsed_s
+        self._cpu_base, self._cpu_start = s.cpu_s, time.process_time()
         meter = runlog.meter(t, disable=not (t.progress and self.ctx.is_main))
         reason = self._stop_reason()
         src_lens, tgt_lens = data.src_lens, data.tgt_lens

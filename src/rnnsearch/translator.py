@@ -47,6 +47,7 @@ class Translator:
         model.eval()
         translator = cls(model, src, tgt, cfg.decode, device)
         translator.config = cfg
+        translator.train_state = payload.get("train_state")  # updates, epochs, hours of the run
         return translator
 
     def translate(self, texts: list[str], beam: int | None = None, n_best: int = 1,

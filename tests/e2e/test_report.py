@@ -1,6 +1,9 @@
 """`rnnsearch report` on tiny models: files, Table 1 rows, and BLEU equal to `evaluate`'s."""
 import json
 
+from sacrebleu.metrics import BLEU
+
+from rnnsearch import checkpoint
 from rnnsearch.cli import main
 
 
@@ -14,7 +17,8 @@ def test_report_tables_figures_and_bleu_equal_evaluate(trained_run, synth_dir, t
     assert main(["evaluate", ckpt, "--src", src, "--ref", ref, "--beam", "2", "--json"]) == 0
     expected = json.loads(capsys.readouterr().out)
     md = (out / "report.md").read_text()
-    row = next(line for line in md.splitlines() if line.startswith("| RNNsearch-50 |"))
+    table1 = md.split("## Table 1")[1]
+    row = next(line for line in table1.splitlines() if line.startswith("| RNNsearch-50 |"))
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1] == f"{expected['bleu']:.2f}" and cells[2] == f"{expected['bleu_no_unk']:.2f}"
     assert cells[3:] == ["26.75", "34.16"]  # the paper's numbers beside
@@ -25,6 +29,14 @@ def test_report_tables_figures_and_bleu_equal_evaluate(trained_run, synth_dir, t
         assert (out / name).read_bytes()[:4] == b"\x89PNG", name
     assert "The big dog sees a cat ." in md and "## Long sentences" in md
     assert "## Figure 3: alignments of RNNsearch-50" in md  # the first model with attention
+    hyp = (out / "RNNsearch-50.hyp.fr").read_text().splitlines()
+    assert len(hyp) == len((synth_dir / "test.en").read_text().splitlines())
+    refs = (synth_dir / "test.fr").read_text().splitlines()
+    assert BLEU().corpus_score(hyp, [refs]).score == expected["bleu"]  # the file is what was scored
+    assert (out / "tiny.hyp.fr").exists() and "`RNNsearch-50.hyp.fr`" in md
+    compute = next(line for line in md.split("## Compute")[1].splitlines() if line.startswith("| tiny |"))
+    state = checkpoint.load(ckpt)["train_state"]
+    assert f"| {state['step']:,} | {state['epoch']} |" in compute
     page = (out / "report.html").read_text()
     assert page.count("data:image/png;base64,") >= 4 and "<table>" in page and "figure2.png" not in page
 

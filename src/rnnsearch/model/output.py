@@ -13,7 +13,19 @@ from __future__ import annotations
 
 import torch
 
-CHUNK_ROWS = 512  # 512 x 8000 float32 logits = 16 MB
+CHUNK_ROWS = 512  # rows per chunk at most (512 x 8000 float32 logits = 16 MB)
+CHUNK_ELEMENTS = 1 << 22  # logits per chunk at most: a 30k vocabulary gets 128-row chunks (15 MB)
+MIN_LOG_PROB = -87.0  # exp below this gives float32 denormals, 60x slower on CPUs (and < 2e-38 anyway)
+
+
+def chunk_rows(vocab: int) -> int:
+    """Rows per chunk: a power of two, so that a chunk holds at most CHUNK_ELEMENTS logits (within
+    [32, CHUNK_ROWS]). Large chunks of a large vocabulary spill the caches and, over 32 MiB, come
+    from fresh pages at every call (glibc's mmap threshold): 512 x 30000 ran 2-4x slower per logit."""
+    rows = CHUNK_ROWS
+    while rows > 32 and rows * vocab > CHUNK_ELEMENTS:
+        rows //= 2
+    return rows
 
 
 class _LinearCrossEntropy(torch.autograd.Function):
@@ -27,12 +39,13 @@ class _LinearCrossEntropy(torch.autograd.Function):
         gw = torch.zeros(weight.shape, dtype=dtype, device=x.device) if with_grad else None  # (V, M)
         gb = torch.zeros_like(bias) if with_grad else None  # (V,)
         xc, wc = x.to(compute), weight.to(compute)  # (N, M), (V, M)
-        rows = min(CHUNK_ROWS, len(x))
+        step = chunk_rows(len(weight))
+        rows = min(step, len(x))
         minus_one = torch.full((rows, 1), -1.0, dtype=dtype, device=x.device)
         logits_buf = bias.new_empty(rows, len(weight))  # (n, V), one pair of buffers for all chunks
         logp_buf = bias.new_empty(rows, len(weight))  # (n, V)
-        for start in range(0, len(x), CHUNK_ROWS):
-            xs, ys = xc[start:start + CHUNK_ROWS], target[start:start + CHUNK_ROWS, None]  # (n, M), (n, 1)
+        for start in range(0, len(x), step):
+            xs, ys = xc[start:start + step], target[start:start + step, None]  # (n, M), (n, 1)
             if compute == dtype:
                 logits = torch.addmm(bias, xs, wc.t(), out=logits_buf[: len(xs)])  # (n, V)
             else:
@@ -40,15 +53,15 @@ class _LinearCrossEntropy(torch.autograd.Function):
             logp = torch.log_softmax(logits, dim=1, out=logp_buf[: len(xs)])  # (n, V)
             total -= logp.gather(1, ys).sum(dtype=torch.float64)
             if with_grad:
-                grad = logp.exp_()  # softmax, in place (n, V)
+                grad = logp.clamp_(min=MIN_LOG_PROB).exp_()  # softmax, in place (n, V); see MIN_LOG_PROB
                 grad.scatter_add_(1, ys, minus_one[: len(xs)])  # softmax - one-hot
                 gb += grad.sum(0)  # (V,)
                 if compute == dtype:
-                    torch.mm(grad, wc, out=gx[start:start + CHUNK_ROWS])  # (n, M)
+                    torch.mm(grad, wc, out=gx[start:start + step])  # (n, M)
                     gw.addmm_(grad.t(), xs)  # (V, M)
                 else:  # bfloat16 operands; the sums over chunks in float32
                     grad = grad.to(compute)  # (n, V)
-                    gx[start:start + CHUNK_ROWS] = torch.mm(grad, wc)  # (n, M)
+                    gx[start:start + step] = torch.mm(grad, wc)  # (n, M)
                     gw += torch.mm(grad.t(), xs)  # (V, M)
         ctx.save_for_backward(gx, gw, gb)
         ctx.dtypes = (x.dtype, weight.dtype)

@@ -1,0 +1,131 @@
+"""The Hansards campaign (recipes/hansards.sh) over several invocations: stopped with SIGTERM
+twice and continued, it ends where one uninterrupted invocation ends (bit-identical on CPU), and
+the core-hour budget counts over all invocations."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import REPO
+from rnnsearch import checkpoint
+
+pytestmark = pytest.mark.slow
+TINY = ("--set model.emb=16 --set model.enc_hidden=16 --set model.dec_hidden=16 --set model.att=16 "
+        "--set model.maxout=8 --set vocab.size=200 --set train.valid_every=25 --set train.valid_max_sentences=20 "
+        "--set train.save_every=3 --set train.log_every=1 --set train.batch_size=20 --set data.max_len=40")
+
+
+@pytest.fixture(scope="module")
+def data_dir(synth_dir, tmp_path_factory) -> Path:
+    """A stand-in for ../shared/data with the recipe's layout, from the synthetic corpus."""
+    root = tmp_path_factory.mktemp("data")
+    (root / "hansards").mkdir()
+    for split in ("train", "dev", "test"):
+        for lang in ("en", "fr"):
+            (root / "hansards" / f"{split}.{lang}").write_bytes((synth_dir / f"{split}.{lang}").read_bytes())
+    return root
+
+
+def _recipe(data_dir: Path, out: Path, step: str, sets: str) -> subprocess.Popen:
+    env = {**os.environ, "OUT": str(out), "DATA": str(data_dir), "PROFILE": "cpu", "THREADS": "1",
+           "BIN": str(Path(sys.executable).parent), "MODELS": "rnnsearch50", "SETS": sets,
+           "PYTHONPATH": str(REPO / "src")}
+    return subprocess.Popen([str(REPO / "recipes" / "hansards.sh"), step], env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, start_new_session=True)
+
+
+def _log(run: Path) -> list[dict]:
+    try:
+        lines = (run / "log.jsonl").read_text().splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for line in lines:
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            pass
+    return out
+
+
+def _stop_when(proc: subprocess.Popen, run: Path, ready, timeout: float = 300) -> None:
+    """SIGTERM to the recipe (not its trainer) once ``ready(log entries)``; then wait for it."""
+    deadline = time.monotonic() + timeout
+    while not ready(_log(run)):
+        assert proc.poll() is None, f"the recipe ended early: {proc.communicate()[0][-3000:]}"
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGTERM)
+    output, _ = proc.communicate(timeout=300)
+    assert "stopping: the trainers save last.pt" in output, output[-3000:]
+    trainers = subprocess.run(["pgrep", "-f", f"--out {run}"], capture_output=True, text=True).stdout
+    assert not trainers.strip(), f"a trainer outlived the recipe: {trainers}"
+
+
+def _finish(proc: subprocess.Popen) -> str:
+    output, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0, output[-3000:]
+    return output
+
+
+def _last_step(entries: list[dict]) -> int:
+    return max((e["step"] for e in entries), default=0)
+
+
+def test_three_invocations_equal_one(data_dir, tmp_path):
+    sets = TINY + " --set train.max_steps=70"
+    whole = tmp_path / "whole"
+    _finish(_recipe(data_dir, whole, "train", sets))
+    parts = tmp_path / "parts"
+    _stop_when(_recipe(data_dir, parts, "train", sets), parts / "rnnsearch50", lambda e: _last_step(e) >= 12)
+    first = _last_step(_log(parts / "rnnsearch50"))
+    _stop_when(_recipe(data_dir, parts, "train", sets), parts / "rnnsearch50", lambda e: _last_step(e) >= first + 25)
+    output = _finish(_recipe(data_dir, parts, "train", sets))
+    assert "reached train.max_steps=70" in output
+    a = checkpoint.load(whole / "rnnsearch50" / "last.pt")
+    b = checkpoint.load(parts / "rnnsearch50" / "last.pt")
+    assert a["train_state"]["step"] == b["train_state"]["step"] == 70
+    for name, tensor in a["model"].items():
+        assert torch.equal(tensor, b["model"][name]), name
+    recipe = (parts / "recipe.txt").read_text()
+    assert recipe.count("profile: cpu") == 3 and recipe.count("rnnsearch50:") == 3
+    status = subprocess.run([str(REPO / "recipes" / "hansards.sh"), "status"], capture_output=True, text=True,
+                            env={**os.environ, "OUT": str(parts), "BIN": str(Path(sys.executable).parent),
+                                 "PROFILE": "cpu", "MODELS": "rnnsearch50"})
+    assert status.returncode == 0 and "step 70," in status.stdout, status.stdout + status.stderr
+
+
+def test_the_core_hour_budget_counts_over_invocations(data_dir, tmp_path):
+    budget_s = 12.0
+    sets = TINY + f" --set train.max_steps=0"
+    out, run = tmp_path / "campaign", tmp_path / "campaign" / "rnnsearch50"
+    env_budget = {"BUDGET": str(budget_s / 3600)}
+
+    def recipe():
+        os.environ.update(env_budget)
+        try:
+            return _recipe(data_dir, out, "train", sets)
+        finally:
+            for key in env_budget:
+                os.environ.pop(key)
+
+    cpu = lambda entries: max((e.get("cpu_s", 0) for e in entries), default=0)  # noqa: E731
+    _stop_when(recipe(), run, lambda e: cpu(e) >= 3.0)
+    _stop_when(recipe(), run, lambda e: cpu(e) >= 7.0)
+    before = cpu(_log(run))
+    assert 7.0 <= before < budget_s
+    output = _finish(recipe())
+    assert "reached train.max_core_hours" in output
+    total = checkpoint.load(run / "last.pt")["train_state"]["cpu_s"]
+    assert budget_s <= total < budget_s + 5  # the third invocation used only what was left
+    steps = _last_step(_log(run))
+    output = _finish(recipe())  # the budget is spent: a fourth invocation trains nothing
+    assert "reached train.max_core_hours" in output and _last_step(_log(run)) == steps
