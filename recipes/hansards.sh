@@ -45,7 +45,7 @@ else
   # initialisation, readout s_{i-1} and 30k word shortlists; smaller sizes, Adam, bf16 autocast.
   SIZES=(--set model.emb=256 --set model.enc_hidden=256 --set model.dec_hidden=512 --set model.att=512
          --set model.maxout=256 --set train.optimizer=adam --set train.lr=0.001 --set train.loss_scale=token
-         --set train.bf16=true --set train.valid_every=2000 --set train.save_every=500
+         --set train.bf16=true --set train.valid_every=1000 --set train.save_every=500
          --set train.patience=0 --set data.token_cache="$OUT/cache")
 fi
 [ "$JOBS" -ge 1 ] || JOBS=1
