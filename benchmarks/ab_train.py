@@ -18,11 +18,11 @@ import dataclasses
 import shutil
 import time
 
-from rnnsearch.batching import epoch_plan
+from rnnsearch.data.batching import epoch_plan
 from rnnsearch.config import load
 from rnnsearch.model import deferred
-from rnnsearch.runtime import tune_process
-from rnnsearch.train import Trainer
+from rnnsearch.training.runtime import tune_process
+from rnnsearch.training.trainer import Trainer
 
 NAMES = {"deferred": ("deferred", "per-step"), "bf16": ("bf16", "float32")}
 

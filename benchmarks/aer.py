@@ -21,12 +21,12 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 WPT = DATA / "alignment" / "hansards_enfr"
 
-from rnnsearch.align import force_align  # noqa: E402
-from rnnsearch.alignment import (alignment_error_rate, grow_diag_final_and, parse_pharaoh,  # noqa: E402
+from rnnsearch.analysis.force_align import force_align  # noqa: E402
+from rnnsearch.analysis.links import (alignment_error_rate, grow_diag_final_and, parse_pharaoh,  # noqa: E402
                                  read_wpt_gold)
-from rnnsearch.data import read_lines  # noqa: E402
-from rnnsearch.tokenize import pretokenize  # noqa: E402
-from rnnsearch.translator import Translator  # noqa: E402
+from rnnsearch.data.io import read_lines  # noqa: E402
+from rnnsearch.data.tokenize import pretokenize  # noqa: E402
+from rnnsearch.decoding.translator import Translator  # noqa: E402
 
 
 def say(message: str) -> None:

@@ -16,9 +16,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from rnnsearch.batching import make_batch
-from rnnsearch.data import read_parallel
-from rnnsearch.translator import Translator
+from rnnsearch.data.batching import make_batch
+from rnnsearch.data.io import read_parallel
+from rnnsearch.decoding.translator import Translator
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hansards"
 

@@ -13,10 +13,10 @@ import sys
 import time
 from pathlib import Path
 
-from rnnsearch import unk
-from rnnsearch.data import read_parallel
-from rnnsearch.evaluate import corpus_bleu
-from rnnsearch.translator import Translator
+from rnnsearch.decoding import unk
+from rnnsearch.data.io import read_parallel
+from rnnsearch.analysis.evaluate import corpus_bleu
+from rnnsearch.decoding.translator import Translator
 
 
 def main() -> int:

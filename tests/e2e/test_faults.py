@@ -12,7 +12,7 @@ from conftest import demo_config
 from rnnsearch import checkpoint
 from rnnsearch.cli import main
 from rnnsearch.config import from_dict
-from rnnsearch.train import TrainError, Trainer
+from rnnsearch.training.trainer import TrainError, Trainer
 
 pytestmark = pytest.mark.slow
 QUIET = lambda *_: None  # noqa: E731

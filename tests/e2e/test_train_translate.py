@@ -9,10 +9,10 @@ from conftest import demo_config
 from rnnsearch import checkpoint
 from rnnsearch.cli import main
 from rnnsearch.config import from_dict
-from rnnsearch.data import read_lines
-from rnnsearch.evaluate import corpus_bleu
-from rnnsearch.train import train
-from rnnsearch.translator import Translator
+from rnnsearch.data.io import read_lines
+from rnnsearch.analysis.evaluate import corpus_bleu
+from rnnsearch.training.trainer import train
+from rnnsearch.decoding.translator import Translator
 
 pytestmark = pytest.mark.slow
 

@@ -8,13 +8,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import demo_config, small_model
-from rnnsearch.batching import make_batch
+from rnnsearch.data.batching import make_batch
 from rnnsearch.config import from_dict
 from rnnsearch.model.attention import additive_energies
 from rnnsearch.model.deferred import DeferredWeights
 from rnnsearch.model.output import CHUNK_ROWS, linear_cross_entropy
-from rnnsearch.train import Trainer
-from rnnsearch.vocab import PAD
+from rnnsearch.training.trainer import Trainer
+from rnnsearch.data.vocab import PAD
 
 
 @settings(max_examples=25, deadline=None)

@@ -4,13 +4,13 @@ import pytest
 import torch
 
 from conftest import small_model
-from rnnsearch.align import Alignment
+from rnnsearch.analysis.force_align import Alignment
 from rnnsearch.cli import main
 from rnnsearch.config import from_dict
-from rnnsearch.tokenize import TextCodec
-from rnnsearch.translator import Translator
-from rnnsearch.unk import build_lexicon, read_lexicon, replace, write_lexicon
-from rnnsearch.vocab import SPECIALS, UNK, Vocab
+from rnnsearch.data.tokenize import TextCodec
+from rnnsearch.decoding.translator import Translator
+from rnnsearch.decoding.unk import build_lexicon, read_lexicon, replace, write_lexicon
+from rnnsearch.data.vocab import SPECIALS, UNK, Vocab
 
 
 def test_copy_and_dict_use_the_most_attended_source_word_not_eos():

@@ -17,10 +17,10 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..vocab import PAD
-from .attention import AdditiveAttention
-from . import deferred
-from .deferred import DeferredWeights
+from rnnsearch.data.vocab import PAD
+from rnnsearch.model.attention import AdditiveAttention
+from rnnsearch.model import deferred
+from rnnsearch.model.deferred import DeferredWeights
 
 
 @dataclass

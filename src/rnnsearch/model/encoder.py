@@ -5,9 +5,9 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ..vocab import PAD
-from . import deferred
-from .deferred import DeferredWeights
+from rnnsearch.data.vocab import PAD
+from rnnsearch.model import deferred
+from rnnsearch.model.deferred import DeferredWeights
 
 
 class PaperGRU(nn.Module):

@@ -4,10 +4,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..vocab import PAD
-from .decoder import Decoder, DecoderState, EncoderOutput
-from .encoder import Encoder
-from .output import linear_cross_entropy
+from rnnsearch.data.vocab import PAD
+from rnnsearch.model.decoder import Decoder, DecoderState, EncoderOutput
+from rnnsearch.model.encoder import Encoder
+from rnnsearch.model.output import linear_cross_entropy
 
 
 class Seq2Seq(nn.Module):

@@ -14,11 +14,11 @@ from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from .. import __version__
-from .batcher import Batcher, Overloaded, TimedOut
-from .metrics import Metrics
-from .schemas import ErrorBody, TranslateRequest, TranslateResponse
-from .settings import ServeSettings
+from rnnsearch import __version__
+from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut
+from rnnsearch.serve.metrics import Metrics
+from rnnsearch.serve.schemas import ErrorBody, TranslateRequest, TranslateResponse
+from rnnsearch.serve.settings import ServeSettings
 
 STATIC = Path(__file__).parent / "static"
 

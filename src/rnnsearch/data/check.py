@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from .data import FilterReport, ReadNotes, filter_pairs, read_parallel
-from .tokenize import pretokenize
+from rnnsearch.data.io import FilterReport, ReadNotes, filter_pairs, read_parallel
+from rnnsearch.data.tokenize import pretokenize
 
 
 @dataclass

@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from . import checkpoint, unk
-from .batching import source_batch
-from .config import from_dict
-from .model import build_model
-from .search import Hypothesis, beam_search, greedy
-from .tokenize import TextCodec
-from .vocab import SPECIALS
+from rnnsearch import checkpoint
+from rnnsearch.decoding import unk
+from rnnsearch.data.batching import source_batch
+from rnnsearch.config import from_dict
+from rnnsearch.model import build_model
+from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
+from rnnsearch.data.tokenize import TextCodec
+from rnnsearch.data.vocab import SPECIALS
 
 
 @dataclass

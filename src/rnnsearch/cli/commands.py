@@ -7,9 +7,9 @@ from pathlib import Path
 
 
 def train(args) -> int:
-    from . import distributed
-    from .config import load
-    from .train import train
+    from rnnsearch.training import distributed
+    from rnnsearch.config import load
+    from rnnsearch.training.trainer import train
     cfg = load(args.config, args.set)
     ctx = distributed.setup(cfg.train.device)
     finished = False
@@ -22,7 +22,7 @@ def train(args) -> int:
 
 
 def status(args) -> int:
-    from .status import format_status, run_status
+    from rnnsearch.analysis.status import format_status, run_status
     for i, run in enumerate(args.runs):
         result = run_status(run, args.target)
         if args.json:
@@ -33,9 +33,9 @@ def status(args) -> int:
 
 
 def describe(args) -> int:
-    from .config import load
-    from .model import build_model
-    from .train import count_parameters
+    from rnnsearch.config import load
+    from rnnsearch.model import build_model
+    from rnnsearch.training.trainer import count_parameters
     cfg = load(args.config, args.set)
     model = build_model(cfg.model, cfg.vocab.size, cfg.vocab.size)
     m = cfg.model
@@ -46,7 +46,7 @@ def describe(args) -> int:
 
 
 def _read_input(path: str | None) -> list[str]:
-    from .data import read_lines, split_lines
+    from rnnsearch.data.io import read_lines, split_lines
     if path in (None, "-"):
         return split_lines(sys.stdin.buffer.read(), "<stdin>")
     return read_lines(path)
@@ -59,8 +59,8 @@ def _search_kwargs(args) -> dict:
 
 def _load_translator(args, path: str):
     """A Translator for ``path`` with the [UNK] replacement the arguments ask for."""
-    from .translator import Translator
-    from .unk import read_lexicon
+    from rnnsearch.decoding.translator import Translator
+    from rnnsearch.decoding.unk import read_lexicon
     translator = Translator.from_checkpoint(path)
     if args.lexicon and args.replace_unk != "dict":
         raise ValueError("--lexicon goes with --replace-unk dict")
@@ -89,9 +89,9 @@ def translate(args) -> int:
 
 
 def evaluate(args) -> int:
-    from .data import read_parallel
-    from .evaluate import evaluate, format_table
-    from .plot import plot_bleu_by_length
+    from rnnsearch.data.io import read_parallel
+    from rnnsearch.analysis.evaluate import evaluate, format_table
+    from rnnsearch.analysis.plot import plot_bleu_by_length
     srcs, refs = read_parallel(args.src, args.ref)
     paths = [args.checkpoint] + (args.compare or [])
     names = args.names.split(",") if args.names else [Path(p).parent.name + "/" + Path(p).name for p in paths]
@@ -118,9 +118,9 @@ def evaluate(args) -> int:
 
 
 def plot_alignment(args) -> int:
-    from .data import read_lines
-    from .plot import plot_alignment
-    from .translator import Translator
+    from rnnsearch.data.io import read_lines
+    from rnnsearch.analysis.plot import plot_alignment
+    from rnnsearch.decoding.translator import Translator
     if (args.sentence is None) == (args.input is None):
         raise ValueError("give either --sentence TEXT or --input FILE --line N")
     text = args.sentence if args.sentence is not None else read_lines(args.input)[args.line - 1]
@@ -135,15 +135,15 @@ def plot_alignment(args) -> int:
 
 
 def data(args) -> int:
-    from .prepare import prepare
+    from rnnsearch.data.download import prepare
     for line in prepare(args.corpus, args.out):
         print(line)
     return 0
 
 
 def data_check(args) -> int:
-    from .datacheck import check_corpus
-    from .data import DataError
+    from rnnsearch.data.check import check_corpus
+    from rnnsearch.data.io import DataError
     result = check_corpus(args.src, args.tgt, max_len=args.max_len, tokenizer=args.tokenizer)
     print(json.dumps(result.to_dict(), indent=1) if args.json else result.text())
     if not result.usable:
@@ -152,7 +152,7 @@ def data_check(args) -> int:
 
 
 def _read_pairs(args) -> list[tuple[str, str]]:
-    from .data import DataError, read_lines, read_parallel
+    from rnnsearch.data.io import DataError, read_lines, read_parallel
     if args.pairs:
         pairs = []
         for number, line in enumerate(read_lines(args.pairs), start=1):
@@ -167,9 +167,9 @@ def _read_pairs(args) -> list[tuple[str, str]]:
 
 
 def align(args) -> int:
-    from .align import force_align
-    from .alignment import alignment_error_rate, format_pharaoh, read_wpt_gold
-    from .translator import Translator
+    from rnnsearch.analysis.force_align import force_align
+    from rnnsearch.analysis.links import alignment_error_rate, format_pharaoh, read_wpt_gold
+    from rnnsearch.decoding.translator import Translator
     pairs = _read_pairs(args)
     alignments = force_align(Translator.from_checkpoint(args.checkpoint), pairs, shift=args.shift,
                              threshold=args.threshold)
@@ -197,7 +197,7 @@ def align(args) -> int:
 
 
 def report(args) -> int:
-    from .report import build_report
+    from rnnsearch.analysis.report import build_report
     models = []
     for spec in args.model:
         if "=" not in spec:
@@ -212,7 +212,7 @@ def report(args) -> int:
 
 
 def aer(args) -> int:
-    from .alignment import alignment_error_rate, read_pharaoh, read_wpt_gold
+    from rnnsearch.analysis.links import alignment_error_rate, read_pharaoh, read_wpt_gold
     result = alignment_error_rate(read_pharaoh(args.pred, reverse=args.reverse), read_wpt_gold(args.gold))
     if args.json:
         print(json.dumps({k: result[k] for k in ("aer", "precision", "recall")}))
@@ -225,8 +225,8 @@ def aer(args) -> int:
 
 def serve(args) -> int:
     import uvicorn
-    from .serve import ServeSettings, create_app
-    from .translator import Translator
+    from rnnsearch.serve import ServeSettings, create_app
+    from rnnsearch.decoding.translator import Translator
     settings = ServeSettings(batching=not args.no_batching, max_batch=args.max_batch, window_ms=args.window_ms,
                              max_chars=args.max_chars, max_texts=args.max_texts,
                              max_body_bytes=args.max_body_bytes, max_queue=args.max_queue,
@@ -240,16 +240,16 @@ def serve(args) -> int:
 
 
 def synth(args) -> int:
-    from .synthetic import generate
+    from rnnsearch.data.synthetic import generate
     counts = generate(args.out, n_train=args.train, seed=args.seed)
     print(f"wrote the demo corpus to {args.out}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     return 0
 
 
 def lexicon(args) -> int:
-    from .data import read_parallel
-    from .translator import Translator
-    from .unk import lexicon_from_corpus, write_lexicon
+    from rnnsearch.data.io import read_parallel
+    from rnnsearch.decoding.translator import Translator
+    from rnnsearch.decoding.unk import lexicon_from_corpus, write_lexicon
     translator = Translator.from_checkpoint(args.checkpoint)
     srcs, tgts = read_parallel(args.src, args.tgt)
     n = args.max_pairs or len(srcs)

@@ -4,7 +4,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import __version__, commands
+from rnnsearch import __version__
+from rnnsearch.cli import commands
 
 
 def _add_unk_args(p) -> None:
@@ -164,13 +165,13 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from .checkpoint import CheckpointError
-    from .config import ConfigError
-    from .data import DataError
-    from .train import TrainError
+    from rnnsearch.checkpoint import CheckpointError
+    from rnnsearch.config import ConfigError
+    from rnnsearch.data.io import DataError
+    from rnnsearch.training.trainer import TrainError
     args = build_parser().parse_args(argv)
     if args.command in ("train", "translate", "evaluate", "serve"):
-        from .runtime import tune_process
+        from rnnsearch.training.runtime import tune_process
         tune_process()
     try:
         return args.func(args)

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from .data import DataError, read_lines
+from rnnsearch.data.io import DataError, read_lines
 
 Links = set[tuple[int, int]]
 _PHARAOH = re.compile(r"^(\d+)-(\d+)$")

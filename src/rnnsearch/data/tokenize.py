@@ -6,7 +6,7 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from .vocab import SPECIALS, Vocab
+from rnnsearch.data.vocab import SPECIALS, Vocab
 
 
 @lru_cache(maxsize=None)
@@ -136,7 +136,7 @@ class TextCodec:
 def load_sentencepiece(path: str) -> bytes:
     """A trained SentencePiece model file whose ids 0-3 are our specials."""
     import sentencepiece as spm
-    from .config import ConfigError
+    from rnnsearch.config import ConfigError
     try:
         proto = Path(path).read_bytes()
         sp = spm.SentencePieceProcessor(model_proto=proto)

@@ -21,9 +21,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from .evaluate import evaluate, length_table  # noqa: E402
-from .plot import plot_alignment, plot_bleu_by_length  # noqa: E402
-from .translator import Translator  # noqa: E402
+from rnnsearch.analysis.evaluate import evaluate, length_table  # noqa: E402
+from rnnsearch.analysis.plot import plot_alignment, plot_bleu_by_length  # noqa: E402
+from rnnsearch.decoding.translator import Translator  # noqa: E402
 
 PAPER_TABLE1 = {  # Bahdanau et al. (2014), Table 1: BLEU on newstest2014, All / No UNK
     "RNNencdec-30": (13.93, 24.19), "RNNsearch-30": (21.50, 31.44),
@@ -110,7 +110,7 @@ def hyp_file(name: str, lang: str) -> str:
 def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, beam: int | None = None,
                  sentence: str | None = None, seed: int = 1, n_long: int = 5, figure3: str | None = None,
                  notes: str | None = None, log=print) -> dict:
-    from .data import read_parallel
+    from rnnsearch.data.io import read_parallel
     names = [name for name, _ in models]
     if figure3 is not None and figure3 not in names:
         raise ValueError(f"--figure3 {figure3!r}: not one of the models ({', '.join(names)})")

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .config import Config, ConfigError, to_dict
+from rnnsearch.config import Config, ConfigError, to_dict
 
 
 class TrainError(RuntimeError):

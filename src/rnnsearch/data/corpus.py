@@ -5,9 +5,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .config import Config
-from .data import ReadNotes, corpus_file, filter_pairs, read_parallel
-from .tokenize import build_codecs
+from rnnsearch.config import Config
+from rnnsearch.data.io import ReadNotes, corpus_file, filter_pairs, read_parallel
+from rnnsearch.data.tokenize import build_codecs
 
 
 @dataclass

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .vocab import BOS, EOS, PAD
+from rnnsearch.data.vocab import BOS, EOS, PAD
 
 
 @dataclass

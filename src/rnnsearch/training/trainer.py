@@ -15,18 +15,19 @@ import numpy as np
 import torch
 from torch import nn
 
-from . import __version__, checkpoint, distributed
-from .batching import epoch_plan, make_batch
-from .config import Config, to_dict
-from .corpus import Corpus, load_corpora
-from .evaluate import corpus_bleu
-from .model import build_model
-from .optim import count_parameters, make_optimizer, make_scheduler
-from .runlog import RunLog
-from .runstate import (TrainError, TrainState, check_resumable, check_writable, remove_stale_temporaries,
+from rnnsearch import __version__, checkpoint
+from rnnsearch.training import distributed
+from rnnsearch.data.batching import epoch_plan, make_batch
+from rnnsearch.config import Config, to_dict
+from rnnsearch.data.corpus import Corpus, load_corpora
+from rnnsearch.analysis.evaluate import corpus_bleu
+from rnnsearch.model import build_model
+from rnnsearch.training.optim import count_parameters, make_optimizer, make_scheduler
+from rnnsearch.training.log import RunLog
+from rnnsearch.training.state import (TrainError, TrainState, check_resumable, check_writable, remove_stale_temporaries,
                        rng_state, set_rng_state, trim_log, write_config)
-from .tokenize import TextCodec
-from .translator import Translator
+from rnnsearch.data.tokenize import TextCodec
+from rnnsearch.decoding.translator import Translator
 
 __all__ = ["Trainer", "TrainError", "train", "count_parameters", "make_optimizer", "dev_loss"]
 

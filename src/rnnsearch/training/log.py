@@ -8,7 +8,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from .runstate import TrainError, TrainState
+from rnnsearch.training.state import TrainError, TrainState
 
 
 class RunLog:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .vocab import SPECIALS
+from rnnsearch.data.vocab import SPECIALS
 
 UNK_TOKEN = SPECIALS[1]
 MODES = ("copy", "dict")
@@ -53,7 +53,7 @@ def lexicon_from_corpus(translator, srcs: list[str], tgts: list[str], max_len: i
                         min_count: int = 1) -> tuple[dict, int, int]:
     """``build_lexicon`` over the forced alignments of raw sentence pairs, read as the model's
     Moses tokens; pairs empty or over ``max_len`` words are left out. Returns (table, used, dropped)."""
-    from .align import force_align
+    from rnnsearch.analysis.force_align import force_align
     pairs, dropped = [], 0
     for s, t in zip(srcs, tgts):
         sw, tw = translator.src_codec.words(s), translator.tgt_codec.words(t)

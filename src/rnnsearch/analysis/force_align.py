@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from .batching import make_batch
+from rnnsearch.data.batching import make_batch
 
 
 @dataclass
