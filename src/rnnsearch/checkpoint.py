@@ -7,11 +7,13 @@ from pathlib import Path
 
 import torch
 
+from rnnsearch.errors import UserError
+
 FORMAT = "rnnsearch-checkpoint"
 VERSION = 1
 
 
-class CheckpointError(ValueError):
+class CheckpointError(UserError, ValueError):
     """A checkpoint that cannot be written or read, with the reason."""
 
 

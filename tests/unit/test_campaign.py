@@ -11,6 +11,7 @@ import torch
 
 from conftest import demo_config
 from rnnsearch.data import tokenize
+from rnnsearch.errors import UsageError
 from rnnsearch.config import from_dict
 from rnnsearch.model.output import CHUNK_ELEMENTS, chunk_rows, linear_cross_entropy
 from rnnsearch.analysis.status import fit_log_curve, format_status, project, run_status
@@ -41,10 +42,10 @@ def test_core_hours_are_cpu_time_and_stop_the_run(synth_dir, tmp_path):
     cfg = demo_config(synth_dir, max_steps=0, max_core_hours=1.5 / 3600, valid_every=10_000, log_every=1)
     result = Trainer(from_dict(cfg), tmp_path / "run", log=lambda *_: None).run()
     assert result["reason"].startswith("reached train.max_core_hours")
-    assert 1.5 <= result["cpu_s"] < 1.5 + 2.0  # one update and the final validation past the budget
+    assert 1.5 <= result["cpu_s"] < 1.5 + 6.0  # one update and the final validation past the budget
     logged = [json.loads(line) for line in (tmp_path / "run" / "log.jsonl").read_text().splitlines()]
     cpu = [e["cpu_s"] for e in logged]
-    assert cpu == sorted(cpu) and cpu[-1] <= result["cpu_s"]
+    assert cpu == sorted(cpu) and cpu[-1] <= round(result["cpu_s"], 2)  # logged to 2 decimals
 
 
 def test_token_cache_gives_the_same_tokens_and_is_read_back(tmp_path, monkeypatch):
@@ -121,5 +122,5 @@ def test_status_of_a_run(trained_run):
 
 
 def test_status_of_a_directory_without_a_log(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no log.jsonl"):
+    with pytest.raises(UsageError, match="no log.jsonl"):
         run_status(tmp_path)

@@ -3,6 +3,7 @@ by source-length bucket (the paper's Figure 2)."""
 from __future__ import annotations
 
 from sacrebleu.metrics import BLEU
+from rnnsearch.data.io import DataError
 
 BUCKET_WIDTH = 10
 LAST_BUCKET = 60  # sentences longer than this share one bucket
@@ -42,7 +43,7 @@ def bleu_by_length(hyps: list[str], refs: list[str], lengths: list[int]) -> list
 def score_translations(hyps: list[str], refs: list[str], srcs: list[str], src_codec, tgt_codec) -> dict:
     """All the numbers ``rnnsearch evaluate`` reports, from finished translations."""
     if not (len(hyps) == len(refs) == len(srcs)):
-        raise ValueError(f"{len(srcs)} sources, {len(refs)} references, {len(hyps)} translations")
+        raise DataError(f"{len(srcs)} sources, {len(refs)} references, {len(hyps)} translations")
     bleu, signature = corpus_bleu(hyps, refs)
     no_unk = [i for i in range(len(srcs))
               if not src_codec.has_unk(srcs[i]) and not tgt_codec.has_unk(refs[i])]
@@ -55,7 +56,7 @@ def score_translations(hyps: list[str], refs: list[str], srcs: list[str], src_co
 def evaluate(translator, srcs: list[str], refs: list[str], beam: int | None = None, **search) -> dict:
     """Translate ``srcs`` with ``translator`` and score against ``refs``."""
     if len(srcs) != len(refs):
-        raise ValueError(f"{len(srcs)} source lines but {len(refs)} reference lines")
+        raise DataError(f"{len(srcs)} source lines but {len(refs)} reference lines")
     hyps = [t.text for t in translator.translate(srcs, beam=beam, **search)]
     result = score_translations(hyps, refs, srcs, translator.src_codec, translator.tgt_codec)
     result["beam"] = beam if beam is not None else translator.decode_cfg.beam

@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from rnnsearch.data.batching import make_batch
+from rnnsearch.errors import UsageError
 
 
 @dataclass
@@ -68,10 +69,10 @@ def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, 
     is s_{i-1}). ``shift=1`` takes alpha_{i+1} instead (the step after, whose query s_i has read
     y_i); ``shift=-1`` alpha_{i-1}. ``threshold``: see ``hard_links``."""
     if shift not in (-1, 0, 1):
-        raise ValueError(f"shift must be -1, 0 or 1, got {shift}")
+        raise UsageError(f"shift must be -1, 0 or 1, got {shift}")
     model, src_codec, tgt_codec = translator.model, translator.src_codec, translator.tgt_codec
     if getattr(model, "arch", "rnnsearch") != "rnnsearch":
-        raise ValueError("this model has no attention (arch: rnnencdec): nothing to align")
+        raise UsageError("this model has no attention (arch: rnnencdec): nothing to align")
     was_training = model.training
     model.eval()
     out: list[Alignment] = []
@@ -99,3 +100,9 @@ def _align_batch(model, src_codec, tgt_codec, pairs, device, shift=0, threshold=
         soft = merge(attention, so, to, len(sw), len(tw)) if sw and tw else np.zeros((len(tw), len(sw)))
         result.append(Alignment(sw, tw, soft, hard_links(soft, threshold)))
     return result
+
+
+def alignment_json(a: Alignment) -> dict:
+    """One alignment as JSON: words, soft weights (5 decimals) and hard links."""
+    return {"source": a.source_words, "target": a.target_words,
+            "soft": [[round(float(x), 5) for x in row] for row in a.soft], "links": sorted(a.links)}

@@ -24,6 +24,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from rnnsearch.analysis.evaluate import evaluate, length_table  # noqa: E402
 from rnnsearch.analysis.plot import plot_alignment, plot_bleu_by_length  # noqa: E402
 from rnnsearch.decoding.translator import Translator  # noqa: E402
+from rnnsearch.errors import UsageError
 
 PAPER_TABLE1 = {  # Bahdanau et al. (2014), Table 1: BLEU on newstest2014, All / No UNK
     "RNNencdec-30": (13.93, 24.19), "RNNsearch-30": (21.50, 31.44),
@@ -113,13 +114,13 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
     from rnnsearch.data.io import read_parallel
     names = [name for name, _ in models]
     if figure3 is not None and figure3 not in names:
-        raise ValueError(f"--figure3 {figure3!r}: not one of the models ({', '.join(names)})")
+        raise UsageError(f"--figure3 {figure3!r}: not one of the models ({', '.join(names)})")
     srcs, refs = read_parallel(src_path, ref_path)
     translators = {name: Translator.from_checkpoint(ckpt) for name, ckpt in models}
     attending = [n for n in names if translators[n].model.arch == "rnnsearch"]
     aligner = figure3 or (attending[0] if attending else None)
     if aligner is not None and aligner not in attending:  # refused before the long translations
-        raise ValueError(f"--figure3 {aligner!r}: an {translators[aligner].model.arch} model has no attention")
+        raise UsageError(f"--figure3 {aligner!r}: an {translators[aligner].model.arch} model has no attention")
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     results = {}

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import yaml
 
+from rnnsearch.errors import UsageError
+
 
 def read_log(path: Path) -> list[dict]:
     """The entries of a ``log.jsonl``; a torn last line (a run killed while writing) is skipped."""
@@ -79,7 +81,7 @@ def run_status(run: str | Path, target: float | None = None) -> dict:
     run = Path(run)
     log = run / "log.jsonl"
     if not log.exists():
-        raise FileNotFoundError(f"{run}: no log.jsonl (not a run directory, or the run has not started)")
+        raise UsageError(f"{run}: no log.jsonl (not a run directory, or the run has not started)")
     entries = read_log(log)
     budget = None
     config = run / "config.yaml"

@@ -1,7 +1,7 @@
 """The training and dev corpora as the trainer sees them: read, tokenised, filtered, encoded."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -10,18 +10,17 @@ from rnnsearch.data.io import ReadNotes, corpus_file, filter_pairs, read_paralle
 from rnnsearch.data.tokenize import build_codecs
 
 
-@dataclass
+@dataclass(frozen=True)
 class Corpus:
+    """Encoded sentence pairs and their lengths (computed once: the trainer reads them per update)."""
     src_ids: list[list[int]]
     tgt_ids: list[list[int]]
+    src_lens: np.ndarray = field(init=False)
+    tgt_lens: np.ndarray = field(init=False)
 
-    @property
-    def src_lens(self) -> np.ndarray:
-        return np.array([len(s) for s in self.src_ids])
-
-    @property
-    def tgt_lens(self) -> np.ndarray:
-        return np.array([len(t) for t in self.tgt_ids])
+    def __post_init__(self):
+        object.__setattr__(self, "src_lens", np.array([len(s) for s in self.src_ids], dtype=np.int64))
+        object.__setattr__(self, "tgt_lens", np.array([len(t) for t in self.tgt_ids], dtype=np.int64))
 
 
 def load_corpora(cfg: Config, log, codecs=None):

@@ -11,6 +11,8 @@ import tempfile
 import urllib.request
 from pathlib import Path
 from typing import Callable
+from rnnsearch.errors import UsageError
+from rnnsearch.data.io import DataError
 
 MULTI30K_URL = "https://raw.githubusercontent.com/multi30k/dataset/master/data/task1/raw/{name}.gz"
 MULTI30K_SPLITS = {"train": "train", "val": "val", "test_2016_flickr": "test_2016_flickr"}
@@ -56,7 +58,7 @@ def _sgm_member(tar: tarfile.TarFile, test_set: str, lang: str) -> str:
         base = member.rsplit("/", 1)[-1]
         if base.startswith(test_set) and base.endswith(f".{lang}.sgm") and ("-src." in base or "-ref." in base):
             return tar.extractfile(member).read().decode("utf-8")
-    raise ValueError(f"{test_set}.{lang}: not found in the archive")
+    raise DataError(f"{test_set}.{lang}: not found in the archive")
 
 
 def prepare_wmt14(out: Path, fetch: Fetch = download, pair=("en", "fr")) -> list[str]:
@@ -70,7 +72,7 @@ def prepare_wmt14(out: Path, fetch: Fetch = download, pair=("en", "fr")) -> list
                 for test_set in sets:
                     sides = {lang: parse_sgm(_sgm_member(tar, test_set, lang)) for lang in pair}
                     if len(set(map(len, sides.values()))) != 1:
-                        raise ValueError(f"{test_set}: sides differ in length {[len(v) for v in sides.values()]}")
+                        raise DataError(f"{test_set}: sides differ in length {[len(v) for v in sides.values()]}")
                     report += [_write(out / f"{test_set}.{lang}", lines) for lang, lines in sides.items()]
     return report
 
@@ -82,4 +84,4 @@ def prepare(corpus: str, out: str | Path, fetch: Fetch = download) -> list[str]:
         return prepare_multi30k(out, fetch)
     if corpus == "wmt14":
         return prepare_wmt14(out, fetch)
-    raise ValueError(f"unknown corpus {corpus!r} (multi30k, wmt14)")
+    raise UsageError(f"unknown corpus {corpus!r} (multi30k, wmt14)")

@@ -6,8 +6,10 @@ import gzip
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rnnsearch.errors import UserError
 
-class DataError(ValueError):
+
+class DataError(UserError, ValueError):
     """A corpus problem, naming the file (and line)."""
 
 
@@ -90,6 +92,18 @@ def read_parallel(src_path: str | Path, tgt_path: str | Path,
         raise DataError(f"{src_path} has {len(src)} lines but {tgt_path} has {len(tgt)}: "
                         "a parallel corpus needs one target line per source line")
     return src, tgt
+
+
+def read_pair_file(path: str | Path) -> tuple[list[str], list[str]]:
+    """A file of ``source ||| target`` lines (the WPT 2003 test.en-fr) -> sources, targets."""
+    srcs, tgts = [], []
+    for number, line in enumerate(read_lines(path), start=1):
+        if line.count(" ||| ") != 1:
+            raise DataError(f"{path}:{number}: expected 'source ||| target'")
+        src, tgt = line.split(" ||| ")
+        srcs.append(src)
+        tgts.append(tgt)
+    return srcs, tgts
 
 
 @dataclass

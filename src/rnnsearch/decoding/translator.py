@@ -15,6 +15,7 @@ from rnnsearch.model import build_model
 from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.data.vocab import SPECIALS
+from rnnsearch.errors import UsageError
 
 
 @dataclass
@@ -69,7 +70,7 @@ class Translator:
         d = self.decode_cfg
         beam = d.beam if beam is None else beam
         if beam < 1 or n_best < 1 or n_best > beam:
-            raise ValueError(f"need 1 <= n_best <= beam, got beam={beam}, n_best={n_best}")
+            raise UsageError(f"need 1 <= n_best <= beam, got beam={beam}, n_best={n_best}")
         alpha = d.length_penalty if length_penalty is None else length_penalty
         ratio = d.max_len_ratio if max_len_ratio is None else max_len_ratio
         batch_size = batch_size or d.batch_size
@@ -106,13 +107,13 @@ class Translator:
         word's translation in ``lexicon`` (``dict``; see ``unk.build_lexicon``); None = off."""
         if mode is not None:
             if mode not in unk.MODES:
-                raise ValueError(f"replace-unk must be one of {unk.MODES}, got {mode!r}")
+                raise UsageError(f"replace-unk must be one of {unk.MODES}, got {mode!r}")
             if self.tgt_codec.mode != "word":
-                raise ValueError("[UNK] replacement needs a word vocabulary (this model uses SentencePiece)")
+                raise UsageError("[UNK] replacement needs a word vocabulary (this model uses SentencePiece)")
             if getattr(self.model, "arch", "rnnsearch") != "rnnsearch":
-                raise ValueError("[UNK] replacement needs attention; this model is an RNNencdec")
+                raise UsageError("[UNK] replacement needs attention; this model is an RNNencdec")
             if mode == "dict" and lexicon is None:
-                raise ValueError("replace-unk dict needs a lexicon (rnnsearch lexicon ... --out F; --lexicon F)")
+                raise UsageError("replace-unk dict needs a lexicon (rnnsearch lexicon ... --out F; --lexicon F)")
         self.replace_unk, self.lexicon = mode, lexicon
 
     def _package(self, src_units: list[str], hyps: list[Hypothesis]) -> Translation:

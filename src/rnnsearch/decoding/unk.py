@@ -14,6 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from rnnsearch.data.vocab import SPECIALS
+from rnnsearch.errors import UsageError
+from rnnsearch.data.io import DataError
 
 UNK_TOKEN = SPECIALS[1]
 MODES = ("copy", "dict")
@@ -25,7 +27,7 @@ def replace(tokens: list[str], source_units: list[str], attention: np.ndarray | 
     if UNK_TOKEN not in tokens:
         return tokens
     if attention is None:
-        raise ValueError("[UNK] replacement needs the attention of an RNNsearch model (this one has none)")
+        raise UsageError("[UNK] replacement needs the attention of an RNNsearch model (this one has none)")
     out = list(tokens)
     for i, token in enumerate(tokens):
         if token == UNK_TOKEN and source_units:
@@ -77,6 +79,6 @@ def read_lexicon(path) -> dict[str, str]:
             continue
         fields = line.split("\t")
         if len(fields) < 2 or not fields[0] or not fields[1]:
-            raise ValueError(f"{path}:{number}: expected 'source<TAB>target', got {line[:60]!r}")
+            raise DataError(f"{path}:{number}: expected 'source<TAB>target', got {line[:60]!r}")
         table[fields[0]] = fields[1]
     return table

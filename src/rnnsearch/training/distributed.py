@@ -13,6 +13,8 @@ from dataclasses import dataclass
 import torch
 import torch.distributed as dist
 
+from rnnsearch.config import ConfigError
+
 
 @dataclass(frozen=True)
 class Context:
@@ -35,7 +37,7 @@ def resolve_device(name: str, local_rank: int = 0) -> torch.device:
     if name == "cpu" or (name == "auto" and not torch.cuda.is_available()):
         return torch.device("cpu")
     if not torch.cuda.is_available():
-        raise RuntimeError("train.device: cuda was asked for but torch sees no CUDA device")
+        raise ConfigError("train.device: cuda was asked for but torch sees no CUDA device")
     return torch.device("cuda", local_rank % torch.cuda.device_count())
 
 

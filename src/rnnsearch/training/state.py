@@ -1,9 +1,9 @@
-"""What a run must carry across a restart: counters, RNG states, the log, the config check."""
+"""What a run must carry across a restart: its counters, the RNG states, and the check that a
+resumed run keeps the checkpoint's model, vocabulary and data."""
 from __future__ import annotations
 
-import json
-import os
 import random
+import signal
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -11,9 +11,10 @@ import numpy as np
 import torch
 
 from rnnsearch.config import Config, ConfigError, to_dict
+from rnnsearch.errors import UserError
 
 
-class TrainError(RuntimeError):
+class TrainError(UserError, RuntimeError):
     """Training cannot start or continue; the message says why."""
 
 
@@ -67,53 +68,18 @@ def check_resumable(cfg: Config, saved: dict, path: Path) -> None:
                                   f"checkpoint {path} ({value!r}); a resumed run must keep it")
 
 
-def trim_log(path: Path, step: int) -> int:
-    """Drop the log entries written after ``step`` (those a resumed run will write again) and
-    any torn last line; returns how many entries went. The file is replaced atomically."""
-    if not path.exists():
-        return 0
-    kept, dropped = [], 0
-    for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        try:
-            entry = json.loads(line)
-        except json.JSONDecodeError:
-            dropped += 1
-            continue
-        if isinstance(entry, dict) and entry.get("step", 0) > step:
-            dropped += 1
-        else:
-            kept.append(line + "\n")
-    if dropped:
-        tmp = path.with_name(f".{path.name}.tmp")
-        tmp.write_text("".join(kept), encoding="utf-8")
-        os.replace(tmp, path)
-    return dropped
-
-
-def remove_stale_temporaries(out: Path) -> list[str]:
-    """Temporary checkpoint files left by a process killed while saving."""
-    gone = []
-    for tmp in out.glob(".*.pt.*.tmp"):
-        tmp.unlink(missing_ok=True)
-        gone.append(tmp.name)
-    return gone
-
-
-def check_writable(out: Path) -> None:
-    """Fail before any work when the run directory cannot be created or written."""
-    probe = out / f".write-test-{os.getpid()}"
+def catch_stop_signals(handler) -> dict:
+    """``handler`` for SIGINT and SIGTERM (the trainer saves last.pt and stops); returns the
+    previous handlers for :func:`restore_signals`. Outside the main thread, signals are left alone."""
+    previous = {}
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe.write_bytes(b"ok")
-        probe.unlink()
-    except OSError as exc:
-        raise TrainError(f"{out}: the run directory cannot be written: {exc.strerror or exc}") from None
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            previous[sig] = signal.signal(sig, handler)
+    except ValueError:  # not the main thread
+        pass
+    return previous
 
 
-def write_config(path: Path, cfg: Config) -> None:
-    """The resolved config of this invocation, for people and ``rnnsearch status`` (the checkpoint
-    holds its own copy); replaced atomically."""
-    import yaml
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(yaml.safe_dump(to_dict(cfg), sort_keys=False), encoding="utf-8")
-    os.replace(tmp, path)
+def restore_signals(previous: dict) -> None:
+    for sig, handler in previous.items():
+        signal.signal(sig, handler)

@@ -3,7 +3,6 @@ dev BLEU, best/last checkpoints, a JSONL log, ``--resume`` that continues the sa
 bit-identically, non-finite updates skipped, and data parallelism under torchrun."""
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import math
 import random
@@ -16,20 +15,22 @@ import torch
 from torch import nn
 
 from rnnsearch import __version__, checkpoint
-from rnnsearch.training import distributed
-from rnnsearch.data.batching import epoch_plan, make_batch
 from rnnsearch.config import Config, to_dict
+from rnnsearch.data.batching import epoch_plan
 from rnnsearch.data.corpus import Corpus, load_corpora
-from rnnsearch.analysis.evaluate import corpus_bleu
-from rnnsearch.model import build_model
-from rnnsearch.training.optim import count_parameters, make_optimizer, make_scheduler
-from rnnsearch.training.log import RunLog
-from rnnsearch.training.state import (TrainError, TrainState, check_resumable, check_writable, remove_stale_temporaries,
-                       rng_state, set_rng_state, trim_log, write_config)
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.decoding.translator import Translator
+from rnnsearch.model import build_model
+from rnnsearch.training import distributed
+from rnnsearch.training.log import RunLog
+from rnnsearch.training.optim import count_parameters, make_optimizer, make_scheduler
+from rnnsearch.training.rundir import RunDir
+from rnnsearch.training.state import (TrainError, TrainState, catch_stop_signals, check_resumable, restore_signals,
+                                      rng_state, set_rng_state)
+from rnnsearch.training.update import train_step
+from rnnsearch.training.validation import validate
 
-__all__ = ["Trainer", "TrainError", "train", "count_parameters", "make_optimizer", "dev_loss"]
+__all__ = ["Trainer", "TrainError", "train"]
 
 
 class _Loss(nn.Module):
@@ -43,24 +44,6 @@ class _Loss(nn.Module):
         return self.model.loss(src, src_mask, tgt_in, tgt_out)
 
 
-def dev_loss(model, corpus: Corpus, batch_size: int = 64, ctx=None) -> tuple[float, int]:
-    """Mean per-token negative log-likelihood on ``corpus`` (teacher forcing), summed over ranks."""
-    ctx = ctx or distributed.Context()
-    was_training = model.training
-    model.eval()
-    order = distributed.shard(np.argsort(corpus.tgt_lens, kind="stable"), ctx)
-    total, tokens = 0.0, 0
-    with torch.no_grad():
-        for start in range(0, len(order), batch_size):
-            idx = order[start:start + batch_size]
-            b = make_batch([corpus.src_ids[i] for i in idx], [corpus.tgt_ids[i] for i in idx]).to(ctx.device)
-            nll, n = model.loss(b.src, b.src_mask, b.tgt_in, b.tgt_out)
-            total, tokens = total + float(nll), tokens + n
-    model.train(was_training)
-    total, tokens = distributed.all_sum([total, tokens], ctx)
-    return total / max(tokens, 1), int(tokens)
-
-
 class Trainer:
     def __init__(self, cfg: Config, out_dir: str | Path, resume: bool = False, log=print, ctx=None):
         t = cfg.train
@@ -69,6 +52,7 @@ class Trainer:
         self.log = log if self.ctx.is_main else (lambda *_: None)
         if t.threads:
             torch.set_num_threads(t.threads)
+        self.rundir = RunDir(self.out)
         payload = self._open_run_dir(resume)
         codecs = None
         if payload is not None:
@@ -78,7 +62,8 @@ class Trainer:
         self.src_codec, self.tgt_codec, self.train_data, self.dev = load_corpora(cfg, self.log, codecs)
         self.dev_corpus = Corpus([self.src_codec.encode(s) for s in self.dev[0]],
                                  [self.tgt_codec.encode(r) for r in self.dev[1]])
-        self.model = build_model(cfg.model, len(self.src_codec.vocab), len(self.tgt_codec.vocab), seed=t.seed)
+        self.model = build_model(cfg.model, len(self.src_codec.vocab), len(self.tgt_codec.vocab), seed=t.seed,
+                                 deferred=t.deferred)
         self.model.to(self.ctx.device)
         if self.ctx.rank:  # same initial weights everywhere, a dropout stream per rank
             torch.manual_seed(t.seed + 7919 * self.ctx.rank)
@@ -99,21 +84,24 @@ class Trainer:
 
     # -- run directory and checkpoints -------------------------------------------------------
     def _open_run_dir(self, resume: bool) -> dict | None:
+        """Lock the run directory (rank 0), check it, and read last.pt when resuming."""
         last = self.out / "last.pt"
         if self.ctx.is_main:
-            check_writable(self.out)
+            self.rundir.check_writable()
+            note = self.rundir.lock()
+            if note:
+                self.log(note)
         if not resume:
             if last.exists():
                 raise TrainError(f"{self.out} already holds a run (last.pt): add --resume to continue it, "
                                  "or choose another --out")
-            if self.ctx.is_main:
-                write_config(self.out / "config.yaml", self.cfg)
-            return None
-        payload = checkpoint.load(last)
-        check_resumable(self.cfg, payload["config"], last)
+            payload = None
+        else:
+            payload = checkpoint.load(last)
+            check_resumable(self.cfg, payload["config"], last)
         if self.ctx.is_main:
-            write_config(self.out / "config.yaml", self.cfg)
-            gone = remove_stale_temporaries(self.out)
+            self.rundir.write_config(self.cfg)
+            gone = self.rundir.remove_stale_temporaries()
             if gone:
                 self.log(f"removed {len(gone)} temporary file(s) of an interrupted save: {', '.join(gone)}")
         return payload
@@ -131,7 +119,7 @@ class Trainer:
             self.log(f"the checkpoint was written by {len(ranks)} process(es), this run has {self.ctx.world}: "
                      "data order continues exactly, dropout streams are re-seeded")
         if self.ctx.is_main:
-            dropped = trim_log(self.out / "log.jsonl", self.state.step)
+            dropped = self.rundir.trim_log(self.state.step)
             if dropped:
                 self.log(f"log.jsonl: removed {dropped} entries after step {self.state.step} (they are redone)")
         self.log(f"resuming {self.out / 'last.pt'} at step {self.state.step} (epoch {self.state.epoch})")
@@ -149,72 +137,34 @@ class Trainer:
         """Write the checkpoint(s) in order; every rank takes part, rank 0 writes."""
         self.state.last_save_step = self.state.step
         rngs = distributed.all_gather(rng_state(), self.ctx)
-        if not self.ctx.is_main:
-            return
-        payload = self._payload(rngs)
-        for name in names:
-            try:
-                checkpoint.save(self.out / name, payload)
-            except checkpoint.CheckpointError as exc:
-                kept = " (the previous one is intact)" if (self.out / name).exists() else ""
-                raise TrainError(f"{exc}{kept}") from None
+        if self.ctx.is_main:
+            self.rundir.save(self._payload(rngs), names, self.state.step, self.cfg.train.keep_last)
+
+    def close(self) -> None:
+        """Release the run directory (its lock); :meth:`run` does it on the way out."""
+        self.rundir.unlock()
+
+    def __del__(self):
+        rundir = getattr(self, "rundir", None)
+        if rundir is not None:
+            rundir.unlock()
 
     # -- one update and validation -----------------------------------------------------------
     def train_step(self, idx) -> tuple[float, int, bool]:
-        """One update on minibatch ``idx``: returns the summed NLL and target tokens over all
-        ranks, and whether the update was applied (False: non-finite loss or gradient).
-        The gradient is that of the minibatch's summed NLL divided by its target tokens
-        (``train.loss_scale: token``) or by its sentences (``sentence``: GroundHog's cost, summed
-        over time and averaged over the batch), however it is split over ranks and micro-batches."""
-        ctx, t, data = self.ctx, self.cfg.train, self.train_data
-        total_n = int(data.tgt_lens[idx].sum()) + len(idx)  # target tokens, </s> included
-        divisor = total_n if t.loss_scale == "token" else len(idx)
-        rows, weight = distributed.shard(idx, ctx), 1.0
-        if len(rows) == 0:  # fewer sentences than ranks: take part in the all-reduce, add nothing
-            rows, weight = idx[:1], 0.0
-        parts = self._micro_batches(rows)
-        self.optimizer.zero_grad(set_to_none=True)
-        local_nll = 0.0
-        for k, part in enumerate(parts):
-            batch = make_batch([data.src_ids[i] for i in part], [data.tgt_ids[i] for i in part]).to(ctx.device)
-            hold = ctx.enabled and k < len(parts) - 1  # DDP: all-reduce gradients after the last part
-            with (self.loss_fn.no_sync() if hold else contextlib.nullcontext()), \
-                    (torch.autocast(ctx.device.type, dtype=torch.bfloat16) if t.bf16 else contextlib.nullcontext()):
-                nll, _ = self.loss_fn(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out)
-            (nll * (weight * ctx.world / divisor)).backward()  # DDP averages: sum over ranks / divisor
-            local_nll += float(nll.detach()) * weight
-        total_nll = distributed.all_sum([local_nll], ctx)[0]
-        params = [p for p in self.model.parameters() if p.grad is not None]
-        if t.clip > 0:
-            norm = torch.nn.utils.clip_grad_norm_(params, t.clip)
-        else:
-            norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in params]))
-        ok = math.isfinite(total_nll) and math.isfinite(float(norm))
-        if ok:
-            self.optimizer.step()
-        return total_nll, total_n, ok
-
-    def _micro_batches(self, rows) -> list:
-        """``rows`` split into consecutive parts of at most ``train.max_positions`` padded target
-        positions (sentences x longest target) each, to bound activation memory."""
-        limit = self.cfg.train.max_positions
-        positions = len(rows) * (int(self.train_data.tgt_lens[rows].max()) + 1)
-        if not limit or positions <= limit or len(rows) == 1:
-            return [rows]
-        return [part for part in np.array_split(rows, min(len(rows), math.ceil(positions / limit))) if len(part)]
+        """One update on minibatch ``idx`` (see :func:`rnnsearch.training.update.train_step`)."""
+        return train_step(self.loss_fn, self.model, self.optimizer, self.train_data, idx, self.cfg.train, self.ctx)
 
     def validate(self) -> dict:
-        t, ctx = self.cfg.train, self.ctx
-        loss, _ = dev_loss(self.model, self.dev_corpus, ctx=ctx)
-        n = t.valid_max_sentences or len(self.dev[0])
-        mine = range(ctx.rank, n, ctx.world) if ctx.enabled else range(n)
-        local = [h.text for h in self.translator.translate([self.dev[0][i] for i in mine], beam=t.valid_beam)]
-        hyps = [""] * n
-        for rank, texts in enumerate(distributed.all_gather(local, ctx)):
-            for i, text in zip(range(rank, n, ctx.world), texts):
-                hyps[i] = text
-        bleu, _ = corpus_bleu(hyps, self.dev[1][:n])
-        s = self.state
+        """Dev loss, perplexity and BLEU (train.valid_beam, the first train.valid_max_sentences)."""
+        t = self.cfg.train
+        return validate(self.model, self.translator, self.dev_corpus, self.dev, t.valid_beam,
+                        t.valid_max_sentences, self.ctx)
+
+    def after_validation(self, result: dict) -> dict:
+        """What a validation decides: the best score and the early-stopping count, the rate
+        schedule, and the checkpoints (best.pt first when improved, then last.pt). Returns the
+        log entry."""
+        s, bleu = self.state, result["dev_bleu"]
         s.last_valid_step = s.step
         improved = bleu > s.best_bleu
         if improved:
@@ -224,8 +174,7 @@ class Trainer:
         if self.scheduler is not None:
             self.scheduler.step(bleu)
         self.save(*(("best.pt", "last.pt") if improved else ("last.pt",)))  # best first: see docs
-        return {"dev_loss": loss, "dev_ppl": math.exp(min(loss, 50.0)), "dev_bleu": bleu,
-                "best_bleu": s.best_bleu, "best_step": s.best_step,
+        return {"step": s.step, "epoch": s.epoch, **result, "best_bleu": s.best_bleu, "best_step": s.best_step,
                 "lr": self.optimizer.param_groups[0]["lr"]}
 
     def _stop_reason(self) -> str | None:
@@ -272,18 +221,21 @@ class Trainer:
 
     # -- the loop ----------------------------------------------------------------------------
     def run(self) -> dict:
-        previous = self._install_signal_handlers()
+        def on_signal(signum, _frame):
+            self._stop_signal = signal.Signals(signum).name
+        previous = catch_stop_signals(on_signal)
         try:
-            with RunLog(self.out / "log.jsonl", self.state, enabled=self.ctx.is_main) as runlog:
+            with RunLog(self.out / "log.jsonl", self.state, enabled=self.ctx.is_main,
+                        tensorboard=self.cfg.train.tensorboard) as runlog:
                 reason = self._loop(runlog)
                 self._count_cpu()
                 if self.state.last_valid_step != self.state.step and not self._stop_signal:
-                    runlog.write({"step": self.state.step, **self.validate()})
+                    runlog.write(self.after_validation(self.validate()))
                 else:
                     self.save("last.pt")
         finally:
-            for sig, handler in previous.items():
-                signal.signal(sig, handler)
+            self.close()
+            restore_signals(previous)
         s = self.state
         hint = f"; continue with --resume --out {self.out}" if self._stop_signal else ""
         self.log(f"{reason}. step {s.step}, {s.elapsed_s / 60:.1f} min, {s.cpu_s / 3600:.2f} core-hours; best dev BLEU {s.best_bleu:.2f} "
@@ -295,7 +247,7 @@ class Trainer:
         t, s, data = self.cfg.train, self.state, self.train_data
         start = time.monotonic() - s.elapsed_s
         self._cpu_base, self._cpu_start = s.cpu_s, time.process_time()
-        meter = runlog.meter(t, disable=not (t.progress and self.ctx.is_main))
+        meter = runlog.meter(t, show=t.progress and self.ctx.is_main)
         reason = self._stop_reason()
         src_lens, tgt_lens = data.src_lens, data.tgt_lens
         while reason is None:
@@ -307,8 +259,8 @@ class Trainer:
                 self._count_nonfinite(ok, loss, runlog)
                 meter.update(loss if ok else 0.0, n if ok else 0)
                 if s.step % t.valid_every == 0:
-                    result = self.validate()
-                    runlog.write({"step": s.step, "epoch": s.epoch, **result})
+                    result = self.after_validation(self.validate())
+                    runlog.write(result)
                     meter.write(f"step {s.step}: dev loss {result['dev_loss']:.3f} ppl {result['dev_ppl']:.2f} "
                                 f"BLEU {result['dev_bleu']:.2f} (best {s.best_bleu:.2f} at {s.best_step})")
                 elif t.save_every and s.step % t.save_every == 0:
@@ -319,17 +271,6 @@ class Trainer:
                 reason = reason or self._stop_reason()
         meter.close()
         return reason
-
-    def _install_signal_handlers(self) -> dict:
-        def handler(signum, _frame):
-            self._stop_signal = signal.Signals(signum).name
-        previous = {}
-        try:
-            for sig in (signal.SIGINT, signal.SIGTERM):
-                previous[sig] = signal.signal(sig, handler)
-        except ValueError:  # not the main thread: leave signals alone
-            pass
-        return previous
 
 
 def train(cfg: Config, out_dir: str | Path, resume: bool = False, log=print, ctx=None) -> dict:
