@@ -9,7 +9,8 @@ from rnnsearch.cli import main
 from rnnsearch.config import from_dict
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.decoding.translator import Translator
-from rnnsearch.decoding.unk import build_lexicon, read_lexicon, replace, write_lexicon
+from rnnsearch.analysis.lexicon import build_lexicon, write_lexicon
+from rnnsearch.decoding.unk import read_lexicon, replace
 from rnnsearch.data.vocab import SPECIALS, UNK, Vocab
 
 
@@ -52,7 +53,7 @@ def _word_translator(arch="rnnsearch") -> Translator:
     src = TextCodec("en", "space", Vocab(SPECIALS + src_words))
     tgt = TextCodec("fr", "space", Vocab(SPECIALS + tgt_words))
     cfg = from_dict({"model": {"arch": arch}})
-    return Translator(model, src, tgt, cfg.decode)
+    return Translator(model, src, tgt, cfg)
 
 
 def test_translator_replaces_every_unk_by_its_argmax_source_word():

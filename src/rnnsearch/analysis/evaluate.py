@@ -64,13 +64,24 @@ def evaluate(translator, srcs: list[str], refs: list[str], beam: int | None = No
     return result
 
 
-def format_table(results: dict[str, dict]) -> str:
-    """Markdown: Table 1 (All, No UNK) and BLEU by source length, one row per model."""
-    lines = ["| Model | All | No UNK | sentences (No UNK) |", "| --- | --- | --- | --- |"]
+def table1(results: dict[str, dict], paper: dict[str, tuple[float, float]] | None = None) -> list[str]:
+    """Markdown rows of the paper's Table 1, one per model: BLEU on All and on No UNK, then the
+    sentence counts, or, with ``paper`` (name -> (All, No UNK)), the paper's numbers beside."""
+    extra = ["paper All", "paper No UNK"] if paper is not None else ["sentences (No UNK)"]
+    lines = ["| Model | All | No UNK | " + " | ".join(extra) + " |", "| --- |" + " --- |" * (2 + len(extra))]
     for name, r in results.items():
         nounk = "-" if r["bleu_no_unk"] is None else f"{r['bleu_no_unk']:.2f}"
-        lines.append(f"| {name} | {r['bleu']:.2f} | {nounk} | {r['n']} ({r['n_no_unk']}) |")
-    return "\n".join(lines + ["", "BLEU by source length (words):", ""] + length_table(results))
+        if paper is None:
+            cells = [f"{r['n']} ({r['n_no_unk']})"]
+        else:
+            cells = [f"{v:.2f}" for v in paper[name]] if name in paper else ["-", "-"]
+        lines.append(f"| {name} | {r['bleu']:.2f} | {nounk} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def format_table(results: dict[str, dict]) -> str:
+    """Markdown: Table 1 (All, No UNK) and BLEU by source length, one row per model."""
+    return "\n".join(table1(results) + ["", "BLEU by source length (words):", ""] + length_table(results))
 
 
 def length_table(results: dict[str, dict]) -> list[str]:

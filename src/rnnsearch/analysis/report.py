@@ -21,26 +21,17 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from rnnsearch.analysis.evaluate import evaluate, length_table  # noqa: E402
+from rnnsearch.analysis.evaluate import evaluate, length_table, table1  # noqa: E402
 from rnnsearch.analysis.plot import plot_alignment, plot_bleu_by_length  # noqa: E402
 from rnnsearch.decoding.translator import Translator  # noqa: E402
 from rnnsearch.errors import UsageError
+from rnnsearch.data.vocab import EOS_TOKEN
 
 PAPER_TABLE1 = {  # Bahdanau et al. (2014), Table 1: BLEU on newstest2014, All / No UNK
     "RNNencdec-30": (13.93, 24.19), "RNNsearch-30": (21.50, 31.44),
     "RNNencdec-50": (17.82, 26.71), "RNNsearch-50": (26.75, 34.16), "RNNsearch-50*": (28.45, 36.15),
     "Moses": (33.30, 35.63),
 }
-
-
-def table1(results: dict[str, dict]) -> list[str]:
-    rows = ["| Model | All | No UNK | paper All | paper No UNK |", "| --- | --- | --- | --- | --- |"]
-    for name, r in results.items():
-        nounk = "-" if r["bleu_no_unk"] is None else f"{r['bleu_no_unk']:.2f}"
-        paper = PAPER_TABLE1.get(name)
-        ref = f"{paper[0]:.2f} | {paper[1]:.2f}" if paper else "- | -"
-        rows.append(f"| {name} | {r['bleu']:.2f} | {nounk} | {ref} |")
-    return rows
 
 
 def figure3_sentences(translator, srcs: list[str], given: str | None, seed: int, k: int = 3) -> list[str]:
@@ -137,7 +128,7 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
     if aligner is not None:
         for k, text in enumerate(figure3_sentences(translators[aligner], srcs, sentence, seed)):
             t = translators[aligner].translate([text], beam=beam)[0]
-            path = plot_alignment(t.attention, t.source_tokens, t.tokens + ["</s>"], out / f"figure3_{k}.png",
+            path = plot_alignment(t.attention, t.source_tokens, t.tokens + [EOS_TOKEN], out / f"figure3_{k}.png",
                                   title=t.text)
             figures3.append((text, t.text, path))
     curves = training_curves({n: Path(c).parent / "log.jsonl" for n, c in models}, out / "curves.png")
@@ -167,7 +158,7 @@ def _markdown(models, results, src_path, ref_path, figures3, curves, aligner, lo
     lines += ["## Table 1: BLEU", "",
              "All: every test sentence. No UNK: sentences with no unknown unit on either side. The paper's "
              "numbers (newstest2014, its own vocabularies) are beside for reference.", ""]
-    lines += table1(results)
+    lines += table1(results, PAPER_TABLE1)
     lines += ["", "## Figure 2: BLEU by source sentence length", "", "![Figure 2](figure2.png)", ""]
     lines += ["BLEU by source length (words), with the number of sentences:", ""] + length_table(results)
     if aligner is None:

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rnnsearch.cli.common import add_search_args, add_unk_args, load_translator, read_input, search_kwargs
 from rnnsearch.errors import UsageError
+from rnnsearch.data.vocab import EOS_TOKEN
 
 
 def register(sub) -> None:
@@ -103,6 +104,6 @@ def plot_alignment(args) -> int:
     result = Translator.from_checkpoint(args.checkpoint).translate([text], beam=args.beam)[0]
     if result.attention is None:
         raise UsageError("this model has no attention (arch: rnnencdec): nothing to plot")
-    plot(result.attention, result.source_tokens, result.tokens + ["</s>"], args.out, title=result.text)
+    plot(result.attention, result.source_tokens, result.tokens + [EOS_TOKEN], args.out, title=result.text)
     print(f"{text}\n-> {result.text}\nalignment: {args.out}")
     return 0

@@ -32,8 +32,7 @@ class CheckResult:
         r = self.report
         lines = [f"source {self.src}", f"target {self.tgt}",
                  f"pairs read: {r.read}", f"pairs kept: {r.kept} (max length {self.max_len} tokens)"]
-        for reason, numbers in r.dropped.items():
-            lines.append(f"dropped {len(numbers)} {reason}; first lines: {', '.join(map(str, numbers[:10]))}")
+        lines.extend(r.drops(first=10))
         lines.extend(self.notes.lines())
         lines.append("usable" if self.usable else f"NOT usable: {self.problem}")
         return "\n".join(lines)

@@ -117,12 +117,14 @@ class FilterReport:
     def drop(self, reason: str, line: int) -> None:
         self.dropped.setdefault(reason, []).append(line)
 
+    def drops(self, first: int = 5) -> list[str]:
+        """One phrase per kind of dropped pair: ``dropped N reason (first lines: ...)``."""
+        return [f"dropped {len(lines)} {reason} (first lines: {', '.join(map(str, lines[:first]))})"
+                for reason, lines in self.dropped.items()]
+
     def summary(self) -> str:
-        parts = [f"{self.name}: read {self.read} pairs, kept {self.kept}"]
-        for reason, lines in self.dropped.items():
-            first = ", ".join(str(n) for n in lines[:5])
-            parts.append(f"dropped {len(lines)} {reason} (first lines: {first})")
-        return "; ".join(parts)
+        """The one-line account the trainer logs."""
+        return "; ".join([f"{self.name}: read {self.read} pairs, kept {self.kept}"] + self.drops())
 
     def to_dict(self) -> dict:
         return {"read": self.read, "kept": self.kept,

@@ -6,7 +6,8 @@ import os
 from functools import lru_cache
 from pathlib import Path
 
-from rnnsearch.data.vocab import SPECIALS, Vocab
+from rnnsearch.data.vocab import (BOS, BOS_TOKEN, EOS, EOS_TOKEN, PAD, PAD_TOKEN, SPECIALS, UNK, UNK_TOKEN,
+                                  Vocab)
 
 
 @lru_cache(maxsize=None)
@@ -70,8 +71,8 @@ def train_sentencepiece(lines: list[str], size: int, model_type: str, seed_sente
     spm.SentencePieceTrainer.train(
         sentence_iterator=iter(line for line in lines if line.strip()), model_writer=buf,
         vocab_size=size, model_type=model_type, character_coverage=1.0,
-        pad_id=0, unk_id=1, bos_id=2, eos_id=3, pad_piece=SPECIALS[0], unk_piece=SPECIALS[1],
-        bos_piece=SPECIALS[2], eos_piece=SPECIALS[3], hard_vocab_limit=False,
+        pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS, pad_piece=PAD_TOKEN, unk_piece=UNK_TOKEN,
+        bos_piece=BOS_TOKEN, eos_piece=EOS_TOKEN, hard_vocab_limit=False,
         input_sentence_size=seed_sentences, shuffle_input_sentence=True, num_threads=2,
         minloglevel=2)
     return buf.getvalue()

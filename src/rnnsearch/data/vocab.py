@@ -4,8 +4,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Iterable
 
-PAD, UNK, BOS, EOS = 0, 1, 2, 3
-SPECIALS = ["<pad>", "<unk>", "<s>", "</s>"]
+PAD, UNK, BOS, EOS = 0, 1, 2, 3  # ids
+PAD_TOKEN, UNK_TOKEN, BOS_TOKEN, EOS_TOKEN = "<pad>", "<unk>", "<s>", "</s>"
+SPECIALS = [PAD_TOKEN, UNK_TOKEN, BOS_TOKEN, EOS_TOKEN]  # ids 0-3 of every vocabulary
 
 
 class Vocab:

@@ -10,11 +10,11 @@ import torch
 from rnnsearch import checkpoint
 from rnnsearch.decoding import unk
 from rnnsearch.data.batching import source_batch
-from rnnsearch.config import from_dict
+from rnnsearch.config import Config, from_dict, replace
 from rnnsearch.model import build_model
 from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
 from rnnsearch.data.tokenize import TextCodec
-from rnnsearch.data.vocab import SPECIALS
+from rnnsearch.data.vocab import EOS_TOKEN
 from rnnsearch.errors import UsageError
 
 
@@ -29,11 +29,13 @@ class Translation:
 
 
 class Translator:
-    def __init__(self, model, src_codec: TextCodec, tgt_codec: TextCodec, decode_cfg, device="cpu"):
+    def __init__(self, model, src_codec: TextCodec, tgt_codec: TextCodec, config: Config, device="cpu",
+                 train_state: dict | None = None):
         self.model = model.to(device)
         self.src_codec = src_codec
         self.tgt_codec = tgt_codec
-        self.decode_cfg = decode_cfg
+        self.config = config  # the model's resolved config (its decode section sets the search defaults)
+        self.train_state = train_state  # updates, epochs, hours of the run that wrote the checkpoint
         self.device = torch.device(device)
         self.warn = lambda message: warnings.warn(message, stacklevel=3)  # the CLI prints these itself
         self.replace_unk: str | None = None  # None, "copy" or "dict" (see set_unk_replacement)
@@ -47,10 +49,16 @@ class Translator:
         model = build_model(cfg.model, len(src.vocab), len(tgt.vocab))
         model.load_state_dict(payload["model"])
         model.eval()
-        translator = cls(model, src, tgt, cfg.decode, device)
-        translator.config = cfg
-        translator.train_state = payload.get("train_state")  # updates, epochs, hours of the run
-        return translator
+        return cls(model, src, tgt, cfg, device, payload.get("train_state"))
+
+    @property
+    def decode_cfg(self):
+        """The decode section: beam, length penalty, length limits, batch size."""
+        return self.config.decode
+
+    @decode_cfg.setter
+    def decode_cfg(self, value) -> None:
+        self.config = replace(self.config, decode=value)
 
     def translate(self, texts: list[str], beam: int | None = None, n_best: int = 1,
                   length_penalty: float | None = None, max_len_ratio: float | None = None,
@@ -117,7 +125,7 @@ class Translator:
         self.replace_unk, self.lexicon = mode, lexicon
 
     def _package(self, src_units: list[str], hyps: list[Hypothesis]) -> Translation:
-        source_tokens = src_units + [SPECIALS[3]]
+        source_tokens = src_units + [EOS_TOKEN]
         nbest = []
         for h in hyps:
             tokens = self.tgt_codec.vocab.decode(h.tokens)

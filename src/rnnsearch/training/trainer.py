@@ -77,7 +77,7 @@ class Trainer:
             ids = [self.ctx.device] if self.ctx.device.type == "cuda" else None
             loss = nn.parallel.DistributedDataParallel(loss, device_ids=ids)
         self.loss_fn = loss
-        self.translator = Translator(self.model, self.src_codec, self.tgt_codec, cfg.decode, self.ctx.device)
+        self.translator = Translator(self.model, self.src_codec, self.tgt_codec, cfg, self.ctx.device)
         where = f"{self.ctx.device}" + (f", {self.ctx.world} processes" if self.ctx.enabled else "")
         self.log(f"model {cfg.model.arch}: {count_parameters(self.model):,} parameters ({where})")
         self._stop_signal = None

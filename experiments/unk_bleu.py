@@ -1,6 +1,6 @@
 """BLEU "All" with and without [UNK] replacement (copy, dict), from one beam search per test set.
 
-    python benchmarks/unk_bleu.py --checkpoint CKPT --lexicon LEX.tsv --set NAME=SRC,REF ... [--beam 12]
+    python experiments/unk_bleu.py --checkpoint CKPT --lexicon LEX.tsv --set NAME=SRC,REF ... [--beam 12]
 
 The replacement only rewrites <unk> tokens of the search's output (the hypotheses themselves do
 not change), so each set is translated once and scored three ways; `rnnsearch evaluate

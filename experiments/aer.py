@@ -2,7 +2,7 @@
 of a Hansards-trained RNNsearch's attention, beside eflomal trained on the same Hansards pairs
 with its default settings, in one run; then variants of the attention's links.
 
-    python benchmarks/aer.py --checkpoint runs/hansards/rnnsearch50/best.pt [--pairs 200000] [--out F.md]
+    python experiments/aer.py --checkpoint runs/hansards/rnnsearch50/best.pt [--pairs 200000] [--out F.md]
 
 eflomal reads the first --pairs training pairs, Moses-tokenised and lowercased like the gold set,
 with the 447 test pairs appended (an unsupervised aligner aligns its test data with its training
@@ -111,7 +111,7 @@ def main() -> int:
     for who, name, r in rows:
         table.append(f"| {who} | {name} | {r['aer']:.4f} | {r['precision']:.4f} | {r['recall']:.4f} |")
     text = (f"WPT 2003 En-Fr gold ({len(test)} sentences; AER, precision, recall summed over the corpus, "
-            f"Och & Ney 2003), {date.today().isoformat()}. Command: `python benchmarks/aer.py --checkpoint "
+            f"Och & Ney 2003), {date.today().isoformat()}. Command: `python experiments/aer.py --checkpoint "
             f"{args.checkpoint} --pairs {args.pairs}`. Attention: {ours_s:.1f} s per variant; eflomal "
             f"{__import__('importlib.metadata').metadata.version('eflomal')}: {eflomal_s:.0f} s.\n\n"
             + "\n".join(table) + "\n")

@@ -1,7 +1,7 @@
 """How much of RNNsearch's attention goes to the source </s>: a check for the degenerate
 solution in which every output step reads the last annotation (an encoder-decoder in disguise).
 
-    python benchmarks/attention_eos.py CKPT [CKPT ...] [--src F --tgt F] [--n 300]
+    python experiments/attention_eos.py CKPT [CKPT ...] [--src F --tgt F] [--n 300]
 
 For the first --n pairs of the Hansards dev set (teacher forcing), prints per checkpoint the mean
 alpha on </s> over output steps, the share of steps whose largest alpha is on </s>, and the mean
