@@ -10,3 +10,15 @@ class UserError(Exception):
 
 class UsageError(UserError, ValueError):
     """Arguments that do not go together, or a value outside what a function accepts."""
+
+
+def existing_file(path, error: type[UserError], missing: str, expected: str) -> "Path":
+    """``path`` as a Path when it names an existing file; else ``error``: "PATH: {missing} not
+    found" or "PATH: is a directory, expected {expected}"."""
+    from pathlib import Path
+    path = Path(path)
+    if not path.exists():
+        raise error(f"{path}: {missing} not found")
+    if path.is_dir():
+        raise error(f"{path}: is a directory, expected {expected}")
+    return path

@@ -6,7 +6,7 @@ import gzip
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rnnsearch.errors import UserError
+from rnnsearch.errors import UserError, existing_file
 
 
 class DataError(UserError, ValueError):
@@ -35,11 +35,7 @@ def read_lines(path: str | Path, notes: ReadNotes | None = None) -> list[str]:
     """All lines of a UTF-8 text file, plain or gzip. Lines are split on '\\n' only (so
     Unicode line separators inside a sentence never shift the pairing); a trailing '\\r'
     and a leading BOM are removed, NUL bytes become spaces (each repair noted in ``notes``)."""
-    path = Path(path)
-    if not path.exists():
-        raise DataError(f"{path}: file not found")
-    if path.is_dir():
-        raise DataError(f"{path}: is a directory, expected a text file")
+    path = existing_file(path, DataError, "file", "a text file")
     try:
         with open(path, "rb") as fh:
             data = fh.read()
