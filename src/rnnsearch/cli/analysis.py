@@ -106,7 +106,7 @@ def align(args) -> int:
 def lexicon(args) -> int:
     from rnnsearch.data.io import read_parallel
     from rnnsearch.decoding.translator import Translator
-    from rnnsearch.decoding.unk import lexicon_from_corpus, write_lexicon
+    from rnnsearch.analysis.lexicon import lexicon_from_corpus, write_lexicon
     translator = Translator.from_checkpoint(args.checkpoint)
     srcs, tgts = read_parallel(args.src, args.tgt)
     n = args.max_pairs or len(srcs)
