@@ -66,11 +66,11 @@ DURATION ?= 60
 bench-serve: setup
 	$(BIN)/python benchmarks/bench_serve.py --clients $(CLIENTS) --seconds $(DURATION) $(if $(QUICK),,--record)
 
-# AER on the WPT 2003 gold set: a Hansards RNNsearch's attention beside eflomal (benchmarks/aer.py).
+# AER on the WPT 2003 gold set: a Hansards RNNsearch's attention beside eflomal (experiments/aer.py).
 AER_CKPT ?= runs/hansards/rnnsearch50/best.pt
 bench-aer: setup
 	$(BIN)/pip install -q --disable-pip-version-check "eflomal>=2"
-	$(BIN)/python benchmarks/aer.py --checkpoint $(AER_CKPT) --out runs/aer/aer.md
+	$(BIN)/python experiments/aer.py --checkpoint $(AER_CKPT) --out runs/aer/aer.md
 
 # The paper's experiment on the Hansards (recipes/hansards.sh): four models, two reports.
 # PROFILE=cpu (default without CUDA) trains a 200k-pair subset with smaller sizes, an hour each.

@@ -14,15 +14,13 @@ Prints tokens/s of each way and their ratio.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import shutil
 import time
 
-from rnnsearch.batching import epoch_plan
-from rnnsearch.config import load
-from rnnsearch.model import deferred
-from rnnsearch.runtime import tune_process
-from rnnsearch.train import Trainer
+from rnnsearch.data.batching import epoch_plan
+from rnnsearch.config import load, replace
+from rnnsearch.training.runtime import tune_process
+from rnnsearch.training.trainer import Trainer
 
 NAMES = {"deferred": ("deferred", "per-step"), "bf16": ("bf16", "float32")}
 
@@ -40,14 +38,14 @@ def main() -> None:
     cfg = load(args.config, args.set + ["train.progress=false", "train.bf16=false"])
     shutil.rmtree(args.out, ignore_errors=True)
     trainer = Trainer(cfg, args.out, log=lambda *_: None)
-    configs = {True: dataclasses.replace(cfg, train=dataclasses.replace(cfg.train, bf16=True)), False: cfg}
+    configs = {True: replace(cfg, train=replace(cfg.train, bf16=True)), False: cfg}
     data = trainer.train_data
     plan = epoch_plan(data.src_lens, data.tgt_lens, cfg.train, cfg.train.seed, 0)
     seconds, tokens = {True: 0.0, False: 0.0}, {True: 0, False: 0}
     for k, idx in enumerate(plan[: args.warmup + args.steps]):
         for way in ((True, False) if k % 2 == 0 else (False, True)):
             if args.compare == "deferred":
-                deferred.ENABLED = way
+                trainer.model.set_deferred(way)
             else:
                 trainer.cfg = configs[way]
             start = time.perf_counter()
@@ -55,7 +53,6 @@ def main() -> None:
             if k >= args.warmup:
                 seconds[way] += time.perf_counter() - start
                 tokens[way] += n
-    deferred.ENABLED = True
     rate = {way: tokens[way] / seconds[way] for way in seconds}
     a, b = NAMES[args.compare]
     print(f"{args.steps} minibatches each way, {tokens[True]} target tokens: {a} {rate[True]:.0f} tok/s, "

@@ -103,8 +103,8 @@ def bench_precision() -> str:
 def shared_sentencepiece(work: Path) -> tuple[Path, list[str]]:
     """One joint BPE model with 8000 pieces on the raw training text, for both systems."""
     import sentencepiece as spm
-    from rnnsearch.data import read_lines
-    from rnnsearch.tokenize import train_sentencepiece
+    from rnnsearch.data.io import read_lines
+    from rnnsearch.data.tokenize import train_sentencepiece
     model = work / "spm.model"
     if not model.exists():
         lines = read_lines(DATA / "train.en") + read_lines(DATA / "train.fr")
@@ -133,8 +133,8 @@ def output_tokens(lines: list[str], spm_model: Path) -> int:
 
 
 def bleu(hyp_file: Path, n: int) -> float:
-    from rnnsearch.data import read_lines
-    from rnnsearch.evaluate import corpus_bleu
+    from rnnsearch.data.io import read_lines
+    from rnnsearch.analysis.evaluate import corpus_bleu
     return corpus_bleu(read_lines(hyp_file), read_lines(DATA / "test_2016_flickr.fr")[:n])[0]
 
 
@@ -142,7 +142,7 @@ def piece_lengths(spm_model: Path) -> dict:
     """Mean source length and source/target ratio in pieces (</s> included) over the training
     pairs both systems keep (at most 50 pieces a side)."""
     import sentencepiece as spm
-    from rnnsearch.data import read_lines
+    from rnnsearch.data.io import read_lines
     sp = spm.SentencePieceProcessor(model_file=str(spm_model))
     pairs = [(len(sp.encode(s)), len(sp.encode(t))) for s, t in
              zip(read_lines(DATA / "train.en"), read_lines(DATA / "train.fr"))]
@@ -213,7 +213,7 @@ def decode_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], ckpt
 
 
 def decoding(result: dict, spm_model: Path, n: int) -> dict:
-    from rnnsearch.data import read_lines
+    from rnnsearch.data.io import read_lines
     lines = read_lines(result["hyps"])
     tokens = output_tokens(lines, spm_model)
     return {"sent_per_s": n / result["seconds"], "tok_per_s": tokens / result["seconds"],

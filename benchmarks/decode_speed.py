@@ -12,9 +12,9 @@ import json
 import time
 from pathlib import Path
 
-from rnnsearch.data import read_lines
-from rnnsearch.runtime import tune_process
-from rnnsearch.translator import Translator
+from rnnsearch.data.io import read_lines
+from rnnsearch.training.runtime import tune_process
+from rnnsearch.decoding.translator import Translator
 
 
 def main() -> None:

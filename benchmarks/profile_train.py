@@ -11,7 +11,7 @@ import time
 import torch
 
 from rnnsearch.config import load
-from rnnsearch.train import Trainer
+from rnnsearch.training.trainer import Trainer
 
 
 def _rss() -> float:
@@ -27,7 +27,7 @@ def main() -> None:
     p.add_argument("--profile", action="store_true")
     p.add_argument("--out", default="/tmp/rnnsearch-profile")
     args = p.parse_args()
-    from rnnsearch.runtime import tune_process
+    from rnnsearch.training.runtime import tune_process
     print("malloc tuned:", tune_process())
     cfg = load(args.config, args.set + ["train.progress=false"])
     import shutil
@@ -35,7 +35,7 @@ def main() -> None:
     print(f"RSS before the trainer: {_rss():.0f} MiB")
     trainer = Trainer(cfg, args.out)
     print(f"RSS after building the trainer: {_rss():.0f} MiB (peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f})")
-    from rnnsearch.batching import epoch_plan
+    from rnnsearch.data.batching import epoch_plan
     data = trainer.train_data
     plan = epoch_plan(data.src_lens, data.tgt_lens, cfg.train, cfg.train.seed, 0)
     for idx in plan[: args.warmup]:

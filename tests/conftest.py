@@ -42,7 +42,7 @@ def demo_config(data_dir: Path, **train) -> dict:
 
 @pytest.fixture(scope="session")
 def synth_dir(tmp_path_factory) -> Path:
-    from rnnsearch.synthetic import generate
+    from rnnsearch.data.synthetic import generate
     path = tmp_path_factory.mktemp("synth")
     generate(path, n_train=2500, n_dev=150, n_test=150, seed=3)
     return path
@@ -51,7 +51,7 @@ def synth_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="session")
 def trained_run(synth_dir, tmp_path_factory) -> Path:
     """One tiny model trained to convergence on the synthetic corpus (shared by e2e tests)."""
-    from rnnsearch.train import train
+    from rnnsearch.training.trainer import train
     out = tmp_path_factory.mktemp("run")
     train(from_dict(demo_config(synth_dir)), out, log=lambda *_: None)
     return out

@@ -4,7 +4,7 @@ __version__ = "0.1.0"
 
 def __getattr__(name):  # lazy, so that `import rnnsearch` stays light
     if name == "Translator":
-        from .translator import Translator
+        from rnnsearch.decoding.translator import Translator
         return Translator
     raise AttributeError(name)
 

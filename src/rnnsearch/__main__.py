@@ -1,3 +1,4 @@
-from .cli import main
+"""``python -m rnnsearch``: the command line (rnnsearch.cli)."""
+from rnnsearch.cli import main
 
 raise SystemExit(main())

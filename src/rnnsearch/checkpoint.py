@@ -7,11 +7,13 @@ from pathlib import Path
 
 import torch
 
+from rnnsearch.errors import UserError, existing_file
+
 FORMAT = "rnnsearch-checkpoint"
 VERSION = 1
 
 
-class CheckpointError(ValueError):
+class CheckpointError(UserError, ValueError):
     """A checkpoint that cannot be written or read, with the reason."""
 
 
@@ -44,11 +46,7 @@ def save(path: str | Path, payload: dict) -> None:
 
 
 def load(path: str | Path, map_location="cpu") -> dict:
-    path = Path(path)
-    if not path.exists():
-        raise CheckpointError(f"{path}: checkpoint not found")
-    if path.is_dir():
-        raise CheckpointError(f"{path}: is a directory, expected a checkpoint file (e.g. {path}/best.pt)")
+    path = existing_file(path, CheckpointError, "checkpoint", f"a checkpoint file (e.g. {path}/best.pt)")
     try:
         payload = torch.load(path, map_location=map_location, weights_only=True)
     except Exception as exc:  # torch raises RuntimeError, EOFError, UnpicklingError, ...

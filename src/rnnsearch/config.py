@@ -1,207 +1,148 @@
-"""Configuration: YAML -> frozen dataclasses, with dotted overrides.
+"""Configuration: YAML -> frozen pydantic models, with dotted overrides (``--set train.lr=3e-4``).
 
-Unknown keys, wrong types and impossible values are errors that name the key's
-dotted path (``train.lr``), raised before any work starts.
+Every key is declared once, here, with its default and its meaning. Unknown keys, wrong types and
+impossible values are errors that name the key's dotted path (``train.lr``) and, when loaded from
+a file, the file, raised before any work starts. Checkpoints keep the resolved config as a plain
+dict; keys added later take their defaults when an older checkpoint is read.
 """
 from __future__ import annotations
 
-import dataclasses
-from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 
 import yaml
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, StrictBool, StrictInt, ValidationError
+
+from rnnsearch.errors import UserError
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError, ValueError):
     """A configuration problem, naming the offending dotted key."""
 
 
-@dataclass(frozen=True)
-class DataConfig:
-    dir: str = "data"
-    src_lang: str = "en"
-    tgt_lang: str = "fr"
-    train: str = "train"
-    dev: str = "val"
-    test: str = "test"
-    tokenizer: str = "moses"          # moses | space
-    max_len: int = 50                 # train pairs longer than this (in tokens) are filtered
-    max_train_pairs: int = 0          # 0 = all
-    token_cache: str = ""             # directory caching Moses-tokenised corpora by content ("" = off)
+def _number(value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ValueError(f"expected a number, got {value!r}")
+    try:
+        return float(value)
+    except ValueError:
+        raise ValueError(f"expected a number, got {value!r}") from None
 
 
-@dataclass(frozen=True)
-class VocabConfig:
-    mode: str = "word"                # word (paper shortlist) | sentencepiece
-    size: int = 30000                 # shortlist size per language, or sentencepiece pieces
-    joint: bool = False               # sentencepiece: one model for both languages
-    sp_type: str = "bpe"              # bpe | unigram
-    min_freq: int = 1                 # word mode: drop rarer words from the shortlist
-    sp_model: str = ""                # sentencepiece: use this trained .model file (joint) instead of training one
+def _text(value: Any) -> str:
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+        raise ValueError(f"expected a string, got {value!r}")
+    return str(value)
 
 
-@dataclass(frozen=True)
-class ModelConfig:
-    arch: str = "rnnsearch"           # rnnsearch | rnnencdec
-    emb: int = 620                    # m
-    enc_hidden: int = 1000            # n, per direction
-    dec_hidden: int = 1000            # n
-    att: int = 1000                   # n'
-    maxout: int = 500                 # l
-    readout_state: str = "current"    # current: s_i (main text) | previous: s_{i-1} (appendix)
-    encoder_cell: str = "paper"       # paper: U(r*h) | fused: torch.nn.GRU, r*(U h)
-    dropout: float = 0.0
-    init: str = "paper"               # paper | xavier
+Number = Annotated[float, BeforeValidator(_number)]
+Text = Annotated[str, BeforeValidator(_text)]
+Positive = Field(gt=0)
+NonNegative = Field(ge=0)
 
 
-@dataclass(frozen=True)
-class TrainConfig:
-    seed: int = 1234
-    optimizer: str = "adadelta"       # adadelta | adam
-    lr: float = 1.0
-    rho: float = 0.95
-    eps: float = 1e-6
-    clip: float = 1.0                 # gradient L2 norm; 0 = off
-    batch_mode: str = "sentences"     # sentences | tokens
-    batch_size: int = 80              # sentences per minibatch
-    batch_tokens: int = 2000          # target tokens per minibatch (batch_mode: tokens)
-    sort_pool: int = 20               # fetch sort_pool * batch_size pairs, sort, split
-    max_steps: int = 0                # 0 = no limit
-    max_epochs: int = 0
-    max_minutes: float = 0.0
-    max_core_hours: float = 0.0       # CPU time of the training loop (all threads, all ranks), over resumes
-    log_every: int = 50
-    valid_every: int = 500
-    valid_beam: int = 1
-    valid_max_sentences: int = 0      # 0 = whole dev set
-    patience: int = 10                # validations without dev BLEU gain; 0 = off
-    threads: int = 0                  # torch threads; 0 = leave as is
-    progress: bool = True
-    max_positions: int = 0            # split minibatches above this many padded target positions; 0 = never
-    save_every: int = 0               # also write last.pt every N updates; 0 = at validations only
-    max_nonfinite: int = 20           # stop after this many non-finite updates in a row
-    lr_decay: float = 1.0             # multiply the rate by this when dev BLEU stalls; 1 = off
-    lr_decay_patience: int = 0        # validations without gain tolerated before a decay
-    device: str = "auto"              # auto (CUDA when present) | cpu | cuda
-    bf16: bool = False                # bfloat16 autocast for the forward pass (loss in float32)
-    loss_scale: str = "token"         # token: NLL / target tokens | sentence: NLL summed over time / sentences (GroundHog)
+class Section(BaseModel):
+    """A config section: immutable, and unknown keys are errors."""
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-@dataclass(frozen=True)
-class DecodeConfig:
-    beam: int = 5
-    length_penalty: float = 0.0       # GNMT alpha; 0 = raw log-probability
-    max_len_ratio: float = 2.0        # output at most ratio * source length + 5 tokens
-    batch_size: int = 32              # sentences decoded at once
-    max_src_len: int = 256            # longer inputs are cut to this many units, with a warning
+class DataConfig(Section):
+    dir: Text = Field("data", description="directory of {split}.{lang} files, plain or .gz")
+    src_lang: Text = "en"
+    tgt_lang: Text = "fr"
+    train: Text = "train"
+    dev: Text = "val"
+    test: Text = "test"
+    tokenizer: Literal["moses", "space"] = "moses"
+    max_len: StrictInt = Field(50, gt=0, description="training pairs longer than this (in units) are filtered")
+    max_train_pairs: StrictInt = Field(0, ge=0, description="use the first N training pairs; 0 = all")
+    token_cache: Text = Field("", description="directory caching Moses-tokenised corpora by content; '' = off")
 
 
-@dataclass(frozen=True)
-class Config:
-    name: str = "run"
-    data: DataConfig = field(default_factory=DataConfig)
-    vocab: VocabConfig = field(default_factory=VocabConfig)
-    model: ModelConfig = field(default_factory=ModelConfig)
-    train: TrainConfig = field(default_factory=TrainConfig)
-    decode: DecodeConfig = field(default_factory=DecodeConfig)
+class VocabConfig(Section):
+    mode: Literal["word", "sentencepiece"] = Field("word", description="word: the paper's shortlist")
+    size: StrictInt = Field(30000, gt=0, description="shortlist size per language, or sentencepiece pieces")
+    joint: StrictBool = Field(False, description="sentencepiece: one model for both languages")
+    sp_type: Literal["bpe", "unigram"] = "bpe"
+    min_freq: StrictInt = Field(1, gt=0, description="word mode: drop rarer words from the shortlist")
+    sp_model: Text = Field("", description="sentencepiece: use this trained .model file (joint)")
 
 
-CHOICES = {
-    "data.tokenizer": ("moses", "space"),
-    "vocab.mode": ("word", "sentencepiece"),
-    "vocab.sp_type": ("bpe", "unigram"),
-    "model.arch": ("rnnsearch", "rnnencdec"),
-    "model.readout_state": ("current", "previous"),
-    "model.encoder_cell": ("paper", "fused"),
-    "model.init": ("paper", "xavier"),
-    "train.optimizer": ("adadelta", "adam"),
-    "train.batch_mode": ("sentences", "tokens"),
-    "train.device": ("auto", "cpu", "cuda"),
-    "train.loss_scale": ("token", "sentence"),
-}
-POSITIVE = {
-    "data.max_len", "vocab.size", "vocab.min_freq", "model.emb", "model.enc_hidden",
-    "model.dec_hidden", "model.att", "model.maxout", "train.lr", "train.batch_size",
-    "train.batch_tokens", "train.sort_pool", "train.log_every", "train.valid_every",
-    "train.valid_beam", "train.max_nonfinite", "train.lr_decay", "decode.beam",
-    "decode.max_src_len", "decode.max_len_ratio", "decode.batch_size",
-}
-NON_NEGATIVE = {
-    "data.max_train_pairs", "train.clip", "train.max_steps", "train.max_epochs",
-    "train.max_minutes", "train.max_core_hours", "train.valid_max_sentences", "train.patience", "train.threads",
-    "train.eps", "decode.length_penalty", "model.dropout", "train.save_every", "train.lr_decay_patience",
-    "train.max_positions",
-}
+class ModelConfig(Section):
+    arch: Literal["rnnsearch", "rnnencdec"] = "rnnsearch"
+    emb: StrictInt = Field(620, gt=0, description="m")
+    enc_hidden: StrictInt = Field(1000, gt=0, description="n, per direction")
+    dec_hidden: StrictInt = Field(1000, gt=0, description="n")
+    att: StrictInt = Field(1000, gt=0, description="n'")
+    maxout: StrictInt = Field(500, gt=0, description="l")
+    readout_state: Literal["current", "previous"] = Field(
+        "current", description="the deep output reads s_i (the main text) or s_{i-1} (the appendix, GroundHog)")
+    encoder_cell: Literal["paper", "fused"] = Field("paper", description="paper: U(r*h); fused: torch.nn.GRU, r*(U h)")
+    dropout: Number = Field(0.0, ge=0, lt=1)
+    init: Literal["paper", "xavier"] = "paper"
 
 
-def _coerce(value: Any, typ: type, key: str) -> Any:
-    if typ is bool:
-        if isinstance(value, bool):
-            return value
-        raise ConfigError(f"{key}: expected true/false, got {value!r}")
-    if typ is int:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        raise ConfigError(f"{key}: expected an integer, got {value!r}")
-    if typ is float:
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                pass
-        raise ConfigError(f"{key}: expected a number, got {value!r}")
-    if typ is str:
-        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
-            return str(value)
-        raise ConfigError(f"{key}: expected a string, got {value!r}")
-    raise ConfigError(f"{key}: unsupported type {typ}")
+class TrainConfig(Section):
+    seed: StrictInt = 1234
+    optimizer: Literal["adadelta", "adam"] = "adadelta"
+    lr: Number = Field(1.0, gt=0)
+    rho: Number = Field(0.95, description="Adadelta's decay, in (0, 1)")
+    eps: Number = Field(1e-6, ge=0)
+    clip: Number = Field(1.0, ge=0, description="gradient L2 norm; 0 = off")
+    loss_scale: Literal["token", "sentence"] = Field(
+        "token", description="token: summed NLL / target tokens; sentence: summed over time, averaged over "
+                             "the minibatch's sentences (GroundHog's cost)")
+    batch_mode: Literal["sentences", "tokens"] = "sentences"
+    batch_size: StrictInt = Field(80, gt=0, description="sentences per minibatch")
+    batch_tokens: StrictInt = Field(2000, gt=0, description="target tokens per minibatch (batch_mode: tokens)")
+    sort_pool: StrictInt = Field(20, gt=0, description="fetch sort_pool * batch_size pairs, sort, split")
+    max_steps: StrictInt = Field(0, ge=0, description="0 = no limit")
+    max_epochs: StrictInt = Field(0, ge=0)
+    max_minutes: Number = Field(0.0, ge=0, description="wall time of the training loop, over resumes")
+    max_core_hours: Number = Field(0.0, ge=0, description="CPU time of the training loop (all threads, all "
+                                                          "ranks), over resumes")
+    log_every: StrictInt = Field(50, gt=0)
+    valid_every: StrictInt = Field(500, gt=0)
+    valid_beam: StrictInt = Field(1, gt=0)
+    valid_max_sentences: StrictInt = Field(0, ge=0, description="0 = the whole dev set")
+    patience: StrictInt = Field(10, ge=0, description="validations without dev BLEU gain; 0 = off")
+    threads: StrictInt = Field(0, ge=0, description="torch threads; 0 = leave as is")
+    progress: StrictBool = True
+    max_positions: StrictInt = Field(0, ge=0, description="split minibatches above this many padded target "
+                                                          "positions; 0 = never")
+    save_every: StrictInt = Field(0, ge=0, description="also write last.pt every N updates; 0 = at validations")
+    keep_last: StrictInt = Field(0, ge=0, description="also keep the last N saves as step-N.pt; 0 = none")
+    max_nonfinite: StrictInt = Field(20, gt=0, description="stop after this many non-finite updates in a row")
+    lr_decay: Number = Field(1.0, gt=0, le=1, description="multiply the rate by this when dev BLEU stalls; 1 = off")
+    lr_decay_patience: StrictInt = Field(0, ge=0, description="validations without gain tolerated before a decay")
+    device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto: CUDA when present")
+    bf16: StrictBool = Field(False, description="bfloat16 autocast for the products (loss in float32)")
+    deferred: StrictBool = Field(True, description="weight gradients of the recurrences' per-step products in "
+                                                   "one product per pass (model/deferred.py)")
+    tensorboard: StrictBool = Field(False, description="also write TensorBoard scalars to RUN/tensorboard")
 
 
-_TYPES = {"int": int, "float": float, "str": str, "bool": bool}
+class DecodeConfig(Section):
+    beam: StrictInt = Field(5, gt=0)
+    length_penalty: Number = Field(0.0, ge=0, description="GNMT alpha; 0 = raw log-probability")
+    max_len_ratio: Number = Field(2.0, gt=0, description="output at most ratio * source length + 5 tokens")
+    batch_size: StrictInt = Field(32, gt=0, description="sentences decoded at once")
+    max_src_len: StrictInt = Field(256, gt=0, description="longer inputs are cut to this many units, with a warning")
 
 
-def _build(cls: type, raw: Any, prefix: str) -> Any:
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{prefix or 'config'}: expected a mapping, got {type(raw).__name__}")
-    known = {f.name: f for f in fields(cls)}
-    for key in raw:
-        if key not in known:
-            where = f"{prefix}.{key}" if prefix else str(key)
-            raise ConfigError(f"{where}: unknown key (known: {', '.join(sorted(known))})")
-    values = {}
-    for name, f in known.items():
-        key = f"{prefix}.{name}" if prefix else name
-        if dataclasses.is_dataclass(f.default_factory if f.default_factory is not dataclasses.MISSING else None):
-            values[name] = _build(f.default_factory, raw.get(name), key)
-        elif name in raw:
-            values[name] = _coerce(raw[name], _TYPES[f.type], key)
-    return cls(**values)
+class Config(Section):
+    name: Text = "run"
+    data: DataConfig = DataConfig()
+    vocab: VocabConfig = VocabConfig()
+    model: ModelConfig = ModelConfig()
+    train: TrainConfig = TrainConfig()
+    decode: DecodeConfig = DecodeConfig()
 
 
-def validate(cfg: Config) -> Config:
-    """Reject impossible values, naming the dotted key."""
-    for section in ("data", "vocab", "model", "train", "decode"):
-        sub = getattr(cfg, section)
-        for f in fields(sub):
-            key = f"{section}.{f.name}"
-            value = getattr(sub, f.name)
-            if key in CHOICES and value not in CHOICES[key]:
-                raise ConfigError(f"{key}: {value!r} is not one of {', '.join(CHOICES[key])}")
-            if key in POSITIVE and not value > 0:
-                raise ConfigError(f"{key}: must be > 0, got {value!r}")
-            if key in NON_NEGATIVE and value < 0:
-                raise ConfigError(f"{key}: must be >= 0, got {value!r}")
-    if cfg.model.dropout >= 1:
-        raise ConfigError(f"model.dropout: must be < 1, got {cfg.model.dropout}")
+def _check(cfg: Config) -> Config:
+    """Rules between keys, naming the dotted key."""
     if cfg.train.optimizer == "adadelta" and not 0 < cfg.train.rho < 1:
         raise ConfigError(f"train.rho: must be in (0, 1), got {cfg.train.rho}")
-    if cfg.train.lr_decay > 1:
-        raise ConfigError(f"train.lr_decay: must be in (0, 1], got {cfg.train.lr_decay}")
     if cfg.vocab.sp_model and cfg.vocab.mode != "sentencepiece":
         raise ConfigError("vocab.sp_model: only meaningful with vocab.mode: sentencepiece")
     if cfg.vocab.mode == "word" and cfg.vocab.joint:
@@ -209,12 +150,51 @@ def validate(cfg: Config) -> Config:
     return cfg
 
 
-def from_dict(raw: dict) -> Config:
-    return validate(_build(Config, raw, ""))
+def _known(loc: tuple) -> str:
+    model: type[BaseModel] = Config
+    for part in loc[:-1]:
+        model = model.model_fields[part].annotation
+    return ", ".join(sorted(model.model_fields))
+
+
+def _message(error: dict) -> str:
+    """One pydantic error as ``dotted.key: what is wrong``."""
+    loc = tuple(str(p) for p in error["loc"])
+    key, kind, value, ctx = ".".join(loc) or "config", error["type"], error.get("input"), error.get("ctx") or {}
+    if kind == "extra_forbidden":
+        return f"{key}: unknown key (known: {_known(loc)})"
+    if kind == "literal_error":
+        return f"{key}: {value!r} is not one of {ctx.get('expected', '').replace(' or ', ', ').replace(chr(39), '')}"
+    bounds = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
+    if kind in bounds:
+        limit = next(iter(ctx.values()))
+        return f"{key}: must be {bounds[kind]} {limit}, got {value!r}"
+    expected = {"int_type": "an integer", "bool_type": "true/false", "string_type": "a string",
+                "model_type": "a mapping", "dict_type": "a mapping", "float_type": "a number"}
+    if kind in expected:
+        got = type(value).__name__ if kind in ("model_type", "dict_type") else repr(value)
+        return f"{key}: expected {expected[kind]}, got {got}"
+    return f"{key}: {error['msg'].removeprefix('Value error, ')}"
+
+
+def from_dict(raw: dict | None) -> Config:
+    """A validated Config from a plain dict (a YAML file's, or a checkpoint's)."""
+    if raw is not None and not isinstance(raw, dict):
+        raise ConfigError(f"config: expected a mapping, got {type(raw).__name__}")
+    try:
+        cfg = Config.model_validate(raw or {})
+    except ValidationError as exc:
+        raise ConfigError("; ".join(_message(e) for e in exc.errors())) from None
+    return _check(cfg)
 
 
 def to_dict(cfg: Config) -> dict:
-    return dataclasses.asdict(cfg)
+    return cfg.model_dump()
+
+
+def replace(section: Section, **changes) -> Section:
+    """A copy of a section (or the whole config) with ``changes``, validated again."""
+    return type(section).model_validate({**section.model_dump(), **changes})
 
 
 def parse_override(text: str) -> tuple[list[str], Any]:
@@ -267,5 +247,5 @@ def load(path: str | Path, overrides: list[str] | None = None) -> Config:
         raise ConfigError(f"{path}: {exc}") from None
 
 
-__all__ = ["Config", "ConfigError", "DataConfig", "VocabConfig", "ModelConfig",
-           "TrainConfig", "DecodeConfig", "load", "from_dict", "to_dict", "replace"]
+__all__ = ["Config", "ConfigError", "DataConfig", "VocabConfig", "ModelConfig", "TrainConfig", "DecodeConfig",
+           "load", "from_dict", "to_dict", "replace"]

@@ -45,10 +45,10 @@ def test_existing_run_needs_resume(synth_dir, tmp_path, capsys):
 def test_paper_configs_build_paper_sizes_and_train_a_step(name, capsys):
     import torch
 
-    from rnnsearch.batching import make_batch
+    from rnnsearch.data.batching import make_batch
     from rnnsearch.config import load
     from rnnsearch.model import build_model
-    from rnnsearch.train import count_parameters, make_optimizer
+    from rnnsearch.training.trainer import count_parameters, make_optimizer
     cfg = load(REPO / "configs" / f"{name}.yaml")
     assert main(["describe", str(REPO / "configs" / f"{name}.yaml")]) == 0
     printed = capsys.readouterr().out

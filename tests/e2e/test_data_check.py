@@ -9,7 +9,7 @@ import pytest
 from conftest import demo_config
 from rnnsearch.cli import main
 from rnnsearch.config import from_dict
-from rnnsearch.corpus import load_corpora
+from rnnsearch.data.corpus import load_corpora
 
 GOOD_EN = ["The dog sees a cat .", "A girl runs .", "Two men talk ."]
 GOOD_FR = ["Le chien voit un chat .", "Une fille court .", "Deux hommes parlent ."]

@@ -12,7 +12,7 @@ from conftest import demo_config
 from rnnsearch import checkpoint
 from rnnsearch.cli import main
 from rnnsearch.config import from_dict
-from rnnsearch.train import TrainError, Trainer
+from rnnsearch.training.trainer import TrainError, Trainer
 
 pytestmark = pytest.mark.slow
 QUIET = lambda *_: None  # noqa: E731
@@ -90,7 +90,7 @@ def test_a_full_disk_leaves_the_previous_checkpoint_intact(synth_dir, tmp_path, 
         trainer.run()
     monkeypatch.setattr(checkpoint.torch, "save", real_save)
     assert checkpoint.load(tmp_path / "last.pt")["train_state"]["step"] == 4
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["last.pt", "log.jsonl"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".lock", "config.yaml", "last.pt", "log.jsonl"]
 
 
 def test_an_unwritable_run_directory_fails_before_any_work(synth_dir, tmp_path, capsys):

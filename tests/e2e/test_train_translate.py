@@ -1,5 +1,4 @@
 """End to end on the synthetic corpus: learn it, translate, evaluate, plot, resume."""
-import dataclasses
 import json
 
 import pytest
@@ -8,11 +7,11 @@ import torch
 from conftest import demo_config
 from rnnsearch import checkpoint
 from rnnsearch.cli import main
-from rnnsearch.config import from_dict
-from rnnsearch.data import read_lines
-from rnnsearch.evaluate import corpus_bleu
-from rnnsearch.train import train
-from rnnsearch.translator import Translator
+from rnnsearch.config import from_dict, replace
+from rnnsearch.data.io import read_lines
+from rnnsearch.analysis.evaluate import corpus_bleu
+from rnnsearch.training.trainer import train
+from rnnsearch.decoding.translator import Translator
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +49,7 @@ def test_python_api(trained_run):
 
 def test_over_long_input_is_cut_with_a_warning(trained_run):
     translator = Translator.from_checkpoint(trained_run / "best.pt")
-    translator.decode_cfg = dataclasses.replace(translator.decode_cfg, max_src_len=6)
+    translator.decode_cfg = replace(translator.decode_cfg, max_src_len=6)
     with pytest.warns(UserWarning, match=r"line 2: 11 source units, translating the first 6 \(decode.max_src_len\)"):
         out = translator.translate(["A dog.", "The big dog sees the small cat in the house."], beam=1)
     assert len(out[1].source_tokens) == 7

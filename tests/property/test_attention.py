@@ -4,7 +4,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import small_model
-from rnnsearch.batching import source_batch
+from rnnsearch.data.batching import source_batch
 from rnnsearch.model import AdditiveAttention
 
 

@@ -7,8 +7,8 @@ import re
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rnnsearch.data import DataError, read_parallel
-from rnnsearch.datacheck import check_corpus
+from rnnsearch.data.io import DataError, read_parallel
+from rnnsearch.data.check import check_corpus
 
 # Characters that other readers treat as line breaks (str.splitlines, universal newlines).
 TRICKY = "\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029\x00\t "

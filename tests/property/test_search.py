@@ -7,9 +7,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import small_model
-from rnnsearch.batching import source_batch
-from rnnsearch.search import beam_search, greedy, length_normalise
-from rnnsearch.vocab import BOS, EOS, PAD
+from rnnsearch.data.batching import source_batch
+from rnnsearch.decoding.search import beam_search, greedy, length_normalise
+from rnnsearch.data.vocab import BOS, EOS, PAD
 
 sentences = st.lists(st.lists(st.integers(4, 22), min_size=1, max_size=8), min_size=1, max_size=4)
 

@@ -10,7 +10,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from rnnsearch.serve import ServeSettings, create_app
-from rnnsearch.translator import Translator
+from rnnsearch.decoding.translator import Translator
 
 SENTENCES = ["The big dog sees a cat .", "A small white cat sleeps in the old house .", "The dog eats ."]
 

@@ -112,7 +112,7 @@ def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
     finally:
         server.terminate()
         server.wait(30)
-    from rnnsearch.translator import Translator
+    from rnnsearch.decoding.translator import Translator
     expected = Translator.from_checkpoint(trained_run / "best.pt").translate([sentence], beam=3, n_best=3)[0]
     assert found["translation"] == expected.text
     assert found["nbest"] == 3  # the page asks for min(5, beam) of the model's beam 3

@@ -3,10 +3,10 @@ import json
 
 import pytest
 
-from rnnsearch.alignment import (alignment_error_rate, format_pharaoh, parse_pharaoh, read_pharaoh,
+from rnnsearch.analysis.links import (alignment_error_rate, format_pharaoh, parse_pharaoh, read_pharaoh,
                                  read_wpt_gold)
 from rnnsearch.cli import main
-from rnnsearch.data import DataError
+from rnnsearch.data.io import DataError
 
 
 
@@ -82,7 +82,7 @@ def test_the_shared_wpt_gold_set_and_the_cli(tmp_path, capsys):
 
 
 def test_merge_sums_source_pieces_and_averages_target_pieces():
-    from rnnsearch.align import hard_links, merge
+    from rnnsearch.analysis.force_align import hard_links, merge
     import numpy as np
     # target units: t0 (word 0), t1 t2 (word 1); source units: s0 s1 (word 0), s2 (word 1)
     attention = np.array([[0.2, 0.3, 0.5],
@@ -97,8 +97,8 @@ def test_merge_sums_source_pieces_and_averages_target_pieces():
 def test_align_puts_links_where_attention_peaks(trained_run, synth_dir, tmp_path, capsys):
     import numpy as np
     import torch
-    from rnnsearch.align import force_align, word_units
-    from rnnsearch.translator import Translator
+    from rnnsearch.analysis.force_align import force_align, word_units
+    from rnnsearch.decoding.translator import Translator
     translator = Translator.from_checkpoint(trained_run / "best.pt")
     src = (synth_dir / "test.en").read_text().splitlines()[:6]
     tgt = (synth_dir / "test.fr").read_text().splitlines()[:6]
@@ -127,7 +127,7 @@ def test_align_puts_links_where_attention_peaks(trained_run, synth_dir, tmp_path
 
 
 def test_grow_diag_final_and():
-    from rnnsearch.alignment import grow_diag_final_and
+    from rnnsearch.analysis.links import grow_diag_final_and
     forward = {(0, 0), (1, 1), (2, 1)}
     reverse = {(0, 0), (1, 1), (3, 3)}
     # intersection {(0,0),(1,1)}; (2,1) neighbours (1,1) and aligns the unaligned source word 2;
@@ -141,7 +141,7 @@ def test_grow_diag_final_and():
 
 def test_hard_links_threshold_adds_every_heavy_source_word():
     import numpy as np
-    from rnnsearch.align import hard_links
+    from rnnsearch.analysis.force_align import hard_links
     soft = np.array([[0.5, 0.4, 0.1], [0.05, 0.05, 0.9]])
     assert hard_links(soft) == {(0, 0), (2, 1)}
     assert hard_links(soft, threshold=0.3) == {(0, 0), (1, 0), (2, 1)}

@@ -10,11 +10,12 @@ import pytest
 import torch
 
 from conftest import demo_config
-from rnnsearch import tokenize
+from rnnsearch.data import tokenize
+from rnnsearch.errors import UsageError
 from rnnsearch.config import from_dict
 from rnnsearch.model.output import CHUNK_ELEMENTS, chunk_rows, linear_cross_entropy
-from rnnsearch.status import fit_log_curve, format_status, project, run_status
-from rnnsearch.train import Trainer
+from rnnsearch.analysis.status import fit_log_curve, format_status, project, run_status
+from rnnsearch.training.trainer import Trainer
 
 
 def _grads_after_one_update(synth_dir, tmp_path, scale: str, idx) -> tuple[dict, int]:
@@ -92,7 +93,7 @@ def test_fused_loss_on_a_large_confident_vocabulary_equals_cross_entropy():
 
 
 def test_flush_denormals_makes_them_zero():
-    from rnnsearch.runtime import flush_denormals
+    from rnnsearch.training.runtime import flush_denormals
     if not flush_denormals():
         pytest.skip("this CPU has no flush-to-zero mode")
     tiny = torch.tensor([1e-39, 3e-38], dtype=torch.float32)
@@ -121,5 +122,5 @@ def test_status_of_a_run(trained_run):
 
 
 def test_status_of_a_directory_without_a_log(tmp_path):
-    with pytest.raises(FileNotFoundError, match="no log.jsonl"):
+    with pytest.raises(UsageError, match="no log.jsonl"):
         run_status(tmp_path)

@@ -7,8 +7,8 @@ import torch
 
 from rnnsearch import checkpoint
 from rnnsearch.checkpoint import CheckpointError
-from rnnsearch.prepare import parse_sgm, prepare
-from rnnsearch.synthetic import generate
+from rnnsearch.data.download import parse_sgm, prepare
+from rnnsearch.data.synthetic import generate
 
 
 def _payload():

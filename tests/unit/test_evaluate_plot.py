@@ -5,10 +5,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rnnsearch.evaluate import bleu_by_length, bucket_of, corpus_bleu, format_table, score_translations
-from rnnsearch.plot import plot_alignment, plot_bleu_by_length
-from rnnsearch.tokenize import TextCodec
-from rnnsearch.vocab import Vocab
+from rnnsearch.analysis.evaluate import bleu_by_length, bucket_of, corpus_bleu, format_table, score_translations
+from rnnsearch.analysis.plot import plot_alignment, plot_bleu_by_length
+from rnnsearch.data.tokenize import TextCodec
+from rnnsearch.data.vocab import Vocab
 
 REFS = ["Un homme fait du vélo dans la rue.", "Deux chiens jouent dans l'herbe verte.",
         "Une femme lit un livre.", "Des enfants courent sur la plage au coucher du soleil."]

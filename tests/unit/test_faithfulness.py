@@ -2,7 +2,7 @@
 import torch
 
 from conftest import small_model
-from rnnsearch.batching import source_batch
+from rnnsearch.data.batching import source_batch
 
 
 

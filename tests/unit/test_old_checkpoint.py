@@ -28,8 +28,8 @@ def test_old_checkpoint_translates_as_it_did():
 
 
 def test_old_checkpoint_resumes(tmp_path, monkeypatch):
-    from rnnsearch.synthetic import generate
-    from rnnsearch.train import Trainer
+    from rnnsearch.data.synthetic import generate
+    from rnnsearch.training.trainer import Trainer
     monkeypatch.chdir(tmp_path)  # its config names data/fixture, relative
     generate(Path("data/fixture"), n_train=3000, seed=5)
     run = tmp_path / "run"

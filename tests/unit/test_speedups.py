@@ -8,13 +8,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import demo_config, small_model
-from rnnsearch.batching import make_batch
+from rnnsearch.data.batching import make_batch
 from rnnsearch.config import from_dict
 from rnnsearch.model.attention import additive_energies
 from rnnsearch.model.deferred import DeferredWeights
 from rnnsearch.model.output import CHUNK_ROWS, linear_cross_entropy
-from rnnsearch.train import Trainer
-from rnnsearch.vocab import PAD
+from rnnsearch.training.trainer import Trainer
+from rnnsearch.training.update import micro_batches
+from rnnsearch.data.vocab import PAD
 
 
 @settings(max_examples=25, deadline=None)
@@ -111,7 +112,7 @@ def test_micro_batches_give_the_gradient_of_the_whole_batch(synth_dir, tmp_path)
     split = Trainer(from_dict({**cfg, "train": {**cfg["train"], "max_positions": 100}}), tmp_path / "b",
                     log=lambda *_: None)
     idx = np.arange(40)
-    assert len(split._micro_batches(idx)) > 2
+    assert len(micro_batches(idx, split.train_data.tgt_lens, split.cfg.train.max_positions)) > 2
     for a, b in zip(_grads(whole, idx), _grads(split, idx)):
         torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-7)
 
@@ -154,11 +155,11 @@ def test_deferred_weight_gradients_equal_per_step_gradients(steps, batch, seed):
             if tape is None:
                 s = torch.tanh(torch.nn.functional.linear(s, u) + torch.nn.functional.linear(x, c))
             else:
-                s = torch.tanh(tape.linear(0, s) + tape.linear(1, x))
+                s = torch.tanh(tape.linear("U", s) + tape.linear("C", x))
             out.append(s)
         return (torch.stack(out) * probe).sum()
 
-    plain, deferred = run(None), run(DeferredWeights(u, c))
+    plain, deferred = run(None), run(DeferredWeights(U=u, C=c))
     assert deferred.item() == pytest.approx(plain.item(), rel=1e-12)
     for a, e in zip(torch.autograd.grad(deferred, (u, c, s0, xs)), torch.autograd.grad(plain, (u, c, s0, xs))):
         torch.testing.assert_close(a, e, rtol=1e-10, atol=1e-12)
@@ -168,11 +169,11 @@ def test_deferred_weights_refuse_a_backward_that_did_not_reach_every_step():
     """A product whose output the loss does not use gets no backward: the weight's gradient would
     miss a step, so the flush refuses instead of returning a wrong gradient."""
     w = torch.randn(4, 4, requires_grad=True)
-    tape = DeferredWeights(w)
+    tape = DeferredWeights(W=w)
     s = tape.start(torch.randn(2, 4, requires_grad=True))
-    tape.linear(0, s)  # never used
-    with pytest.raises(RuntimeError, match="deferred weight 0: 2 steps in forward, 1 in backward"):
-        tape.linear(0, s).sum().backward()
+    tape.linear("W", s)  # never used
+    with pytest.raises(RuntimeError, match="deferred weight 'W': 2 steps in forward, 1 in backward"):
+        tape.linear("W", s).sum().backward()
 
 
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
@@ -255,10 +256,10 @@ def test_deferred_weights_under_bf16_autocast_equal_autocasts_per_step_products(
 
     def run(deferred_on: bool):
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            tape = DeferredWeights(w) if deferred_on else None
+            tape = DeferredWeights(W=w) if deferred_on else None
             s = tape.start(s0) if deferred_on else s0
             for _ in range(steps):
-                s = torch.tanh(tape.linear(0, s) if deferred_on else torch.nn.functional.linear(s, w))
+                s = torch.tanh(tape.linear("W", s) if deferred_on else torch.nn.functional.linear(s, w))
             loss = s.float().square().sum()
         return loss, torch.autograd.grad(loss, [w, s0])
 

@@ -1,8 +1,8 @@
 import pytest
 
 from rnnsearch.config import from_dict
-from rnnsearch.tokenize import TextCodec, build_codecs, detokenize, pretokenize
-from rnnsearch.vocab import SPECIALS
+from rnnsearch.data.tokenize import TextCodec, build_codecs, detokenize, pretokenize
+from rnnsearch.data.vocab import SPECIALS
 
 EN = ["A man rides a bike down the street.", "Two dogs play in the green grass.",
       "A woman is reading a book in the park.", "Children run on the beach at sunset."] * 30

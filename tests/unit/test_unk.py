@@ -4,13 +4,14 @@ import pytest
 import torch
 
 from conftest import small_model
-from rnnsearch.align import Alignment
+from rnnsearch.analysis.force_align import Alignment
 from rnnsearch.cli import main
 from rnnsearch.config import from_dict
-from rnnsearch.tokenize import TextCodec
-from rnnsearch.translator import Translator
-from rnnsearch.unk import build_lexicon, read_lexicon, replace, write_lexicon
-from rnnsearch.vocab import SPECIALS, UNK, Vocab
+from rnnsearch.data.tokenize import TextCodec
+from rnnsearch.decoding.translator import Translator
+from rnnsearch.analysis.lexicon import build_lexicon, write_lexicon
+from rnnsearch.decoding.unk import read_lexicon, replace
+from rnnsearch.data.vocab import SPECIALS, UNK, Vocab
 
 
 def test_copy_and_dict_use_the_most_attended_source_word_not_eos():
@@ -52,7 +53,7 @@ def _word_translator(arch="rnnsearch") -> Translator:
     src = TextCodec("en", "space", Vocab(SPECIALS + src_words))
     tgt = TextCodec("fr", "space", Vocab(SPECIALS + tgt_words))
     cfg = from_dict({"model": {"arch": arch}})
-    return Translator(model, src, tgt, cfg.decode)
+    return Translator(model, src, tgt, cfg)
 
 
 def test_translator_replaces_every_unk_by_its_argmax_source_word():

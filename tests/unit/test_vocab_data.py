@@ -3,10 +3,10 @@ import gzip
 import numpy as np
 import pytest
 
-from rnnsearch.batching import epoch_plan, make_batch
+from rnnsearch.data.batching import epoch_plan, make_batch
 from rnnsearch.config import from_dict
-from rnnsearch.data import DataError, corpus_file, filter_pairs, read_lines, read_parallel
-from rnnsearch.vocab import BOS, EOS, PAD, UNK, Vocab
+from rnnsearch.data.io import DataError, corpus_file, filter_pairs, read_lines, read_parallel
+from rnnsearch.data.vocab import BOS, EOS, PAD, UNK, Vocab
 
 
 def test_vocab_shortlist_keeps_most_frequent():

@@ -11,16 +11,16 @@ For RNNsearch c_i comes from :class:`AdditiveAttention`; for RNNencdec c_i = c f
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..vocab import PAD
-from .attention import AdditiveAttention
-from . import deferred
-from .deferred import DeferredWeights
+from rnnsearch.data.vocab import PAD
+from rnnsearch.model.attention import AdditiveAttention
+from rnnsearch.model.deferred import DeferredWeights
 
 
 @dataclass
@@ -47,10 +47,10 @@ class EncoderOutput:
     weights: StepWeights | None = None           # shared by all rows
 
     def select(self, rows: torch.Tensor) -> "EncoderOutput":
-        pick = lambda t: None if t is None else t.index_select(0, rows)  # noqa: E731
-        return EncoderOutput(pick(self.annotations), pick(self.mask), pick(self.proj_keys),
-                             pick(self.context), pick(self.init_source), pick(self.context_gates),
-                             pick(self.context_readout), self.weights)
+        """Rows (N,) of every per-row tensor; the shared weights stay (beam search reorders with this)."""
+        return dataclasses.replace(self, **{f.name: getattr(self, f.name).index_select(0, rows)
+                                            for f in dataclasses.fields(self)
+                                            if isinstance(getattr(self, f.name), torch.Tensor)})
 
 
 @dataclass
@@ -65,8 +65,9 @@ class DecoderState:
 
 class Decoder(nn.Module):
     def __init__(self, vocab_size: int, emb: int, hidden: int, context: int, att: int | None,
-                 maxout: int, init_size: int, readout_state: str, dropout: float):
+                 maxout: int, init_size: int, readout_state: str, dropout: float, deferred: bool = True):
         super().__init__()
+        self.deferred = deferred  # teacher forcing defers the loop's weight gradients (model/deferred.py)
         self.hidden = hidden
         self.maxout = maxout
         self.readout_previous = readout_state == "previous"
@@ -115,7 +116,7 @@ class Decoder(nn.Module):
                workspace: torch.Tensor | None = None):
         """[U_z; U_r] s_{i-1} (B, 2D), and c_i (B, C) with alpha_i (B, S) for RNNsearch
         (W_a s_{i-1} is computed in the same product; ``workspace``: see :meth:`AdditiveAttention.attend`)."""
-        product = F.linear(s_prev, enc.weights.query) if tape is None else tape.linear(0, s_prev)
+        product = F.linear(s_prev, enc.weights.query) if tape is None else tape.linear("query", s_prev)
         if self.attention is None:
             return product, enc.context, None  # (B, 2D)
         wa_s, u_zr = product.split([self.attention.W_a.out_features, 2 * self.hidden], dim=1)  # (B, A), (B, 2D)
@@ -130,28 +131,36 @@ class Decoder(nn.Module):
         gates_zr, gates_h = (x_i + cc).split([2 * d, d], dim=1)  # (B, 2D), (B, D)
         z, r = torch.sigmoid(gates_zr + u_zr).chunk(2, dim=1)  # (B, D) each
         reset = r * s_prev  # (B, D)
-        s_tilde = torch.tanh(gates_h + (self.U(reset) if tape is None else tape.linear(1, reset)))  # (B, D)
+        s_tilde = torch.tanh(gates_h + (self.U(reset) if tape is None else tape.linear("U", reset)))  # (B, D)
         return torch.lerp(s_prev, s_tilde, z)  # (1 - z) * s_{i-1} + z * s~_i  (B, D)
 
     def _maxout(self, t_tilde: torch.Tensor) -> torch.Tensor:
         """t_i = max(t~_{2k-1}, t~_{2k}) (..., M), with dropout."""
         return self.dropout(t_tilde.unflatten(-1, (self.maxout, 2)).amax(-1))  # (..., M)
 
+    def _cell(self, x_i: torch.Tensor, s_prev: torch.Tensor, enc: EncoderOutput, tape: DeferredWeights | None = None,
+              workspace: torch.Tensor | None = None, readout: bool = False):
+        """The recurrence, once for :meth:`step` and :meth:`features`: c_i and alpha_i from s_{i-1},
+        then s_i = f(s_{i-1}, y_{i-1}, c_i). With ``readout``, also C_o c_i (B, 2M) (in the same
+        product as [C_z; C_r; C] c_i); else None. Returns s_i (B, D), c_i (B, C), alpha_i (B, S) or None."""
+        u_zr, c, alpha = self._query(s_prev, enc, tape, workspace)
+        if alpha is None:  # RNNencdec: c_i = c, projected once per sentence
+            cc, c_readout = enc.context_gates, enc.context_readout  # (B, 3D), (B, 2M)
+        elif readout:
+            cc, c_readout = F.linear(c, enc.weights.context).split([3 * self.hidden, 2 * self.maxout], 1)
+        else:
+            cc, c_readout = (self.C(c) if tape is None else tape.linear("C", c)), None  # (B, 3D)
+        return self._gru(x_i, cc, u_zr, s_prev, tape), c, alpha, c_readout
+
     def step(self, y_prev: torch.Tensor, state: DecoderState, enc: EncoderOutput):
         """One decoding step: y_{i-1} (B,) -> logits (B, V), new state, alpha_i (B, S) or None."""
-        d, m, w = self.hidden, self.maxout, enc.weights
-        if w.embed is None:  # prepared in training mode
-            w = self.step_weights()
+        if enc.weights.embed is None:  # prepared in training mode
+            enc = dataclasses.replace(enc, weights=self.step_weights())
+        w = enc.weights
         emb = self.dropout(self.embed(y_prev))  # (B, E)
-        x_i, emb_readout = F.linear(emb, w.embed, w.embed_bias).split([3 * d, 2 * m], dim=1)  # (B, 3D), (B, 2M)
-        s_prev = state.hidden
-        u_zr, c, alpha = self._query(s_prev, enc)
-        if alpha is None:
-            cc, c_readout = enc.context_gates, enc.context_readout  # (B, 3D), (B, 2M)
-        else:
-            cc, c_readout = F.linear(c, w.context).split([3 * d, 2 * m], dim=1)  # (B, 3D), (B, 2M)
-        s = self._gru(x_i, cc, u_zr, s_prev)  # (B, D)
-        t_tilde = self.U_o(s_prev if self.readout_previous else s) + emb_readout + c_readout  # (B, 2M)
+        x_i, emb_readout = F.linear(emb, w.embed, w.embed_bias).split([3 * self.hidden, 2 * self.maxout], 1)
+        s, _, alpha, c_readout = self._cell(x_i, state.hidden, enc, readout=True)  # (B, D), (B, S), (B, 2M)
+        t_tilde = self.U_o(state.hidden if self.readout_previous else s) + emb_readout + c_readout  # (B, 2M)
         return self.W_o(self._maxout(t_tilde)), DecoderState(s), alpha  # (B, V)
 
     def forward(self, y_in: torch.Tensor, enc: EncoderOutput):
@@ -169,37 +178,32 @@ class Decoder(nn.Module):
         emb = self.dropout(self.embed(y_in))  # (B, T, E)
         inputs = self.W(emb).unbind(1)  # T x (B, 3D): the embedding side of every step at once
         s = self.init_state(enc).hidden  # (B, D)
-        tape = None
-        if torch.is_grad_enabled() and deferred.ENABLED:  # weight gradients of the loop's products: one product each
-            attention = self.attention is not None
-            tape = DeferredWeights(enc.weights.query, self.U.weight, *([self.C.weight] if attention else []),
-                                   annotations=enc.annotations if attention else None)
+        tape = self._tape(enc)
+        if tape is not None:
             s = tape.start(s)
-        states, contexts, alphas = [], [], []
         workspace = None if self.attention is None else torch.empty_like(enc.proj_keys)  # (B, S, A), all steps
-        last = len(inputs) - 1
-        for i, x_i in enumerate(inputs):
-            if self.readout_previous:
-                states.append(s)
-                if i == last and self.attention is None:
-                    break  # s_T feeds no output
-            u_zr, c, alpha = self._query(s, enc, tape, workspace)
-            if alpha is not None:
-                contexts.append(c)
-                alphas.append(alpha)
-            if self.readout_previous and i == last:
-                break  # s_T feeds no output, only c_T does
-            if alpha is None:  # RNNencdec: c_i = c
-                cc = enc.context_gates  # (B, 3D)
-            else:
-                cc = self.C(c) if tape is None else tape.linear(2, c)  # (B, 3D)
-            s = self._gru(x_i, cc, u_zr, s, tape)  # (B, D)
-            if not self.readout_previous:
-                states.append(s)
-        s_all = torch.stack(states, dim=1)  # (B, T, D)
+        states, contexts, alphas = [s], [], []
+        # reading s_{i-1}, the output never reads s_T: its update is not computed (nor its gradient)
+        for x_i in inputs[:-1] if self.readout_previous else inputs:
+            s, c, alpha, _ = self._cell(x_i, s, enc, tape, workspace)
+            states.append(s)
+            contexts.append(c)
+            alphas.append(alpha)
+        if self.readout_previous and self.attention is not None:  # c_T and alpha_T still come from s_{T-1}
+            _, c, alpha = self._query(s, enc, tape, workspace)
+            contexts.append(c)
+            alphas.append(alpha)
+        s_read = torch.stack(states if self.readout_previous else states[1:], dim=1)  # (B, T, D)
         if self.attention is None:  # RNNencdec: C_o c once per sentence
-            t_tilde = self.U_o(s_all) + self.V_o(emb) + enc.context_readout.unsqueeze(1)  # (B, T, 2M)
+            t_tilde = self.U_o(s_read) + self.V_o(emb) + enc.context_readout.unsqueeze(1)  # (B, T, 2M)
             return self._maxout(t_tilde), None  # (B, T, M)
-        c_all = torch.stack(contexts, dim=1)  # (B, T, C)
-        t_tilde = self.U_o(s_all) + self.V_o(emb) + self.C_o(c_all)  # (B, T, 2M), all steps at once
+        t_tilde = self.U_o(s_read) + self.V_o(emb) + self.C_o(torch.stack(contexts, dim=1))  # (B, T, 2M)
         return self._maxout(t_tilde), torch.stack(alphas, dim=1)  # (B, T, M), (B, T, S)
+
+    def _tape(self, enc: EncoderOutput) -> DeferredWeights | None:
+        """The deferred products of the teacher-forced loop, when gradients are on and ``deferred``."""
+        if not (torch.is_grad_enabled() and self.deferred):
+            return None
+        if self.attention is None:
+            return DeferredWeights(query=enc.weights.query, U=self.U.weight)
+        return DeferredWeights(query=enc.weights.query, U=self.U.weight, C=self.C.weight, annotations=enc.annotations)

@@ -16,21 +16,20 @@ from __future__ import annotations
 
 import torch
 
-ENABLED = True  # False: the loops' products are plain F.linear / bmm (benchmarks/ab_train.py --compare deferred)
-
-
 class DeferredWeights:
-    """Deferred gradients for ``weights`` (each (out, in)), used by the steps of one forward pass.
+    """Deferred gradients for named weights (each (out, in)), used by the steps of one forward pass.
 
-    Use: ``s = tape.start(s_0)`` before the loop (s_0 must feed step 1), then
-    ``tape.linear(k, x_i)`` for x_i W_k^T inside it. One backward per forward pass.
-    With ``annotations`` h (B, S, C), ``tape.context(alpha_i)`` computes c_i = sum_j alpha_ij h_j,
-    and h's gradient sum_i alpha_ij dc_i is likewise one batched product for all steps.
+    Use: ``tape = DeferredWeights(U=U_weight, C=C_weight)``, ``s = tape.start(s_0)`` before the loop
+    (s_0 must feed step 1), then ``tape.linear("U", x_i)`` for x_i U^T inside it. One backward per
+    forward pass. With ``annotations`` h (B, S, C), ``tape.context(alpha_i)`` computes
+    c_i = sum_j alpha_ij h_j, and h's gradient sum_i alpha_ij dc_i is likewise one batched product
+    for all steps.
     """
 
-    def __init__(self, *weights: torch.Tensor, annotations: torch.Tensor | None = None):
-        self.weights = weights + (() if annotations is None else (annotations,))
-        self.context_slot = None if annotations is None else len(weights)  # index of h_j in ``weights``
+    def __init__(self, annotations: torch.Tensor | None = None, **weights: torch.Tensor):
+        self.names = list(weights) + ([] if annotations is None else [CONTEXT])
+        self.weights = tuple(weights.values()) + (() if annotations is None else (annotations,))
+        self.slot = {name: k for k, name in enumerate(self.names)}
         compute = _autocast_dtype(self.weights[0].device.type)  # under autocast: cast once per pass, not per step
         self.detached = [w.detach() if compute is None or not w.is_floating_point() else w.detach().to(compute)
                          for w in self.weights]
@@ -43,25 +42,27 @@ class DeferredWeights:
         """s_0, unchanged; its backward computes the weights' gradients."""
         return _Flush.apply(s0, self, *self.weights)
 
-    def linear(self, k: int, x: torch.Tensor) -> torch.Tensor:
-        """x W_k^T (B, out) for x (B, in)."""
+    def linear(self, name: str, x: torch.Tensor) -> torch.Tensor:
+        """x W^T (B, out) for x (B, in) and the weight called ``name``."""
+        k = self.slot[name]
         return _StepLinear.apply(x, self.detached[k], self, k)
 
     def context(self, alpha: torch.Tensor) -> torch.Tensor:
         """c_i = sum_j alpha_ij h_j (B, C) for alpha_i (B, S) and the annotations h (B, S, C)."""
-        return _StepContext.apply(alpha, self.detached[self.context_slot], self, self.context_slot)
+        k = self.slot[CONTEXT]
+        return _StepContext.apply(alpha, self.detached[k], self, k)
 
     def weight_grads(self) -> list[torch.Tensor | None]:
         grads = []
         for k, (xs, gs) in enumerate(zip(self.inputs, self.grads)):
             if len(gs) != self.steps[k]:
-                raise RuntimeError(f"deferred weight {k}: {self.steps[k]} steps in forward, {len(gs)} in "
-                                   "backward (one backward per forward pass, reaching s_0)")
+                raise RuntimeError(f"deferred weight {self.names[k]!r}: {self.steps[k]} steps in forward, {len(gs)} "
+                                   "in backward (one backward per forward pass, reaching s_0)")
             if not gs:
                 grads.append(None)
                 continue
             dtype = self.detached[k].dtype  # the products' precision (bfloat16 under bf16 autocast)
-            if k == self.context_slot:  # dh_j = sum_i alpha_ij dc_i, for every sentence at once
+            if self.names[k] == CONTEXT:  # dh_j = sum_i alpha_ij dc_i, for every sentence at once
                 alphas = torch.stack(xs, dim=2).to(dtype)  # (B, S, T)
                 grad = torch.bmm(alphas, torch.stack(gs, dim=1).to(dtype))  # (B, S, T) x (B, T, C)
             else:
@@ -72,6 +73,9 @@ class DeferredWeights:
             gs.clear()
             xs.clear()
         return grads
+
+
+CONTEXT = "annotations"  # the slot of h_j, read by :meth:`DeferredWeights.context`
 
 
 def _autocast_dtype(device_type: str) -> torch.dtype | None:

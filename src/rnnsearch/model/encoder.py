@@ -5,9 +5,8 @@ import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
 
-from ..vocab import PAD
-from . import deferred
-from .deferred import DeferredWeights
+from rnnsearch.data.vocab import PAD
+from rnnsearch.model.deferred import DeferredWeights
 
 
 class PaperGRU(nn.Module):
@@ -20,9 +19,10 @@ class PaperGRU(nn.Module):
     backward direction starts from zeros at each sentence's last real word.
     """
 
-    def __init__(self, input_size: int, hidden: int):
+    def __init__(self, input_size: int, hidden: int, deferred: bool = True):
         super().__init__()
         self.hidden = hidden
+        self.deferred = deferred  # training defers U_zr's and U's gradients (model/deferred.py)
         self.W = nn.Linear(input_size, 3 * hidden)          # [W_z; W_r; W] with biases
         self.U_zr = nn.Linear(hidden, 2 * hidden, bias=False)  # [U_z; U_r]
         self.U = nn.Linear(hidden, hidden, bias=False)
@@ -35,16 +35,16 @@ class PaperGRU(nn.Module):
         keep = mask.unsqueeze(2).unbind(1)  # S x (B, 1)
         h = inputs[0].new_zeros(batch, hidden)  # (B, H), in the products' dtype (also under autocast)
         tape = None
-        if torch.is_grad_enabled() and deferred.ENABLED:  # U_zr's and U's gradients: one product each
-            tape = DeferredWeights(self.U_zr.weight, self.U.weight)
+        if torch.is_grad_enabled() and self.deferred:  # U_zr's and U's gradients: one product each
+            tape = DeferredWeights(U_zr=self.U_zr.weight, U=self.U.weight)
             h = tape.start(h)
         outputs = [None] * length
         for j in (range(length - 1, -1, -1) if reverse else range(length)):
             x_zr, x_h = inputs[j].split([2 * hidden, hidden], dim=1)  # (B, 2H), (B, H)
-            u_zr = self.U_zr(h) if tape is None else tape.linear(0, h)  # (B, 2H)
+            u_zr = self.U_zr(h) if tape is None else tape.linear("U_zr", h)  # (B, 2H)
             z, r = torch.sigmoid(x_zr + u_zr).chunk(2, dim=1)  # (B, H) each
             reset = r * h  # (B, H)
-            h_tilde = torch.tanh(x_h + (self.U(reset) if tape is None else tape.linear(1, reset)))  # (B, H)
+            h_tilde = torch.tanh(x_h + (self.U(reset) if tape is None else tape.linear("U", reset)))  # (B, H)
             h = torch.where(keep[j], torch.lerp(h, h_tilde, z), h)  # (1 - z) h + z h~ on real words
             outputs[j] = h * keep[j]
         return torch.stack(outputs, dim=1)  # (B, S, H)
@@ -61,7 +61,7 @@ class Encoder(nn.Module):
     """
 
     def __init__(self, vocab_size: int, emb: int, hidden: int, bidirectional: bool,
-                 cell: str, dropout: float):
+                 cell: str, dropout: float, deferred: bool = True):
         super().__init__()
         self.hidden = hidden
         self.bidirectional = bidirectional
@@ -69,8 +69,8 @@ class Encoder(nn.Module):
         self.embed = nn.Embedding(vocab_size, emb, padding_idx=PAD)
         self.dropout = nn.Dropout(dropout)
         if cell == "paper":
-            self.fwd = PaperGRU(emb, hidden)
-            self.bwd = PaperGRU(emb, hidden) if bidirectional else None
+            self.fwd = PaperGRU(emb, hidden, deferred)
+            self.bwd = PaperGRU(emb, hidden, deferred) if bidirectional else None
         else:
             self.rnn = nn.GRU(emb, hidden, batch_first=True, bidirectional=bidirectional)
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from ..vocab import PAD
-from .decoder import Decoder, DecoderState, EncoderOutput
-from .encoder import Encoder
-from .output import linear_cross_entropy
+from rnnsearch.data.vocab import PAD
+from rnnsearch.model.decoder import Decoder, DecoderState, EncoderOutput
+from rnnsearch.model.encoder import Encoder
+from rnnsearch.model.output import linear_cross_entropy
 
 
 class Seq2Seq(nn.Module):
@@ -16,16 +16,22 @@ class Seq2Seq(nn.Module):
 
     def __init__(self, arch: str, src_vocab: int, tgt_vocab: int, emb: int, enc_hidden: int,
                  dec_hidden: int, att: int, maxout: int, readout_state: str = "current",
-                 encoder_cell: str = "paper", dropout: float = 0.0):
+                 encoder_cell: str = "paper", dropout: float = 0.0, deferred: bool = True):
         super().__init__()
         self.arch = arch
         attention = arch == "rnnsearch"
         self.encoder = Encoder(src_vocab, emb, enc_hidden, bidirectional=attention,
-                               cell=encoder_cell, dropout=dropout)
+                               cell=encoder_cell, dropout=dropout, deferred=deferred)
         context = 2 * enc_hidden if attention else enc_hidden
         self.V = None if attention else nn.Linear(enc_hidden, enc_hidden)  # c = tanh(V h_Tx)
         self.decoder = Decoder(tgt_vocab, emb, dec_hidden, context, att if attention else None,
-                               maxout, enc_hidden, readout_state, dropout)
+                               maxout, enc_hidden, readout_state, dropout, deferred)
+
+    def set_deferred(self, on: bool) -> None:
+        """Whether training defers the recurrences' weight gradients (``train.deferred``)."""
+        for module in self.modules():
+            if hasattr(module, "deferred"):
+                module.deferred = on
 
     def encode(self, src: torch.Tensor, mask: torch.Tensor) -> EncoderOutput:
         """src (B, S) ids, mask (B, S) -> everything the decoder needs, U_a h_j included."""
@@ -108,13 +114,15 @@ def _orthogonal_blocks(p: torch.Tensor) -> None:
             nn.init.orthogonal_(p[start:start + cols])
 
 
-def build_model(model_cfg, src_vocab: int, tgt_vocab: int, seed: int | None = None) -> Seq2Seq:
-    """Model from the ``model`` config section, initialised as configured."""
+def build_model(model_cfg, src_vocab: int, tgt_vocab: int, seed: int | None = None,
+                deferred: bool = True) -> Seq2Seq:
+    """Model from the ``model`` config section, initialised as configured; ``deferred`` is
+    ``train.deferred`` (how training computes the recurrences' weight gradients)."""
     if seed is not None:
         torch.manual_seed(seed)
     model = Seq2Seq(model_cfg.arch, src_vocab, tgt_vocab, model_cfg.emb, model_cfg.enc_hidden,
                     model_cfg.dec_hidden, model_cfg.att, model_cfg.maxout, model_cfg.readout_state,
-                    model_cfg.encoder_cell, model_cfg.dropout)
+                    model_cfg.encoder_cell, model_cfg.dropout, deferred)
     if model_cfg.init == "paper":
         init_paper(model)
     else:

@@ -3,7 +3,7 @@
 Concurrent requests are gathered into batches for the batched search (``batcher``); the
 page at ``/`` shows the translation, the n-best list and the attention as a heatmap.
 """
-from .app import create_app
-from .settings import ServeSettings
+from rnnsearch.serve.app import create_app
+from rnnsearch.serve.settings import ServeSettings
 
 __all__ = ["ServeSettings", "create_app"]

@@ -14,11 +14,12 @@ from fastapi_offline import FastAPIOffline
 from starlette.concurrency import run_in_threadpool
 from starlette.exceptions import HTTPException
 
-from .. import __version__
-from .batcher import Batcher, Overloaded, TimedOut
-from .metrics import Metrics
-from .schemas import ErrorBody, TranslateRequest, TranslateResponse
-from .settings import ServeSettings
+from rnnsearch import __version__
+from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut
+from rnnsearch.serve.metrics import Metrics
+from rnnsearch.serve.schemas import (ErrorBody, HealthResponse, Hypothesis, ModelSummary, TranslateRequest,
+                                     TranslateResponse, Translation)
+from rnnsearch.serve.settings import ServeSettings
 
 STATIC = Path(__file__).parent / "static"
 
@@ -76,7 +77,7 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
         return _response(translator, beam, results, req.return_attention)
 
     @app.get("/health")
-    async def health() -> dict:
+    async def health() -> HealthResponse:
         """The model, its configuration summary, the server's settings and uptime."""
         return _health(translator, settings, metrics, checkpoint)
 
@@ -121,39 +122,30 @@ def _check_units(units: list[list[str]], field: str, limit: int) -> None:
                              f"most {limit} (decode.max_src_len)", "decode.max_src_len", limit, where)
 
 
-def _response(translator, beam: int, results, with_attention: bool) -> dict:
-    out = []
-    for r in results:
-        attention = None
-        if with_attention and r.attention is not None:
-            attention = [[round(float(a), 4) for a in row] for row in r.attention]
-        out.append({"text": r.text, "tokens": r.tokens, "source_tokens": r.source_tokens, "score": r.score,
-                    "nbest": [{"text": h.text, "tokens": h.tokens, "score": h.score} for h in r.nbest],
-                    "attention": attention})
-    return {"model": getattr(translator, "config", None) and translator.config.name or "model",
-            "beam": beam, "translations": out}
+def _response(translator, beam: int, results, with_attention: bool) -> TranslateResponse:
+    def attention(r):
+        if not with_attention or r.attention is None:
+            return None
+        return [[round(float(a), 4) for a in row] for row in r.attention]
+    return TranslateResponse(model=translator.config.name, beam=beam, translations=[
+        Translation(text=r.text, tokens=r.tokens, source_tokens=r.source_tokens, score=r.score,
+                    nbest=[Hypothesis(text=h.text, tokens=h.tokens, score=h.score) for h in r.nbest],
+                    attention=attention(r))
+        for r in results])
 
 
-def _health(translator, settings: ServeSettings, metrics: Metrics, checkpoint) -> dict:
-    cfg = getattr(translator, "config", None)
-    m = cfg.model if cfg is not None else None
-    return {
-        "status": "ok",
-        "version": __version__,
-        "model": cfg.name if cfg is not None else "model",
-        "checkpoint": checkpoint,
-        "config": None if m is None else {
-            "arch": m.arch, "emb": m.emb, "enc_hidden": m.enc_hidden, "dec_hidden": m.dec_hidden, "att": m.att,
-            "maxout": m.maxout, "src_lang": cfg.data.src_lang, "tgt_lang": cfg.data.tgt_lang,
-            "vocab": {"mode": translator.src_codec.mode, "src": len(translator.src_codec.vocab),
-                      "tgt": len(translator.tgt_codec.vocab)},
-            "beam": translator.decode_cfg.beam, "max_src_len": translator.decode_cfg.max_src_len},
-        "parameters": sum(p.numel() for p in translator.model.parameters()),
-        "device": str(translator.device),
-        "attention": m is None or m.arch == "rnnsearch",
-        "settings": settings.limits(),
-        "uptime_s": round(metrics.uptime(), 1),
-    }
+def _health(translator, settings: ServeSettings, metrics: Metrics, checkpoint) -> HealthResponse:
+    cfg = translator.config
+    m, d = cfg.model, cfg.decode
+    summary = ModelSummary(arch=m.arch, emb=m.emb, enc_hidden=m.enc_hidden, dec_hidden=m.dec_hidden, att=m.att,
+                           maxout=m.maxout, src_lang=cfg.data.src_lang, tgt_lang=cfg.data.tgt_lang,
+                           vocab={"mode": translator.src_codec.mode, "src": len(translator.src_codec.vocab),
+                                  "tgt": len(translator.tgt_codec.vocab)},
+                           beam=d.beam, max_src_len=d.max_src_len)
+    return HealthResponse(status="ok", version=__version__, model=cfg.name, checkpoint=checkpoint, config=summary,
+                          parameters=sum(p.numel() for p in translator.model.parameters()),
+                          device=str(translator.device), attention=m.arch == "rnnsearch",
+                          settings=settings.limits(), uptime_s=round(metrics.uptime(), 1))
 
 
 def _error(status: int, body: ErrorBody, request: Request) -> JSONResponse:

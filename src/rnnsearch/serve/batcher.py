@@ -13,8 +13,8 @@ from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from .metrics import Metrics
-from .settings import ServeSettings
+from rnnsearch.serve.metrics import Metrics
+from rnnsearch.serve.settings import ServeSettings
 
 
 class Overloaded(Exception):

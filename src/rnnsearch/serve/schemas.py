@@ -50,3 +50,30 @@ class ErrorBody(BaseModel):
     limit: str | None = Field(None, description="the setting that was exceeded")
     value: int | float | None = Field(None, description="that setting's value")
     field: str | None = Field(None, description="the request field at fault")
+
+
+class ModelSummary(BaseModel):
+    arch: str
+    emb: int
+    enc_hidden: int
+    dec_hidden: int
+    att: int
+    maxout: int
+    src_lang: str
+    tgt_lang: str
+    vocab: dict[str, int | str] = Field(description="mode, and the source and target vocabulary sizes")
+    beam: int = Field(description="the default beam")
+    max_src_len: int = Field(description="source tokens per text, at most")
+
+
+class HealthResponse(BaseModel):
+    status: str
+    version: str
+    model: str = Field(description="the config's name")
+    checkpoint: str | None
+    config: ModelSummary
+    parameters: int
+    device: str
+    attention: bool = Field(description="whether translations come with alignments (RNNsearch)")
+    settings: dict = Field(description="the server's limits (rnnsearch serve --help)")
+    uptime_s: float

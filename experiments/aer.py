@@ -1,0 +1,125 @@
+"""``make bench-aer``: alignment error rate on the WPT 2003 English-French gold set (447 sentences)
+of a Hansards-trained RNNsearch's attention, beside eflomal trained on the same Hansards pairs
+with its default settings, in one run; then variants of the attention's links.
+
+    python experiments/aer.py --checkpoint runs/hansards/rnnsearch50/best.pt [--pairs 200000] [--out F.md]
+
+eflomal reads the first --pairs training pairs, Moses-tokenised and lowercased like the gold set,
+with the 447 test pairs appended (an unsupervised aligner aligns its test data with its training
+data); its forward and reverse links, their intersection, union and grow-diag-final-and are scored.
+"""
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import time
+from datetime import date
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data"
+WPT = DATA / "alignment" / "hansards_enfr"
+
+from rnnsearch.analysis.force_align import force_align  # noqa: E402
+from rnnsearch.analysis.links import (alignment_error_rate, grow_diag_final_and, parse_pharaoh,  # noqa: E402
+                                 read_wpt_gold)
+from rnnsearch.data.io import read_lines  # noqa: E402
+from rnnsearch.data.tokenize import pretokenize  # noqa: E402
+from rnnsearch.decoding.translator import Translator  # noqa: E402
+
+
+def say(message: str) -> None:
+    print(f"[aer {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def wpt_pairs() -> list[tuple[str, str]]:
+    pairs = []
+    for number, line in enumerate(read_lines(WPT / "test.en-fr"), start=1):
+        src, tgt = line.split(" ||| ")
+        pairs.append((" ".join(src.split()), " ".join(tgt.split())))
+    return pairs
+
+
+def eflomal_links(pairs: int, test: list[tuple[str, str]], work: Path, reuse: bool) -> tuple[dict, float]:
+    """eflomal's links of the test pairs, by symmetrisation, and its wall time (s)."""
+    stamp = work / f"eflomal.{pairs}.seconds"
+    if reuse and stamp.exists():
+        say(f"reusing eflomal's links of {work} ({pairs} pairs)")
+        return _symmetrised(work, len(test)), float(stamp.read_text())
+    src = read_lines(DATA / "hansards" / "train.en.gz")[:pairs]
+    tgt = read_lines(DATA / "hansards" / "train.fr.gz")[:pairs]
+    lines, skipped = [], 0
+    for s, t in zip(src, tgt):
+        sw, tw = pretokenize(s.lower(), "moses", "en"), pretokenize(t.lower(), "moses", "fr")
+        if sw and tw:
+            lines.append(f"{' '.join(sw)} ||| {' '.join(tw)}\n")
+        else:
+            skipped += 1
+    lines.extend(f"{s} ||| {t}\n" for s, t in test)
+    (work / "eflomal.in").write_text("".join(lines), encoding="utf-8")
+    say(f"eflomal: {len(lines) - len(test)} training pairs ({skipped} empty left out) + {len(test)} test pairs")
+    binary = Path(sys.executable).parent / "eflomal-align"
+    start = time.monotonic()
+    subprocess.run([str(binary), "-i", str(work / "eflomal.in"), "-f", str(work / "fwd"), "-r", str(work / "rev"),
+                    "--overwrite"], check=True)
+    seconds = time.monotonic() - start
+    stamp.write_text(f"{seconds:.1f}")
+    return _symmetrised(work, len(test)), seconds
+
+
+def _symmetrised(work: Path, n: int) -> dict:
+    fwd = [parse_pharaoh(x) for x in (work / "fwd").read_text().splitlines()[-n:]]
+    rev = [parse_pharaoh(x) for x in (work / "rev").read_text().splitlines()[-n:]]
+    links = {"forward (en->fr)": fwd, "reverse (fr->en)": rev,
+             "intersection": [f & r for f, r in zip(fwd, rev)], "union": [f | r for f, r in zip(fwd, rev)],
+             "grow-diag-final-and": [grow_diag_final_and(f, r) for f, r in zip(fwd, rev)]}
+    return links
+
+
+def attention_links(checkpoint: Path, test: list[tuple[str, str]]) -> tuple[dict, float]:
+    translator = Translator.from_checkpoint(checkpoint)
+    variants = {"argmax of alpha_i (default)": {}, "argmax of alpha_{i+1} (--shift 1)": {"shift": 1},
+                "argmax of alpha_{i-1} (--shift -1)": {"shift": -1},
+                "argmax + alpha >= 0.3 (--threshold 0.3)": {"threshold": 0.3},
+                "argmax + alpha >= 0.2 (--threshold 0.2)": {"threshold": 0.2}}
+    out, start = {}, time.monotonic()
+    for name, kwargs in variants.items():
+        out[name] = [a.links for a in force_align(translator, test, **kwargs)]
+    return out, (time.monotonic() - start) / len(variants)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--checkpoint", required=True, help="a Hansards En->Fr RNNsearch checkpoint")
+    parser.add_argument("--pairs", type=int, default=200000, help="Hansards training pairs for eflomal")
+    parser.add_argument("--work", default=str(ROOT / "runs" / "aer"))
+    parser.add_argument("--out", help="also write the table (Markdown) here")
+    parser.add_argument("--reuse", action="store_true", help="reuse eflomal's links from an earlier run in --work")
+    args = parser.parse_args()
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    test, gold = wpt_pairs(), read_wpt_gold(WPT / "test.gold")
+    rows = []
+    ours, ours_s = attention_links(Path(args.checkpoint), test)
+    for name, links in ours.items():
+        rows.append(("rnnsearch attention", name, alignment_error_rate(links, gold)))
+    theirs, eflomal_s = eflomal_links(args.pairs, test, work, args.reuse)
+    for name, links in theirs.items():
+        rows.append((f"eflomal ({args.pairs:,} pairs)", name, alignment_error_rate(links, gold)))
+    table = ["| aligner | links | AER | precision | recall |", "|---|---|---:|---:|---:|"]
+    for who, name, r in rows:
+        table.append(f"| {who} | {name} | {r['aer']:.4f} | {r['precision']:.4f} | {r['recall']:.4f} |")
+    text = (f"WPT 2003 En-Fr gold ({len(test)} sentences; AER, precision, recall summed over the corpus, "
+            f"Och & Ney 2003), {date.today().isoformat()}. Command: `python experiments/aer.py --checkpoint "
+            f"{args.checkpoint} --pairs {args.pairs}`. Attention: {ours_s:.1f} s per variant; eflomal "
+            f"{__import__('importlib.metadata').metadata.version('eflomal')}: {eflomal_s:.0f} s.\n\n"
+            + "\n".join(table) + "\n")
+    print(text)
+    if args.out:
+        Path(args.out).write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,98 @@
+"""Scoring: sacreBLEU on everything, on the "No UNK" subset (the paper's Table 1) and
+by source-length bucket (the paper's Figure 2)."""
+from __future__ import annotations
+
+from sacrebleu.metrics import BLEU
+from rnnsearch.data.io import DataError
+
+BUCKET_WIDTH = 10
+LAST_BUCKET = 60  # sentences longer than this share one bucket
+
+
+def corpus_bleu(hyps: list[str], refs: list[str]) -> tuple[float, str]:
+    """sacreBLEU's corpus BLEU (default 13a tokenisation, exp smoothing) and its signature."""
+    metric = BLEU()
+    score = metric.corpus_score(hyps, [refs])
+    return float(score.score), str(metric.get_signature())
+
+
+def bucket_of(length: int) -> tuple[int, int]:
+    """Source length in words -> (lo, hi) bucket, e.g. 17 -> (11, 20); hi = 0 for the last one."""
+    if length > LAST_BUCKET:
+        return LAST_BUCKET + 1, 0
+    lo = max(0, (length - 1) // BUCKET_WIDTH) * BUCKET_WIDTH + 1
+    return lo, lo + BUCKET_WIDTH - 1
+
+
+def bucket_label(lo: int, hi: int) -> str:
+    return f">{lo - 1}" if hi == 0 else f"{lo}-{hi}"
+
+
+def bleu_by_length(hyps: list[str], refs: list[str], lengths: list[int]) -> list[dict]:
+    """BLEU of the sentences in each source-length bucket, with their count."""
+    groups: dict[tuple[int, int], list[int]] = {}
+    for i, n in enumerate(lengths):
+        groups.setdefault(bucket_of(n), []).append(i)
+    out = []
+    for (lo, hi), idx in sorted(groups.items()):
+        score, _ = corpus_bleu([hyps[i] for i in idx], [refs[i] for i in idx])
+        out.append({"bucket": bucket_label(lo, hi), "lo": lo, "hi": hi, "n": len(idx), "bleu": score})
+    return out
+
+
+def score_translations(hyps: list[str], refs: list[str], srcs: list[str], src_codec, tgt_codec) -> dict:
+    """All the numbers ``rnnsearch evaluate`` reports, from finished translations."""
+    if not (len(hyps) == len(refs) == len(srcs)):
+        raise DataError(f"{len(srcs)} sources, {len(refs)} references, {len(hyps)} translations")
+    bleu, signature = corpus_bleu(hyps, refs)
+    no_unk = [i for i in range(len(srcs))
+              if not src_codec.has_unk(srcs[i]) and not tgt_codec.has_unk(refs[i])]
+    bleu_no_unk = corpus_bleu([hyps[i] for i in no_unk], [refs[i] for i in no_unk])[0] if no_unk else None
+    lengths = [len(src_codec.words(s)) for s in srcs]
+    return {"bleu": bleu, "signature": signature, "n": len(srcs), "bleu_no_unk": bleu_no_unk,
+            "n_no_unk": len(no_unk), "by_length": bleu_by_length(hyps, refs, lengths)}
+
+
+def evaluate(translator, srcs: list[str], refs: list[str], beam: int | None = None, **search) -> dict:
+    """Translate ``srcs`` with ``translator`` and score against ``refs``."""
+    if len(srcs) != len(refs):
+        raise DataError(f"{len(srcs)} source lines but {len(refs)} reference lines")
+    hyps = [t.text for t in translator.translate(srcs, beam=beam, **search)]
+    result = score_translations(hyps, refs, srcs, translator.src_codec, translator.tgt_codec)
+    result["beam"] = beam if beam is not None else translator.decode_cfg.beam
+    result["hypotheses"] = hyps
+    return result
+
+
+def table1(results: dict[str, dict], paper: dict[str, tuple[float, float]] | None = None) -> list[str]:
+    """Markdown rows of the paper's Table 1, one per model: BLEU on All and on No UNK, then the
+    sentence counts, or, with ``paper`` (name -> (All, No UNK)), the paper's numbers beside."""
+    extra = ["paper All", "paper No UNK"] if paper is not None else ["sentences (No UNK)"]
+    lines = ["| Model | All | No UNK | " + " | ".join(extra) + " |", "| --- |" + " --- |" * (2 + len(extra))]
+    for name, r in results.items():
+        nounk = "-" if r["bleu_no_unk"] is None else f"{r['bleu_no_unk']:.2f}"
+        if paper is None:
+            cells = [f"{r['n']} ({r['n_no_unk']})"]
+        else:
+            cells = [f"{v:.2f}" for v in paper[name]] if name in paper else ["-", "-"]
+        lines.append(f"| {name} | {r['bleu']:.2f} | {nounk} | " + " | ".join(cells) + " |")
+    return lines
+
+
+def format_table(results: dict[str, dict]) -> str:
+    """Markdown: Table 1 (All, No UNK) and BLEU by source length, one row per model."""
+    return "\n".join(table1(results) + ["", "BLEU by source length (words):", ""] + length_table(results))
+
+
+def length_table(results: dict[str, dict]) -> list[str]:
+    """Markdown rows: BLEU (and sentence count) per source-length bucket, one row per model."""
+    buckets = []
+    for r in results.values():
+        for b in r["by_length"]:
+            if b["bucket"] not in buckets:
+                buckets.append(b["bucket"])
+    lines = ["| Model | " + " | ".join(buckets) + " |", "| --- |" + " --- |" * len(buckets)]
+    for name, r in results.items():
+        cells = {b["bucket"]: f"{b['bleu']:.2f} (n={b['n']})" for b in r["by_length"]}
+        lines.append(f"| {name} | " + " | ".join(cells.get(b, "-") for b in buckets) + " |")
+    return lines

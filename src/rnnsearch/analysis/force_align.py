@@ -1,0 +1,108 @@
+"""Forced alignment: the attention of a model reading given sentence pairs (teacher forcing),
+merged from model units back to the whitespace-separated words of the input.
+
+Each input word is turned into model units on its own (SentencePiece pieces, or Moses tokens),
+so every unit belongs to exactly one word. The soft word alignment of target word t and
+source word s is the mean, over t's units (the output steps that emitted them), of the
+attention summed over s's units: rows stay distributions over the source words. The final
+</s> row and column are left out. The hard alignment links each target word to the source
+word with the highest weight (Pharaoh ``s-t``, 0-based, source first).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from rnnsearch.data.batching import make_batch
+from rnnsearch.errors import UsageError
+
+
+@dataclass
+class Alignment:
+    source_words: list[str]
+    target_words: list[str]
+    soft: np.ndarray                   # (target words, source words), rows sum to <= 1
+    links: set[tuple[int, int]]        # (source word, target word), 0-based
+
+
+def word_units(codec, words: list[str]) -> tuple[list[str], list[int]]:
+    """The model units of ``words`` and, for each unit, the index of its word."""
+    units, owner = [], []
+    for index, word in enumerate(words):
+        pieces = codec.units(word) or [word]
+        units.extend(pieces)
+        owner.extend([index] * len(pieces))
+    return units, owner
+
+
+def merge(attention: np.ndarray, src_owner: list[int], tgt_owner: list[int], n_src: int,
+          n_tgt: int) -> np.ndarray:
+    """Unit attention (target units, source units) -> word alignment (target words, source
+    words): summed over a source word's units, averaged over a target word's units."""
+    by_source = np.zeros((attention.shape[0], n_src))
+    np.add.at(by_source.T, np.asarray(src_owner), attention.T)  # sum columns per source word
+    counts = np.bincount(np.asarray(tgt_owner), minlength=n_tgt)[:, None]
+    soft = np.zeros((n_tgt, n_src))
+    np.add.at(soft, np.asarray(tgt_owner), by_source)
+    return soft / np.maximum(counts, 1)
+
+
+def hard_links(soft: np.ndarray, threshold: float | None = None) -> set[tuple[int, int]]:
+    """Each target word to its most attended source word: {(source, target)}; with a
+    ``threshold``, also every other source word it gives at least that weight."""
+    if soft.size == 0:
+        return set()
+    links = {(int(s), t) for t, s in enumerate(soft.argmax(1))}
+    if threshold is not None:
+        links |= {(int(s), int(t)) for t, s in zip(*np.nonzero(soft >= threshold))}
+    return links
+
+
+@torch.no_grad()
+def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, shift: int = 0,
+                threshold: float | None = None) -> list[Alignment]:
+    """Alignments of (source text, target text) pairs under ``translator``'s model (RNNsearch).
+
+    By default target unit y_i takes alpha_i, the attention of the step that emits it (its query
+    is s_{i-1}). ``shift=1`` takes alpha_{i+1} instead (the step after, whose query s_i has read
+    y_i); ``shift=-1`` alpha_{i-1}. ``threshold``: see ``hard_links``."""
+    if shift not in (-1, 0, 1):
+        raise UsageError(f"shift must be -1, 0 or 1, got {shift}")
+    model, src_codec, tgt_codec = translator.model, translator.src_codec, translator.tgt_codec
+    if getattr(model, "arch", "rnnsearch") != "rnnsearch":
+        raise UsageError("this model has no attention (arch: rnnencdec): nothing to align")
+    was_training = model.training
+    model.eval()
+    out: list[Alignment] = []
+    try:
+        for start in range(0, len(pairs), batch_size):
+            out.extend(_align_batch(model, src_codec, tgt_codec, pairs[start:start + batch_size],
+                                    translator.device, shift, threshold))
+    finally:
+        model.train(was_training)
+    return out
+
+
+def _align_batch(model, src_codec, tgt_codec, pairs, device, shift=0, threshold=None) -> list[Alignment]:
+    words = [(s.split(), t.split()) for s, t in pairs]
+    src = [word_units(src_codec, sw) for sw, _ in words]
+    tgt = [word_units(tgt_codec, tw) for _, tw in words]
+    batch = make_batch([src_codec.vocab.encode(u) for u, _ in src],
+                       [tgt_codec.vocab.encode(u) for u, _ in tgt]).to(device)
+    _, alphas = model(batch.src, batch.src_mask, batch.tgt_in)  # (B, T, S)
+    alphas = alphas.float().cpu().numpy()
+    result = []
+    for b, ((sw, tw), (su, so), (tu, to)) in enumerate(zip(words, src, tgt)):
+        rows = np.clip(np.arange(len(tu)) + shift, 0, len(tu))  # alpha_{i+shift}; the </s> step exists
+        attention = alphas[b, rows, : len(su)]  # the </s> column left out
+        soft = merge(attention, so, to, len(sw), len(tw)) if sw and tw else np.zeros((len(tw), len(sw)))
+        result.append(Alignment(sw, tw, soft, hard_links(soft, threshold)))
+    return result
+
+
+def alignment_json(a: Alignment) -> dict:
+    """One alignment as JSON: words, soft weights (5 decimals) and hard links."""
+    return {"source": a.source_words, "target": a.target_words,
+            "soft": [[round(float(x), 5) for x in row] for row in a.soft], "links": sorted(a.links)}

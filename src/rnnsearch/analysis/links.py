@@ -1,0 +1,101 @@
+"""Word alignments: Pharaoh files, the WPT 2003 gold format, and the alignment error rate.
+
+Pharaoh (what fast_align and eflomal write): one line per sentence pair, links ``i-j`` with
+0-based indices, source word first. WPT 2003 gold (Mihalcea & Pedersen 2003): links ``i-j``
+(sure) and ``ipj`` (possible), 1-based, English first; every sure link is also possible.
+
+AER (Och & Ney 2003), with A the predicted links, S the sure and P the possible gold links,
+counts summed over the corpus: precision |A & P| / |A|, recall |A & S| / |S|,
+AER = 1 - (|A & S| + |A & P|) / (|A| + |S|). When a denominator is zero (no predicted link,
+no sure link) precision or recall is 1 and AER is 0: nothing was claimed or required.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from rnnsearch.data.io import DataError, read_lines
+
+Links = set[tuple[int, int]]
+_PHARAOH = re.compile(r"^(\d+)-(\d+)$")
+_WPT = re.compile(r"^(\d+)([-p])(\d+)$")
+
+
+def parse_pharaoh(line: str, where: str = "") -> Links:
+    links = set()
+    for token in line.split():
+        m = _PHARAOH.match(token)
+        if not m:
+            raise DataError(f"{where}: {token!r} is not a Pharaoh link i-j (0-based, source first)")
+        links.add((int(m[1]), int(m[2])))
+    return links
+
+
+def read_pharaoh(path: str | Path, reverse: bool = False) -> list[Links]:
+    """One set of (source, target) links per line; ``reverse`` reads target-first files."""
+    out = []
+    for number, line in enumerate(read_lines(path), start=1):
+        links = parse_pharaoh(line, f"{path}:{number}")
+        out.append({(j, i) for i, j in links} if reverse else links)
+    return out
+
+
+def format_pharaoh(links: Links) -> str:
+    return " ".join(f"{i}-{j}" for i, j in sorted(links))
+
+
+def read_wpt_gold(path: str | Path) -> list[tuple[Links, Links]]:
+    """(sure, possible) links per line, 0-based (English, French); possible includes sure."""
+    out = []
+    for number, line in enumerate(read_lines(path), start=1):
+        sure, possible = set(), set()
+        for token in line.split():
+            m = _WPT.match(token)
+            if not m or int(m[1]) < 1 or int(m[3]) < 1:
+                raise DataError(f"{path}:{number}: {token!r} is not a WPT link (1-based i-j or ipj)")
+            link = (int(m[1]) - 1, int(m[3]) - 1)
+            possible.add(link)
+            if m[2] == "-":
+                sure.add(link)
+        out.append((sure, possible))
+    return out
+
+
+def alignment_error_rate(predicted: list[Links], gold: list[tuple[Links, Links]]) -> dict:
+    """Corpus-level precision, recall and AER (fractions), with the link counts."""
+    if len(predicted) != len(gold):
+        raise DataError(f"{len(predicted)} predicted alignments for {len(gold)} gold ones: "
+                        "one line per sentence pair on both sides")
+    a = s = a_and_s = a_and_p = 0
+    for links, (sure, possible) in zip(predicted, gold):
+        possible = possible | sure
+        a, s = a + len(links), s + len(sure)
+        a_and_s += len(links & sure)
+        a_and_p += len(links & possible)
+    return {"aer": 1.0 - (a_and_s + a_and_p) / (a + s) if a + s else 0.0,
+            "precision": a_and_p / a if a else 1.0, "recall": a_and_s / s if s else 1.0,
+            "sentences": len(gold), "predicted_links": a, "sure_links": s}
+
+
+def grow_diag_final_and(forward: Links, reverse: Links) -> Links:
+    """Koehn et al.'s (2003) symmetrisation of two directional alignments (both as (source,
+    target) links): start from the intersection, grow into neighbouring (diagonals included)
+    union links that align a so far unaligned word, then add union links whose two words are
+    both unaligned ("final-and")."""
+    union, links = forward | reverse, set(forward & reverse)
+    neighbours = [(-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)]
+    grew = True
+    while grew:
+        grew = False
+        for s, t in sorted(links):
+            for ds, dt in neighbours:
+                cand = (s + ds, t + dt)
+                if cand in union and cand not in links and (
+                        all(a[0] != cand[0] for a in links) or all(a[1] != cand[1] for a in links)):
+                    links.add(cand)
+                    grew = True
+    for direction in (forward, reverse):
+        for s, t in sorted(direction):
+            if all(a[0] != s for a in links) and all(a[1] != t for a in links):
+                links.add((s, t))
+    return links

@@ -1,0 +1,40 @@
+"""Command line: ``rnnsearch SUBCOMMAND``. Each module of this package holds a group of subcommands,
+their flags and the call into the library side by side; the library does the work.
+
+Errors a user can fix (rnnsearch.errors.UserError: a bad config, corpus, checkpoint or argument)
+and failures to read or write a file print one line and exit 2; anything else is a bug and keeps
+its traceback."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+from rnnsearch import __version__
+from rnnsearch.cli import analysis, data, serve, train, translate
+from rnnsearch.errors import UserError
+
+GROUPS = (train, translate, analysis, data, serve)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="rnnsearch", description=__doc__.split("\n")[0])
+    parser.add_argument("--version", action="version", version=f"rnnsearch {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True)
+    for group in GROUPS:
+        group.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    if getattr(args, "tune", False):  # malloc, denormals, oneDNN caches: before torch's first use
+        from rnnsearch.training.runtime import tune_process
+        tune_process()
+    try:
+        return args.func(args)
+    except (UserError, OSError) as exc:
+        print(f"rnnsearch {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"rnnsearch {args.command}: interrupted", file=sys.stderr)
+        return 130

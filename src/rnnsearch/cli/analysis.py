@@ -1,0 +1,129 @@
+"""``rnnsearch report``, ``align``, ``lexicon`` and ``aer``: the paper's analyses."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from rnnsearch.cli.common import write_text
+from rnnsearch.errors import UsageError
+
+
+def register(sub) -> None:
+    p = sub.add_parser("report", help="the paper's Table 1, Figures 2 and 3, long sentences, training curves")
+    p.add_argument("--model", action="append", required=True, metavar="NAME=CKPT",
+                   help="a model to include (repeat); the first one's alignments make Figure 3")
+    p.add_argument("--src", required=True)
+    p.add_argument("--ref", required=True)
+    p.add_argument("--out", required=True, help="directory for report.md, report.html and the PNGs")
+    p.add_argument("--beam", type=int, default=None)
+    p.add_argument("--sentence", help="Figure 3's given sentence (default: the first test sentence)")
+    p.add_argument("--seed", type=int, default=1, help="seed of Figure 3's and the long examples' samples")
+    p.add_argument("--long", type=int, default=5, help="long-sentence examples to show")
+    p.add_argument("--figure3", metavar="NAME", help="the model whose alignments Figure 3 shows "
+                   "(default: the first model with attention)")
+    p.add_argument("--notes", metavar="FILE", help="Markdown placed near the top of the report (how the "
+                   "models were trained, and why)")
+    p.set_defaults(func=report, tune=True)
+
+    p = sub.add_parser("align", help="forced alignment of sentence pairs from the model's attention")
+    p.add_argument("checkpoint")
+    p.add_argument("--src", help="source sentences (whitespace-separated words)")
+    p.add_argument("--tgt", help="target sentences, line i pairs with source line i")
+    p.add_argument("--pairs", help="or one file of 'source ||| target' lines (the WPT test.en-fr)")
+    p.add_argument("--format", choices=["pharaoh", "json", "npz"], default="pharaoh")
+    p.add_argument("--out", help="output file (default: standard output; npz needs one)")
+    p.add_argument("--gold", help="WPT gold links: also print AER, precision, recall")
+    p.add_argument("--shift", type=int, default=0, choices=[-1, 0, 1],
+                   help="link y_i with the attention of step i + shift (0: the step that emits y_i)")
+    p.add_argument("--threshold", type=float, default=None,
+                   help="also link every source word with at least this weight (beside the argmax)")
+    p.set_defaults(func=align)
+
+    p = sub.add_parser("lexicon", help="lexical table for --replace-unk dict, from forced alignments")
+    p.add_argument("checkpoint")
+    p.add_argument("--src", required=True, help="training source sentences (raw text)")
+    p.add_argument("--tgt", required=True, help="training target sentences")
+    p.add_argument("--out", required=True, help="TSV: source, target, p(target | source), links")
+    p.add_argument("--max-pairs", type=int, default=0, help="use the first N pairs (0 = all)")
+    p.add_argument("--max-len", type=int, default=80, help="leave out pairs with more words than this")
+    p.add_argument("--min-count", type=int, default=1, help="keep entries seen at least this often")
+    p.set_defaults(func=lexicon)
+
+    p = sub.add_parser("aer", help="alignment error rate of Pharaoh links against WPT 2003 gold links")
+    p.add_argument("--pred", required=True, help="Pharaoh file: i-j, 0-based, source (English) first")
+    p.add_argument("--gold", required=True, help="WPT gold: i-j sure, ipj possible, 1-based, English first")
+    p.add_argument("--reverse", action="store_true", help="--pred is target-first (e.g. a Fr->En model)")
+    p.add_argument("--json", action="store_true", help='print {"aer": .., "precision": .., "recall": ..}')
+    p.set_defaults(func=aer)
+
+
+def report(args) -> int:
+    from rnnsearch.analysis.report import build_report
+    models = []
+    for spec in args.model:
+        if "=" not in spec:
+            raise UsageError(f"--model {spec!r}: expected NAME=CHECKPOINT")
+        models.append(tuple(spec.split("=", 1)))
+    notes = Path(args.notes).read_text(encoding="utf-8") if args.notes else None
+    build_report(models, args.src, args.ref, args.out, beam=args.beam, sentence=args.sentence,
+                 seed=args.seed, n_long=args.long, figure3=args.figure3, notes=notes)
+    print(f"report: {Path(args.out) / 'report.md'} and {Path(args.out) / 'report.html'}")
+    return 0
+
+
+def _pairs(args) -> list[tuple[str, str]]:
+    from rnnsearch.data.io import read_pair_file, read_parallel
+    if args.pairs:
+        return list(zip(*read_pair_file(args.pairs)))
+    if not (args.src and args.tgt):
+        raise UsageError("give --src F --tgt F, or --pairs F ('source ||| target' lines)")
+    return list(zip(*read_parallel(args.src, args.tgt)))
+
+
+def align(args) -> int:
+    from rnnsearch.analysis.force_align import alignment_json, force_align
+    from rnnsearch.analysis.links import alignment_error_rate, format_pharaoh, read_wpt_gold
+    from rnnsearch.decoding.translator import Translator
+    if args.format == "npz" and not args.out:
+        raise UsageError("--format npz needs --out FILE")
+    alignments = force_align(Translator.from_checkpoint(args.checkpoint), _pairs(args), shift=args.shift,
+                             threshold=args.threshold)
+    if args.format == "npz":
+        import numpy as np
+        np.savez_compressed(args.out, **{f"soft_{i}": a.soft for i, a in enumerate(alignments)})
+    elif args.format == "pharaoh":
+        write_text(args.out, "".join(format_pharaoh(a.links) + "\n" for a in alignments))
+    else:
+        write_text(args.out, "".join(json.dumps(alignment_json(a)) + "\n" for a in alignments))
+    if args.gold:
+        result = alignment_error_rate([a.links for a in alignments], read_wpt_gold(args.gold))
+        print(json.dumps({k: result[k] for k in ("aer", "precision", "recall")}),
+              file=sys.stdout if args.out else sys.stderr)
+    return 0
+
+
+def lexicon(args) -> int:
+    from rnnsearch.data.io import read_parallel
+    from rnnsearch.decoding.translator import Translator
+    from rnnsearch.analysis.lexicon import lexicon_from_corpus, write_lexicon
+    translator = Translator.from_checkpoint(args.checkpoint)
+    srcs, tgts = read_parallel(args.src, args.tgt)
+    n = args.max_pairs or len(srcs)
+    table, used, dropped = lexicon_from_corpus(translator, srcs[:n], tgts[:n], args.max_len, args.min_count)
+    write_lexicon(table, args.out)
+    print(f"lexicon: {len(table)} source words from {used} pairs ({dropped} empty or over "
+          f"{args.max_len} words left out) -> {args.out}")
+    return 0
+
+
+def aer(args) -> int:
+    from rnnsearch.analysis.links import alignment_error_rate, read_pharaoh, read_wpt_gold
+    result = alignment_error_rate(read_pharaoh(args.pred, reverse=args.reverse), read_wpt_gold(args.gold))
+    if args.json:
+        print(json.dumps({k: result[k] for k in ("aer", "precision", "recall")}))
+    else:
+        print(f"AER {result['aer']:.4f}  precision {result['precision']:.4f}  recall {result['recall']:.4f}  "
+              f"({result['sentences']} sentences, {result['predicted_links']} predicted links, "
+              f"{result['sure_links']} sure gold links)")
+    return 0

@@ -1,0 +1,56 @@
+"""``rnnsearch data multi30k|wmt14|check`` and ``synth``: corpora. ``data check``'s defaults are
+those of the ``data`` config section (config.DataConfig)."""
+from __future__ import annotations
+
+import json
+from typing import get_args
+
+
+def register(sub) -> None:
+    from rnnsearch.config import DataConfig
+    fields = DataConfig.model_fields
+    p = sub.add_parser("data", help="prepare a public corpus, or check a parallel corpus")
+    data_sub = p.add_subparsers(dest="data_command", required=True)
+    for corpus in ("multi30k", "wmt14"):
+        q = data_sub.add_parser(corpus, help=f"download and prepare {corpus} (needs a network)")
+        q.add_argument("--out", required=True)
+        q.set_defaults(func=download, corpus=corpus)
+    q = data_sub.add_parser("check", help="read a corpus as training does and report what is filtered")
+    q.add_argument("--src", required=True, help="source side, one sentence per line (plain or .gz)")
+    q.add_argument("--tgt", required=True, help="target side, line i pairs with source line i")
+    q.add_argument("--max-len", type=int, default=fields["max_len"].default,
+                   help="longest pair kept, in tokens (as data.max_len)")
+    q.add_argument("--tokenizer", choices=get_args(fields["tokenizer"].annotation),
+                   default=fields["tokenizer"].default, help="how tokens are counted (as data.tokenizer)")
+    q.add_argument("--json", action="store_true", help="print the report as JSON")
+    q.set_defaults(func=check)
+
+    p = sub.add_parser("synth", help="write the built-in synthetic demo corpus")
+    p.add_argument("--out", required=True)
+    p.add_argument("--train", type=int, default=6000)
+    p.add_argument("--seed", type=int, default=1)
+    p.set_defaults(func=synth)
+
+
+def download(args) -> int:
+    from rnnsearch.data.download import prepare
+    for line in prepare(args.corpus, args.out):
+        print(line)
+    return 0
+
+
+def check(args) -> int:
+    from rnnsearch.data.check import check_corpus
+    from rnnsearch.data.io import DataError
+    result = check_corpus(args.src, args.tgt, max_len=args.max_len, tokenizer=args.tokenizer)
+    print(json.dumps(result.to_dict(), indent=1) if args.json else result.text())
+    if not result.usable:
+        raise DataError(result.problem)
+    return 0
+
+
+def synth(args) -> int:
+    from rnnsearch.data.synthetic import generate
+    counts = generate(args.out, n_train=args.train, seed=args.seed)
+    print(f"wrote the demo corpus to {args.out}: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
+    return 0

@@ -1,0 +1,39 @@
+"""``rnnsearch serve``: the HTTP API and web page. Its limits' flags are made from ServeSettings'
+fields, so that the defaults live in one place (serve/settings.py)."""
+from __future__ import annotations
+
+import sys
+
+FLAGS = {"timeout_s": "--timeout", "drain_s": "--drain-timeout"}  # fields whose flag is not --field-name
+
+
+def register(sub) -> None:
+    from rnnsearch.serve.settings import ServeSettings
+    p = sub.add_parser("serve", help="HTTP API and web page: translations with their alignments")
+    p.add_argument("checkpoint")
+    p.add_argument("--host", default="127.0.0.1")
+    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    for name, field in ServeSettings.model_fields.items():
+        if name == "batching":
+            p.add_argument("--no-batching", dest="batching", action="store_false", help="search each request on its own")
+            continue
+        p.add_argument(FLAGS.get(name, "--" + name.replace("_", "-")), dest=name, type=field.annotation,
+                       default=field.default, help=f"{field.description} (default: {field.default})")
+    p.set_defaults(func=serve, tune=True)
+
+
+def serve(args) -> int:
+    import uvicorn
+
+    from rnnsearch.decoding.translator import Translator
+    from rnnsearch.serve import ServeSettings, create_app
+    settings = ServeSettings.make(**{name: getattr(args, name) for name in ServeSettings.model_fields})
+    translator = Translator.from_checkpoint(args.checkpoint, device=args.device)
+    app = create_app(translator, settings, checkpoint=args.checkpoint)
+    print(f"rnnsearch serve: {translator.config.name} on http://{args.host}:{args.port}/ "
+          f"(API docs at /docs; batching {'on' if settings.batching else 'off'})", file=sys.stderr)
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
+                timeout_graceful_shutdown=settings.drain_s)
+    return 0

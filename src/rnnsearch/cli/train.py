@@ -1,0 +1,60 @@
+"""``rnnsearch train``, ``status`` and ``describe``."""
+from __future__ import annotations
+
+import json
+
+from rnnsearch.cli.common import add_config_args
+
+
+def register(sub) -> None:
+    p = sub.add_parser("train", help="train a model from a YAML config")
+    add_config_args(p)
+    p.add_argument("--out", required=True, help="run directory (best.pt, last.pt, log.jsonl)")
+    p.add_argument("--resume", action="store_true", help="continue the run in --out from last.pt")
+    p.set_defaults(func=train, tune=True)
+
+    p = sub.add_parser("status", help="where training runs stand: updates, core-hours, dev BLEU, projection")
+    p.add_argument("runs", nargs="+", metavar="RUN", help="run directories (with log.jsonl)")
+    p.add_argument("--target", type=float, default=None, help="dev BLEU to project the core-hours to")
+    p.add_argument("--json", action="store_true", help="one JSON object per run")
+    p.set_defaults(func=status)
+
+    p = sub.add_parser("describe", help="build a config's model and print its parameter count")
+    add_config_args(p)
+    p.set_defaults(func=describe)
+
+
+def train(args) -> int:
+    from rnnsearch.config import load
+    from rnnsearch.training import distributed
+    from rnnsearch.training.trainer import train as run_training
+    cfg = load(args.config, args.set)
+    ctx = distributed.setup(cfg.train.device)
+    finished = False
+    try:
+        run_training(cfg, args.out, resume=args.resume, ctx=ctx)
+        finished = True
+    finally:
+        distributed.teardown(ctx, wait=finished)
+    return 0
+
+
+def status(args) -> int:
+    from rnnsearch.analysis.status import format_status, run_status
+    for i, run in enumerate(args.runs):
+        result = run_status(run, args.target)
+        print(json.dumps(result) if args.json else ("\n" if i else "") + format_status(result))
+    return 0
+
+
+def describe(args) -> int:
+    from rnnsearch.config import load
+    from rnnsearch.model import build_model
+    from rnnsearch.training.optim import count_parameters
+    cfg = load(args.config, args.set)
+    model = build_model(cfg.model, cfg.vocab.size, cfg.vocab.size)
+    m = cfg.model
+    print(f"{cfg.name}: {m.arch}, emb {m.emb}, encoder {m.enc_hidden}, decoder {m.dec_hidden}, "
+          f"attention {m.att}, maxout {m.maxout}, vocabulary {cfg.vocab.size} x 2")
+    print(f"parameters: {count_parameters(model):,}")
+    return 0

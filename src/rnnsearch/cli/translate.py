@@ -1,0 +1,109 @@
+"""``rnnsearch translate``, ``evaluate`` and ``plot-alignment``."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from rnnsearch.cli.common import add_search_args, add_unk_args, load_translator, read_input, search_kwargs
+from rnnsearch.errors import UsageError
+from rnnsearch.data.vocab import EOS_TOKEN
+
+
+def register(sub) -> None:
+    p = sub.add_parser("translate", help="translate raw text, one sentence per line")
+    p.add_argument("checkpoint")
+    p.add_argument("--input", help="input file (default: standard input)")
+    p.add_argument("--output", help="output file (default: standard output)")
+    p.add_argument("--n-best", type=int, default=1, help="write the n best as 'i ||| text ||| score'")
+    add_search_args(p)
+    add_unk_args(p)
+    p.set_defaults(func=translate, tune=True)
+
+    p = sub.add_parser("evaluate", help="sacreBLEU, the paper's Table 1 columns and BLEU by length")
+    p.add_argument("checkpoint")
+    p.add_argument("--src", required=True)
+    p.add_argument("--ref", required=True)
+    p.add_argument("--compare", nargs="+", metavar="CKPT", help="more checkpoints for one table and plot")
+    p.add_argument("--names", help="comma-separated model names for the table and plot")
+    p.add_argument("--plot", help="write BLEU by source length as a PNG here")
+    p.add_argument("--hyp-out", help="write the translations here (one model only)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    add_search_args(p)
+    add_unk_args(p)
+    p.set_defaults(func=evaluate, tune=True)
+
+    p = sub.add_parser("plot-alignment", help="the paper's Figure 3 for one sentence")
+    p.add_argument("checkpoint")
+    p.add_argument("--sentence", help="the source sentence")
+    p.add_argument("--input", help="a file of source sentences (with --line)")
+    p.add_argument("--line", type=int, default=1, help="1-based line of --input")
+    p.add_argument("--out", required=True, help="PNG file to write")
+    p.add_argument("--beam", type=int, default=None)
+    p.set_defaults(func=plot_alignment)
+
+
+def translate(args) -> int:
+    from rnnsearch.decoding.nbest import format_nbest
+    translator = load_translator(args, args.checkpoint)
+    where = args.input if args.input not in (None, "-") else "<stdin>"
+    translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)
+    results = translator.translate(read_input(args.input), beam=args.beam, n_best=args.n_best,
+                                   **search_kwargs(args))
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        for i, r in enumerate(results):
+            out.write("".join(line + "\n" for line in format_nbest(i, r)) if args.n_best > 1 else r.text + "\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    return 0
+
+
+def evaluate(args) -> int:
+    from rnnsearch.analysis.evaluate import evaluate as score, format_table
+    from rnnsearch.analysis.plot import plot_bleu_by_length
+    from rnnsearch.data.io import read_parallel
+    srcs, refs = read_parallel(args.src, args.ref)
+    paths = [args.checkpoint] + (args.compare or [])
+    names = args.names.split(",") if args.names else [Path(p).parent.name + "/" + Path(p).name for p in paths]
+    if len(names) != len(paths):
+        raise UsageError(f"--names gives {len(names)} names for {len(paths)} checkpoints")
+    results = {}
+    for name, path in zip(names, paths):
+        results[name] = score(load_translator(args, path), srcs, refs, beam=args.beam, **search_kwargs(args))
+        if args.hyp_out and len(paths) == 1:
+            Path(args.hyp_out).write_text("".join(h + "\n" for h in results[name]["hypotheses"]), encoding="utf-8")
+    for r in results.values():
+        r.pop("hypotheses")
+    if args.plot:
+        plot_bleu_by_length({n: r["by_length"] for n, r in results.items()}, args.plot)
+    if args.json:
+        print(json.dumps(results[names[0]] if len(paths) == 1 else results, indent=None))
+    else:
+        print(format_table(results))
+        print(f"\nsacreBLEU signature: {results[names[0]]['signature']}")
+        if args.plot:
+            print(f"plot: {args.plot}")
+    return 0
+
+
+def plot_alignment(args) -> int:
+    from rnnsearch.analysis.plot import plot_alignment as plot
+    from rnnsearch.data.io import read_lines
+    from rnnsearch.decoding.translator import Translator
+    if (args.sentence is None) == (args.input is None):
+        raise UsageError("give either --sentence TEXT or --input FILE --line N")
+    if args.sentence is not None:
+        text = args.sentence
+    else:
+        lines = read_lines(args.input)
+        if not 1 <= args.line <= len(lines):
+            raise UsageError(f"--line {args.line}: {args.input} has {len(lines)} lines")
+        text = lines[args.line - 1]
+    result = Translator.from_checkpoint(args.checkpoint).translate([text], beam=args.beam)[0]
+    if result.attention is None:
+        raise UsageError("this model has no attention (arch: rnnencdec): nothing to plot")
+    plot(result.attention, result.source_tokens, result.tokens + [EOS_TOKEN], args.out, title=result.text)
+    print(f"{text}\n-> {result.text}\nalignment: {args.out}")
+    return 0

@@ -1,0 +1,166 @@
+"""Greedy and beam search: pure functions over ``model.step``, batched over sentences
+and beams. Finished sentences leave the batch.
+
+The beam is the paper's (Groundhog's): each step keeps the K - f best extensions of a
+sentence that already has f finished hypotheses, and a hypothesis that emits </s> is
+finished; a sentence is done when it has K finished hypotheses. Hypotheses reaching the
+length limit are ended with </s>. Scores are log p(y, </s> | x); with a length penalty
+alpha > 0 the finished hypotheses are ranked by score / ((5 + |y|) / 6)^alpha (Wu et al. 2016).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from rnnsearch.data.vocab import BOS, EOS, PAD
+
+
+@dataclass
+class Hypothesis:
+    tokens: list[int]               # output ids, </s> excluded
+    score: float                    # log p(tokens + </s> | x)
+    norm_score: float               # ranking score (== score without length penalty)
+    attention: np.ndarray | None     # (len(tokens) + 1, source length incl. </s>), rows sum to 1
+
+
+def max_lengths(src_mask: torch.Tensor, ratio: float) -> torch.Tensor:
+    """Output length limit per sentence (</s> included): ratio * source length + 5."""
+    return (src_mask.sum(1).float() * ratio).long() + 5  # (B,)
+
+
+def length_normalise(score: float, length: int, alpha: float) -> float:
+    return score if alpha == 0 else score / (((5.0 + length) / 6.0) ** alpha)
+
+
+def _force_eos(logp: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
+    """In place: never <pad> or <s>; only </s> (with its own log-probability) in the given
+    rows (B, V) -> (B, V)."""
+    logp[:, PAD] = float("-inf")
+    logp[:, BOS] = float("-inf")
+    if rows.any():
+        eos = logp[:, EOS].clone()  # (B,)
+        logp.masked_fill_(rows[:, None], float("-inf"))
+        logp[:, EOS] = eos
+    return logp
+
+
+def _hypothesis(tokens: torch.Tensor | list[int], score: float, attn: torch.Tensor | None, src_len: int,
+                alpha: float) -> Hypothesis:
+    toks = [int(t) for t in tokens]
+    matrix = None if attn is None else attn[: len(toks) + 1, :src_len].float().cpu().numpy()
+    return Hypothesis(toks, score, length_normalise(score, len(toks) + 1, alpha), matrix)
+
+
+@torch.no_grad()
+def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, max_len_ratio: float = 2.0,
+           length_penalty: float = 0.0) -> list[Hypothesis]:
+    """Most probable next token at each step; one hypothesis per sentence. Finished sentences
+    leave the batch."""
+    batch, device = src.size(0), src.device
+    enc = model.encode(src, src_mask)
+    state = model.init_state(enc)
+    limits = max_lengths(src_mask, max_len_ratio)  # (B,)
+    src_lens = src_mask.sum(1).tolist()
+    alive = torch.arange(batch, device=device)  # (N,) original index of each active row
+    y = torch.full((batch,), BOS, dtype=torch.long, device=device)  # (N,)
+    scores = torch.zeros(batch, device=device)  # (N,)
+    tokens, attns = [], []  # per step: (N,) ids and (N, S) alphas of the rows alive then
+    rows_at = []  # per step: alive (N,)
+    ended = [None] * batch
+    t = 0
+    while alive.numel():
+        logp, state, alpha = model.step(y, state, enc)  # (N, V)
+        logp = _force_eos(logp, t + 1 >= limits[alive])
+        y = logp.argmax(1)  # (N,)
+        scores += logp.gather(1, y[:, None]).squeeze(1)
+        tokens.append(y)
+        rows_at.append(alive)
+        if alpha is not None:
+            attns.append(alpha)
+        t += 1
+        done = y == EOS  # (N,); every row ends by its length limit
+        if done.any():
+            for sent, score in zip(alive[done].tolist(), scores[done].tolist()):
+                ended[sent] = (t, score)
+            keep = (~done).nonzero().squeeze(1)  # (N',)
+            alive, y, scores = alive[keep], y[keep], scores[keep]
+            state, enc = state.select(keep), enc.select(keep)
+    return _collect_greedy(batch, tokens, attns, rows_at, ended, src_lens, length_penalty)
+
+
+def _collect_greedy(batch, tokens, attns, rows_at, ended, src_lens, alpha) -> list[Hypothesis]:
+    """Rebuild each sentence's tokens and attention rows from the per-step (shrinking) batches."""
+    position = [[] for _ in range(batch)]  # per sentence: its row at each step
+    for rows in rows_at:
+        for j, sent in enumerate(rows.tolist()):
+            position[sent].append(j)
+    token_lists = [step.tolist() for step in tokens]
+    hyps = []
+    for sent in range(batch):
+        length, score = ended[sent]
+        toks = [token_lists[i][position[sent][i]] for i in range(length)]  # </s> last
+        attn = None if not attns else torch.stack([attns[i][position[sent][i]] for i in range(length)])  # (L, S)
+        hyps.append(_hypothesis(toks[:-1], score, attn, src_lens[sent], alpha))
+    return hyps
+
+
+@torch.no_grad()
+def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, beam: int,
+                max_len_ratio: float = 2.0, length_penalty: float = 0.0,
+                n_best: int = 1) -> list[list[Hypothesis]]:
+    """Batched beam search: for each sentence its ``n_best`` best finished hypotheses."""
+    batch, k = src.size(0), beam
+    device = src.device
+    src_lens = src_mask.sum(1).tolist()
+    limits = max_lengths(src_mask, max_len_ratio)  # (B,)
+    enc = model.encode(src, src_mask)
+    enc = enc.select(torch.arange(batch, device=device).repeat_interleave(k))  # (B*K, ...)
+    state = model.init_state(enc)
+    alive = torch.arange(batch, device=device)  # (N,) original index of each active sentence
+    scores = torch.full((batch, k), float("-inf"), device=device)  # (N, K)
+    scores[:, 0] = 0.0
+    n_done = torch.zeros(batch, dtype=torch.long, device=device)  # (B,)
+    y = torch.full((batch * k,), BOS, dtype=torch.long, device=device)  # (N*K,)
+    history = torch.zeros(batch * k, 0, dtype=torch.long, device=device)  # (N*K, t)
+    attn_history = None
+    finished: list[list[Hypothesis]] = [[] for _ in range(batch)]
+    slots = torch.arange(k, device=device)
+    t = 0
+    while alive.numel():
+        n = alive.numel()
+        logp, state, alpha = model.step(y, state, enc)  # (N*K, V)
+        vocab = logp.size(1)
+        logp = _force_eos(logp, (t + 1 >= limits[alive]).repeat_interleave(k))
+        cand = scores.unsqueeze(2) + logp.view(n, k, vocab)  # (N, K, V)
+        top, idx = cand.view(n, k * vocab).topk(k, dim=1)  # (N, K)
+        live = slots[None, :] < (k - n_done[alive])[:, None]  # (N, K): K - f slots stay open
+        top = top.masked_fill(~live, float("-inf"))
+        token = idx % vocab  # (N, K)
+        rows = ((torch.arange(n, device=device) * k)[:, None] + idx // vocab).view(-1)  # (N*K,)
+        history = torch.cat([history[rows], token.view(-1, 1)], 1)  # (N*K, t+1)
+        if alpha is not None:
+            step_attn = alpha[rows].unsqueeze(1)  # (N*K, 1, S)
+            attn_history = step_attn if attn_history is None else torch.cat([attn_history[rows], step_attn], 1)
+        ended = (token == EOS) & (top > float("-inf"))  # (N, K)
+        for i, j in ended.nonzero().tolist():
+            sent = int(alive[i])
+            row = i * k + j
+            finished[sent].append(_hypothesis(
+                history[row, :-1], float(top[i, j]),
+                None if attn_history is None else attn_history[row], src_lens[sent], length_penalty))
+            n_done[sent] += 1
+        scores = top.masked_fill(ended, float("-inf"))  # (N, K)
+        y = token.view(-1)  # (N*K,)
+        state = state.select(rows)
+        done = (n_done[alive] >= k) | torch.isinf(scores).all(1)  # (N,)
+        if done.any():
+            keep = (~done).nonzero().squeeze(1)  # (N',)
+            keep_rows = (keep[:, None] * k + slots[None, :]).view(-1)  # (N'*K,)
+            alive, scores, y = alive[keep], scores[keep], y[keep_rows]
+            history, state, enc = history[keep_rows], state.select(keep_rows), enc.select(keep_rows)
+            if attn_history is not None:
+                attn_history = attn_history[keep_rows]
+        t += 1
+    return [sorted(f, key=lambda h: -h.norm_score)[:n_best] for f in finished]

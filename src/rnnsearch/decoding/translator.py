@@ -1,0 +1,138 @@
+"""Python API: ``Translator.from_checkpoint(path).translate(["..."])``."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from rnnsearch import checkpoint
+from rnnsearch.decoding import unk
+from rnnsearch.data.batching import source_batch
+from rnnsearch.config import Config, from_dict, replace
+from rnnsearch.model import build_model
+from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
+from rnnsearch.data.tokenize import TextCodec
+from rnnsearch.data.vocab import EOS_TOKEN
+from rnnsearch.errors import UsageError
+
+
+@dataclass
+class Translation:
+    text: str                          # detokenised output
+    tokens: list[str]                  # output units (</s> excluded)
+    source_tokens: list[str]           # source units as the model read them, "</s>" last
+    score: float                       # log p(output + </s> | source)
+    attention: np.ndarray | None        # alpha (len(tokens) + 1, len(source_tokens)); None for RNNencdec
+    nbest: list["Translation"] = field(default_factory=list)  # the n best, this one first
+
+
+class Translator:
+    def __init__(self, model, src_codec: TextCodec, tgt_codec: TextCodec, config: Config, device="cpu",
+                 train_state: dict | None = None):
+        self.model = model.to(device)
+        self.src_codec = src_codec
+        self.tgt_codec = tgt_codec
+        self.config = config  # the model's resolved config (its decode section sets the search defaults)
+        self.train_state = train_state  # updates, epochs, hours of the run that wrote the checkpoint
+        self.device = torch.device(device)
+        self.warn = lambda message: warnings.warn(message, stacklevel=3)  # the CLI prints these itself
+        self.replace_unk: str | None = None  # None, "copy" or "dict" (see set_unk_replacement)
+        self.lexicon: dict[str, str] | None = None
+
+    @classmethod
+    def from_checkpoint(cls, path, device: str = "cpu") -> "Translator":
+        payload = checkpoint.load(path)
+        cfg = from_dict(payload["config"])
+        src, tgt = TextCodec.from_state(payload["src_codec"]), TextCodec.from_state(payload["tgt_codec"])
+        model = build_model(cfg.model, len(src.vocab), len(tgt.vocab))
+        model.load_state_dict(payload["model"])
+        model.eval()
+        return cls(model, src, tgt, cfg, device, payload.get("train_state"))
+
+    @property
+    def decode_cfg(self):
+        """The decode section: beam, length penalty, length limits, batch size."""
+        return self.config.decode
+
+    @decode_cfg.setter
+    def decode_cfg(self, value) -> None:
+        self.config = replace(self.config, decode=value)
+
+    def translate(self, texts: list[str], beam: int | None = None, n_best: int = 1,
+                  length_penalty: float | None = None, max_len_ratio: float | None = None,
+                  batch_size: int | None = None) -> list[Translation]:
+        """Translate raw sentences; empty ones give empty translations. Order is kept."""
+        return self.translate_units([self.source_units(t) for t in texts], beam, n_best,
+                                    length_penalty, max_len_ratio, batch_size)
+
+    def source_units(self, text: str) -> list[str]:
+        """The units the model reads for one raw sentence ([] for a blank one)."""
+        return self.src_codec.units(text) if text.strip() else []
+
+    def translate_units(self, units: list[list[str]], beam: int | None = None, n_best: int = 1,
+                        length_penalty: float | None = None, max_len_ratio: float | None = None,
+                        batch_size: int | None = None) -> list[Translation]:
+        """Translate sentences given as source units (``source_units``); order is kept."""
+        d = self.decode_cfg
+        beam = d.beam if beam is None else beam
+        if beam < 1 or n_best < 1 or n_best > beam:
+            raise UsageError(f"need 1 <= n_best <= beam, got beam={beam}, n_best={n_best}")
+        alpha = d.length_penalty if length_penalty is None else length_penalty
+        ratio = d.max_len_ratio if max_len_ratio is None else max_len_ratio
+        batch_size = batch_size or d.batch_size
+        units = list(units)
+        limit = d.max_src_len
+        for i, u in enumerate(units):
+            if len(u) > limit:
+                self.warn(f"line {i + 1}: {len(u)} source units, translating the first {limit} "
+                          f"(decode.max_src_len)")
+                units[i] = u[:limit]
+        results: list[Translation | None] = [None] * len(units)
+        todo = sorted((i for i, u in enumerate(units) if u), key=lambda i: len(units[i]))
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            for start in range(0, len(todo), batch_size):
+                chunk = todo[start:start + batch_size]
+                for i, hyps in zip(chunk, self._search([units[i] for i in chunk], beam, n_best, alpha, ratio)):
+                    results[i] = self._package(units[i], hyps)
+        finally:
+            self.model.train(was_training)
+        empty = Translation("", [], [], 0.0, None)
+        return [r if r is not None else empty for r in results]
+
+    def _search(self, units: list[list[str]], beam, n_best, alpha, ratio) -> list[list[Hypothesis]]:
+        src, mask = source_batch([self.src_codec.vocab.encode(u) for u in units])
+        src, mask = src.to(self.device), mask.to(self.device)
+        if beam == 1:
+            return [[h] for h in greedy(self.model, src, mask, ratio, alpha)]
+        return beam_search(self.model, src, mask, beam, ratio, alpha, n_best)
+
+    def set_unk_replacement(self, mode: str | None, lexicon: dict[str, str] | None = None) -> None:
+        """Replace each <unk> in outputs by its most attended source word (``copy``) or that
+        word's translation in ``lexicon`` (``dict``; see ``unk.build_lexicon``); None = off."""
+        if mode is not None:
+            if mode not in unk.MODES:
+                raise UsageError(f"replace-unk must be one of {unk.MODES}, got {mode!r}")
+            if self.tgt_codec.mode != "word":
+                raise UsageError("[UNK] replacement needs a word vocabulary (this model uses SentencePiece)")
+            if getattr(self.model, "arch", "rnnsearch") != "rnnsearch":
+                raise UsageError("[UNK] replacement needs attention; this model is an RNNencdec")
+            if mode == "dict" and lexicon is None:
+                raise UsageError("replace-unk dict needs a lexicon (rnnsearch lexicon ... --out F; --lexicon F)")
+        self.replace_unk, self.lexicon = mode, lexicon
+
+    def _package(self, src_units: list[str], hyps: list[Hypothesis]) -> Translation:
+        source_tokens = src_units + [EOS_TOKEN]
+        nbest = []
+        for h in hyps:
+            tokens = self.tgt_codec.vocab.decode(h.tokens)
+            if self.replace_unk:
+                tokens = unk.replace(tokens, src_units, h.attention, self.replace_unk, self.lexicon)
+            nbest.append(Translation(self.tgt_codec.units_to_text(tokens), tokens, source_tokens,
+                                     h.score, h.attention))
+        best = nbest[0]
+        best.nbest = nbest
+        return best

@@ -1,0 +1,57 @@
+"""One training update: teacher-forced loss over the minibatch (split over ranks and, above
+``train.max_positions``, into micro-batches whose gradients add up), backward, clipping, and the
+optimiser's step unless the loss or the gradient is not finite."""
+from __future__ import annotations
+
+import contextlib
+import math
+
+import numpy as np
+import torch
+
+from rnnsearch.data.batching import make_batch
+from rnnsearch.training import distributed
+
+
+def train_step(loss_fn, model, optimizer, data, idx, t, ctx) -> tuple[float, int, bool]:
+    """One update of ``model`` on minibatch ``idx`` of ``data`` (a Corpus), ``t`` the train config:
+    returns the summed NLL and target tokens over all ranks, and whether the update was applied
+    (False: non-finite loss or gradient). The gradient is that of the minibatch's summed NLL
+    divided by its target tokens (``train.loss_scale: token``) or by its sentences (``sentence``:
+    GroundHog's cost, summed over time and averaged over the batch), however it is split over
+    ranks and micro-batches. ``loss_fn`` is the model's loss, DDP-wrapped under torchrun."""
+    total_n = int(data.tgt_lens[idx].sum()) + len(idx)  # target tokens, </s> included
+    divisor = total_n if t.loss_scale == "token" else len(idx)
+    rows, weight = distributed.shard(idx, ctx), 1.0
+    if len(rows) == 0:  # fewer sentences than ranks: take part in the all-reduce, add nothing
+        rows, weight = idx[:1], 0.0
+    parts = micro_batches(rows, data.tgt_lens, t.max_positions)
+    optimizer.zero_grad(set_to_none=True)
+    local_nll = 0.0
+    for k, part in enumerate(parts):
+        batch = make_batch([data.src_ids[i] for i in part], [data.tgt_ids[i] for i in part]).to(ctx.device)
+        hold = ctx.enabled and k < len(parts) - 1  # DDP: all-reduce gradients after the last part
+        with (loss_fn.no_sync() if hold else contextlib.nullcontext()), \
+                (torch.autocast(ctx.device.type, dtype=torch.bfloat16) if t.bf16 else contextlib.nullcontext()):
+            nll, _ = loss_fn(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out)
+        (nll * (weight * ctx.world / divisor)).backward()  # DDP averages: sum over ranks / divisor
+        local_nll += float(nll.detach()) * weight
+    total_nll = distributed.all_sum([local_nll], ctx)[0]
+    params = [p for p in model.parameters() if p.grad is not None]
+    if t.clip > 0:
+        norm = torch.nn.utils.clip_grad_norm_(params, t.clip)
+    else:
+        norm = torch.linalg.vector_norm(torch.stack([torch.linalg.vector_norm(p.grad) for p in params]))
+    ok = math.isfinite(total_nll) and math.isfinite(float(norm))
+    if ok:
+        optimizer.step()
+    return total_nll, total_n, ok
+
+
+def micro_batches(rows, tgt_lens: np.ndarray, limit: int) -> list:
+    """``rows`` split into consecutive parts of at most ``limit`` padded target positions
+    (sentences x longest target) each, to bound activation memory; 0 = never split."""
+    positions = len(rows) * (int(tgt_lens[rows].max()) + 1)
+    if not limit or positions <= limit or len(rows) == 1:
+        return [rows]
+    return [part for part in np.array_split(rows, min(len(rows), math.ceil(positions / limit))) if len(part)]

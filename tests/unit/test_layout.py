@@ -1,0 +1,72 @@
+"""The package's layout: stages import downward only, every module says its role, and files and
+functions stay small (exceptions carry a comment saying why)."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "rnnsearch"
+# the pipeline, bottom up: a module may import its own stage and the stages before it
+STAGES = ["errors", "config", "checkpoint", "data", "model", "decoding", "analysis", "training", "serve", "cli"]
+RANK = {name: rank for rank, name in enumerate(STAGES)}
+RANK["checkpoint"] = RANK["config"]  # both are formats every stage reads; neither imports the other
+MODULES = sorted(p for p in SRC.rglob("*.py"))
+
+
+def stage(module: str) -> str | None:
+    """``rnnsearch.data.io`` -> ``data``; the package root and ``__main__`` have no stage."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 and parts[0] == "rnnsearch" and parts[1] != "__main__" else None
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(SRC.parent).with_suffix("")
+    return ".".join(rel.parts[:-1] if rel.name == "__init__" else rel.parts)
+
+
+def imported(tree: ast.AST) -> list[tuple[int, str]]:
+    out = []
+    for node in ast.walk(tree):  # lazy imports inside functions count too
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            assert node.level == 0, f"line {node.lineno}: relative import (the package imports absolutely)"
+            base = node.module or ""
+            for alias in node.names:  # from rnnsearch import checkpoint: the submodule is what counts
+                out.append((node.lineno, f"{base}.{alias.name}" if base == "rnnsearch" else base))
+    return out
+
+
+def test_every_module_is_in_a_stage():
+    for path in MODULES:
+        name = module_name(path)
+        if stage(name) is not None or name not in ("rnnsearch", "rnnsearch.__main__"):
+            assert stage(name) in RANK, f"{path}: not in a stage of {STAGES}"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_stages_import_downward_only(path):
+    here = stage(module_name(path))
+    if here is None:  # the package root and __main__ may reach anything
+        return
+    for line, target in imported(ast.parse(path.read_text(encoding="utf-8"))):
+        there = stage(target)
+        if target.split(".")[0] != "rnnsearch" or there is None or target == "rnnsearch.__version__":
+            continue
+        assert RANK[there] <= RANK[here], f"{path.relative_to(SRC)}:{line}: {here} imports {target} ({there})"
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(SRC)))
+def test_modules_say_their_role_and_stay_small(path):
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    assert ast.get_docstring(tree), f"{path}: no module docstring"
+    lines = text.splitlines()
+    assert len(lines) <= 300 or "# long file:" in text, f"{path}: {len(lines)} lines"
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            length = node.end_lineno - node.lineno + 1
+            why = "# long function:" in "\n".join(lines[node.lineno - 1:node.end_lineno])
+            assert length <= 60 or why, f"{path}:{node.lineno}: {node.name} has {length} lines"
