@@ -17,7 +17,8 @@ GROUPS = (train, translate, analysis, data, serve)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="rnnsearch", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="rnnsearch", description="Neural machine translation by jointly learning to "
+                                     "align and translate (Bahdanau et al. 2014): train, translate, evaluate, serve.")
     parser.add_argument("--version", action="version", version=f"rnnsearch {__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
     for group in GROUPS:
