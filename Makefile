@@ -60,11 +60,13 @@ $(JOEY_VENV)/.installed:
 bench: setup joey
 	$(BIN)/python benchmarks/bench.py --joey-venv $(JOEY_VENV) $(if $(QUICK),--quick,--record)
 
-# `rnnsearch serve` under load: 32 clients for 60 s, batching on and off (BENCHMARKS.md).
+# `rnnsearch serve` under load: 32 clients for 60 s, batching on and off (BENCHMARKS.md);
+# SOAK=600: 10 minutes with batching on, RSS and latency over time.
 CLIENTS ?= 32
 DURATION ?= 60
+SOAK ?=
 bench-serve: setup
-	$(BIN)/python benchmarks/bench_serve.py --clients $(CLIENTS) --seconds $(DURATION) $(if $(QUICK),,--record)
+	$(BIN)/python benchmarks/bench_serve.py --clients $(CLIENTS) --seconds $(DURATION) $(if $(SOAK),--soak $(SOAK)) $(if $(QUICK),,--record)
 
 # AER on the WPT 2003 gold set: a Hansards RNNsearch's attention beside eflomal (experiments/aer.py).
 AER_CKPT ?= runs/hansards/rnnsearch50/best.pt

@@ -1,7 +1,10 @@
 """``make bench-serve``: load on ``rnnsearch serve`` from N concurrent clients for S seconds, each
 sending real Multi30k test sentences (one per request), with batching on and then off, one run.
+``make bench-serve SOAK=600`` (``--soak 600``): batching on only, for that long, sampling the
+server's RSS every 5 s, and checking 0 errors, RSS growth after the first minute <= 5%, and the p99
+latency of the last minute within 20% of the first minute's.
 
-    python benchmarks/bench_serve.py [--checkpoint CKPT] [--clients 32] [--seconds 60] [--record]
+    python benchmarks/bench_serve.py [--checkpoint CKPT] [--clients 32] [--seconds 60] [--soak S] [--record]
 
 Without --checkpoint it uses the `make bench` model (runs/bench/rnnsearch/best.pt) or trains one
 (configs/bench_m30k.yaml, --train-minutes). Prints sentences/s, latency percentiles, errors and the
@@ -64,12 +67,13 @@ def start_server(ckpt: Path, port: int, batching: bool) -> subprocess.Popen:
     raise SystemExit("rnnsearch serve did not start within 120 s")
 
 
-async def load(url: str, sentences: list[str], clients: int, seconds: float) -> dict:
-    """``clients`` loops, each posting one sentence at a time until the deadline."""
+async def load(url: str, sentences: list[str], clients: int, seconds: float, timeline: list | None = None) -> dict:
+    """``clients`` loops, each posting one sentence at a time until the deadline; ``timeline`` gets
+    (seconds since the start, latency) of every answer."""
     latencies, errors, done = [], [], 0
     limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
     async with httpx.AsyncClient(base_url=url, limits=limits, timeout=120) as http:
-        before = (await http.get("/metrics")).json()
+        before = (await http.get("/metrics.json")).json()
         start = time.perf_counter()
         deadline = start + seconds
 
@@ -85,13 +89,15 @@ async def load(url: str, sentences: list[str], clients: int, seconds: float) -> 
                     elif time.perf_counter() <= deadline:
                         latencies.append(time.perf_counter() - t0)
                         done += 1
+                        if timeline is not None:
+                            timeline.append((t0 - start, latencies[-1]))
                 except httpx.HTTPError as exc:
                     errors.append(repr(exc))
                 i += clients
 
         await asyncio.gather(*(client(k) for k in range(clients)))
         elapsed = min(time.perf_counter(), deadline) - start
-        after = (await http.get("/metrics")).json()
+        after = (await http.get("/metrics.json")).json()
     searches = after["searches"] - before["searches"]
     lat = np.asarray(latencies) * 1000
     return {"sentences": done, "seconds": round(elapsed, 1), "sentences_per_s": round(done / elapsed, 2),
@@ -112,6 +118,61 @@ def measure(ckpt: Path, sentences: list[str], batching: bool, clients: int, seco
         server.wait(30)
 
 
+def rss_mib(pid: int) -> float:
+    with open(f"/proc/{pid}/status") as f:
+        return next(int(line.split()[1]) for line in f if line.startswith("VmRSS:")) / 1024
+
+
+def soak(ckpt: Path, sentences: list[str], clients: int, seconds: float) -> dict:
+    """Batching on, ``seconds`` of load; RSS sampled every 5 s, latency by minute."""
+    port = free_port()
+    server = start_server(ckpt, port, True)
+    samples, timeline, stop = [], [], False
+
+    async def sample_rss():
+        start = time.perf_counter()
+        while not stop:
+            samples.append((time.perf_counter() - start, rss_mib(server.pid)))
+            await asyncio.sleep(5)
+
+    async def run():
+        nonlocal stop
+        sampler = asyncio.create_task(sample_rss())
+        result = await load(f"http://127.0.0.1:{port}", sentences, clients, seconds, timeline)
+        stop = True
+        await sampler
+        return result
+    try:
+        asyncio.run(load(f"http://127.0.0.1:{port}", sentences, min(clients, 4), 3))  # warm-up, not counted
+        result = asyncio.run(run())
+    finally:
+        server.terminate()
+        server.wait(60)
+    warm = next(rss for t, rss in samples if t >= 60)
+    p99 = lambda lo, hi: float(np.percentile([lat for t, lat in timeline if lo <= t < hi], 99)) * 1000  # noqa: E731
+    first, last = p99(0, 60), p99(seconds - 60, seconds)
+    result.update(rss_after_warmup_mib=round(warm, 1), rss_end_mib=round(samples[-1][1], 1),
+                  rss_peak_mib=round(max(r for _, r in samples), 1), rss_growth=round(samples[-1][1] / warm - 1, 4),
+                  p99_first_minute_ms=round(first, 1), p99_last_minute_ms=round(last, 1),
+                  p99_change=round(last / first - 1, 4), server_exit=server.returncode)
+    return result
+
+
+def soak_table(r: dict, clients: int, seconds: float) -> str:
+    checks = [("errors", r["errors"] == 0, f"{r['errors']}"),
+              ("RSS growth after the first minute", r["rss_growth"] <= 0.05,
+               f"{r['rss_after_warmup_mib']} -> {r['rss_end_mib']} MiB ({100 * r['rss_growth']:+.1f}%)"),
+              ("p99 latency, last minute against the first", abs(r["p99_change"]) <= 0.20,
+               f"{r['p99_first_minute_ms']} -> {r['p99_last_minute_ms']} ms ({100 * r['p99_change']:+.1f}%)")]
+    rows = [f"{clients} clients, {seconds:.0f} s, batching on: {r['sentences']} sentences, "
+            f"{r['sentences_per_s']} sentences/s, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, "
+            f"mean batch {r['mean_batch_size']}, peak RSS {r['rss_peak_mib']} MiB; the server exited with "
+            f"{r['server_exit']} on SIGTERM.", "", "| check | target | measured | met |", "|---|---|---|---|"]
+    targets = ["0", "<= 5%", "within 20%"]
+    rows += [f"| {name} | {t} | {value} | {'yes' if ok else 'NO'} |" for (name, ok, value), t in zip(checks, targets)]
+    return "\n".join(rows) + "\n"
+
+
 def table(results: dict, clients: int) -> str:
     rows = ["| batching | clients | sentences/s | p50 ms | p95 ms | p99 ms | errors | mean batch |",
             "|---|---:|---:|---:|---:|---:|---:|---:|"]
@@ -130,9 +191,12 @@ def main() -> int:
     parser.add_argument("--train-minutes", type=float, default=10)
     parser.add_argument("--sentences", default=str(DATA / "test_2016_flickr.en"))
     parser.add_argument("--record", action="store_true", help="append the table to BENCHMARKS.md")
+    parser.add_argument("--soak", type=float, default=0, help="seconds of one long run with batching on (>= 180)")
     args = parser.parse_args()
     ckpt = checkpoint(args)
     sentences = [s for s in Path(args.sentences).read_text(encoding="utf-8").splitlines() if s.strip()]
+    if args.soak:
+        return run_soak(args, ckpt, sentences)
     say(f"{ckpt}: {len(sentences)} sentences from {args.sentences}; {args.clients} clients, {args.seconds:.0f} s a mode")
     results = {}
     for mode, batching in (("on", True), ("off", False)):
@@ -149,6 +213,25 @@ def main() -> int:
                     f"one sentence per request from {Path(args.sentences).name}, the model's beam.\n\n{text}")
         say("appended to BENCHMARKS.md")
     return 0 if all(r["errors"] == 0 for r in results.values()) else 1
+
+
+def run_soak(args, ckpt: Path, sentences: list[str]) -> int:
+    if args.soak < 180:
+        raise SystemExit("--soak needs at least 180 seconds (a first and a last minute after warm-up)")
+    say(f"{ckpt}: soak, {args.clients} clients for {args.soak:.0f} s, batching on")
+    r = soak(ckpt, sentences, args.clients, args.soak)
+    say(json.dumps(r))
+    text = soak_table(r, args.clients, args.soak)
+    print(text)
+    if args.record:
+        with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
+            f.write(f"\n## Serving soak: `rnnsearch serve` for {args.soak / 60:.0f} minutes ({date.today().isoformat()})\n\n"
+                    f"Command: `make bench-serve SOAK={args.soak:.0f}`; model `{ckpt.relative_to(ROOT) if ckpt.is_relative_to(ROOT) else ckpt}`"
+                    f"; machine: {machine(0).rsplit(';', 1)[0]}; clients and server on the same machine; "
+                    f"one sentence per request from {Path(args.sentences).name}.\n\n{text}")
+        say("appended to BENCHMARKS.md")
+    ok = r["errors"] == 0 and r["rss_growth"] <= 0.05 and abs(r["p99_change"]) <= 0.20
+    return 0 if ok else 1
 
 
 if __name__ == "__main__":

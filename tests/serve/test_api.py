@@ -2,6 +2,7 @@
 and results equal to the Python API's, batched or not."""
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -56,7 +57,7 @@ def test_concurrent_requests_are_batched_and_unchanged(translator):
     with client_for(translator, max_batch=16, window_ms=50) as client:
         with ThreadPoolExecutor(10) as pool:
             answers = list(pool.map(lambda s: client.post("/translate", json={"text": s, "beam": 2}), sentences))
-        metrics = client.get("/metrics").json()
+        metrics = client.get("/metrics.json").json()
     for s, r in zip(sentences, answers):
         assert r.status_code == 200
         t = r.json()["translations"][0]
@@ -69,7 +70,7 @@ def test_batching_off_searches_each_request_alone(translator):
     with client_for(translator, batching=False) as client:
         with ThreadPoolExecutor(6) as pool:
             answers = list(pool.map(lambda s: client.post("/translate", json={"text": s}), SENTENCES * 4))
-        metrics = client.get("/metrics").json()
+        metrics = client.get("/metrics.json").json()
     assert all(r.status_code == 200 for r in answers)
     assert metrics["searches"] == 12 and metrics["mean_batch_size"] == 1
 
@@ -78,7 +79,7 @@ def test_health_metrics_page_docs(translator):
     with client_for(translator) as client:
         client.post("/translate", json={"text": SENTENCES[0]})
         health = client.get("/health").json()
-        metrics = client.get("/metrics").json()
+        metrics = client.get("/metrics.json").json()
         page = client.get("/")
         docs = client.get("/docs")
         schema = client.get("/openapi.json").json()
@@ -92,7 +93,7 @@ def test_health_metrics_page_docs(translator):
     assert script.status_code == 200 and "drawHeatmap" in script.text
     assert docs.status_code == 200 and "http" not in docs.text.split("<script>")[0].replace("http-equiv", "")
     assert "/translate" in schema["paths"] and "TranslateRequest" in str(schema["components"])
-    for name in ("/health", "/metrics"):
+    for name in ("/health", "/metrics", "/metrics.json"):
         assert name in schema["paths"]
 
 
@@ -200,12 +201,12 @@ def test_timeout_and_full_queue_give_503_and_the_server_recovers(translator):
         # recovery, with a timeout a slow shared machine cannot miss
         app.state.batcher.settings = ServeSettings(max_queue=2, timeout_s=60.0)
         after = client.post("/translate", json={"text": "The dog ."})
-        metrics = client.get("/metrics").json()
+        metrics = client.get("/metrics.json").json()
     assert after.status_code == 200 and after.json()["translations"][0]["text"]
     assert metrics["errors_by_kind"] == {"max_queue": 1, "timeout_s": 2}
 
 
-def test_a_failing_model_gives_500_json_and_the_server_survives(translator):
+def test_a_failing_model_gives_500_json_and_the_server_survives(translator, caplog):
     class Broken(GatedTranslator):
         calls = 0
 
@@ -214,8 +215,12 @@ def test_a_failing_model_gives_500_json_and_the_server_survives(translator):
             if Broken.calls == 1:
                 raise RuntimeError("out of memory (simulated)")
             return self.inner.translate_units(*args, **kwargs)
-    with client_for(Broken(translator)) as client:
+    with client_for(Broken(translator)) as client, caplog.at_level(logging.ERROR, logger="rnnsearch.serve"):
         r = client.post("/translate", json={"text": "The dog ."})
         again = client.post("/translate", json={"text": "The dog ."})
-    assert r.status_code == 500 and "out of memory (simulated)" in r.json()["error"]
+    body = r.json()
+    logged = caplog.text  # the details go to the server log, under the request id
+    assert "out of memory (simulated)" in logged and f"request {body['request_id']}" in logged
+    assert r.status_code == 500 and body["kind"] == "internal" and "simulated" not in r.text  # safe message
+    assert body["request_id"] == r.headers["x-request-id"] and body["request_id"] in body["error"]
     assert again.status_code == 200

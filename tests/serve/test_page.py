@@ -106,7 +106,7 @@ def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
     try:
         sentence = "The big dog sees a small cat ."
         found = drive_page(f"http://127.0.0.1:{port}/", sentence, tmp_path / "page.png")
-        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics") as r:
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics.json") as r:
             import json
             metrics = json.load(r)
     finally:

@@ -25,15 +25,13 @@ def register(sub) -> None:
 
 
 def serve(args) -> int:
-    import uvicorn
-
     from rnnsearch.decoding.translator import Translator
     from rnnsearch.serve import ServeSettings, create_app
+    from rnnsearch.serve.server import serve as run_server
     settings = ServeSettings.make(**{name: getattr(args, name) for name in ServeSettings.model_fields})
     translator = Translator.from_checkpoint(args.checkpoint, device=args.device)
     app = create_app(translator, settings, checkpoint=args.checkpoint)
     print(f"rnnsearch serve: {translator.config.name} on http://{args.host}:{args.port}/ "
           f"(API docs at /docs; batching {'on' if settings.batching else 'off'})", file=sys.stderr)
-    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level,
-                timeout_graceful_shutdown=settings.drain_s)
+    run_server(app, args.host, args.port, args.log_level, settings.drain_s)
     return 0

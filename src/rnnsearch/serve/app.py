@@ -1,35 +1,29 @@
-"""The FastAPI application: ``/translate``, ``/health``, ``/metrics``, the page at ``/`` and
-self-hosted API docs at ``/docs`` (no CDN: fastapi-offline)."""
+"""The FastAPI application: ``/translate``, ``/health``, ``/metrics`` (Prometheus) and
+``/metrics.json``, the page at ``/`` and self-hosted API docs at ``/docs`` (no CDN: fastapi-offline).
+While the server drains (``app.state.draining``, set by serve/server.py on SIGTERM) new /translate
+requests get 503 and /health says so; the requests already accepted are answered."""
 from __future__ import annotations
 
-import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from fastapi import Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
+from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.concurrency import run_in_threadpool
-from starlette.exceptions import HTTPException
 
 from rnnsearch import __version__
+from rnnsearch.serve import errors
 from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut
+from rnnsearch.serve.errors import ServeError
+from rnnsearch.serve.guard import Guard
 from rnnsearch.serve.metrics import Metrics
 from rnnsearch.serve.schemas import (ErrorBody, HealthResponse, Hypothesis, ModelSummary, TranslateRequest,
                                      TranslateResponse, Translation)
 from rnnsearch.serve.settings import ServeSettings
 
 STATIC = Path(__file__).parent / "static"
-
-
-class ServeError(Exception):
-    def __init__(self, status: int, kind: str, message: str, limit: str | None = None,
-                 value: float | None = None, field: str | None = None):
-        super().__init__(message)
-        self.status, self.body = status, ErrorBody(error=message, kind=kind, limit=limit, value=value,
-                                                  field=field)
 
 
 def create_app(translator, settings: ServeSettings | None = None, checkpoint: str | None = None):
@@ -46,19 +40,16 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
         yield
         await batcher.stop()
 
-    errors = {"model": ErrorBody}
+    error_body = {"model": ErrorBody}
     app = FastAPIOffline(title="rnnsearch", version=__version__, lifespan=lifespan, redoc_url=None,
                          description="Translations with their soft alignments (Bahdanau et al. 2014).")
-    app.add_middleware(Guard, metrics=metrics, max_body_bytes=settings.max_body_bytes)
+    app.state.batcher, app.state.metrics, app.state.draining = batcher, metrics, False
+    app.add_middleware(Guard, metrics=metrics, max_body_bytes=settings.max_body_bytes, state=app.state)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
-    app.add_exception_handler(ServeError, _serve_error)
-    app.add_exception_handler(RequestValidationError, _validation_error)
-    app.add_exception_handler(HTTPException, _http_error)
-    app.add_exception_handler(Exception, _internal_error)
-    app.state.batcher, app.state.metrics = batcher, metrics
+    errors.install(app)
 
     @app.post("/translate", response_model=TranslateResponse, response_model_exclude_none=False,
-              responses={400: errors, 413: errors, 415: errors, 422: errors, 503: errors})
+              responses={400: error_body, 413: error_body, 415: error_body, 422: error_body, 503: error_body})
     async def translate(req: TranslateRequest) -> TranslateResponse:
         """Translate one or more sentences; optionally with n-best lists and attention matrices."""
         texts, field = ([req.text], "text") if req.text is not None else (req.texts, "texts")
@@ -76,14 +67,21 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
                              settings.timeout_s) from None
         return _response(translator, beam, results, req.return_attention)
 
-    @app.get("/health")
+    @app.get("/health", responses={503: {"model": HealthResponse}})
     async def health() -> HealthResponse:
-        """The model, its configuration summary, the server's settings and uptime."""
-        return _health(translator, settings, metrics, checkpoint)
+        """The model, its configuration summary, the server's settings and uptime; 503 while draining."""
+        body = _health(translator, settings, metrics, checkpoint, app.state.draining)
+        return JSONResponse(body.model_dump(), status_code=503) if app.state.draining else body
 
-    @app.get("/metrics")
-    async def get_metrics() -> dict:
-        """Counters (requests, errors, sentences, searches, mean batch size) and latency percentiles."""
+    @app.get("/metrics", response_class=Response)
+    async def prometheus() -> Response:
+        """Prometheus text format: responses by status, errors by kind, latency and batch-size
+        histograms, queue depth, requests in flight, sentences translated."""
+        return Response(metrics.exposition(batcher.queued), media_type=CONTENT_TYPE_LATEST)
+
+    @app.get("/metrics.json")
+    async def metrics_json() -> dict:
+        """The same counters as JSON, with latency percentiles (p50/p95/p99) over the last 10,000 requests."""
         return metrics.snapshot(batcher.queued)
 
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
@@ -103,6 +101,10 @@ def _check(texts: list[str], field: str, beam: int, n_best: int, s: ServeSetting
         where = field if field == "text" else f"texts[{i}]"
         if not text.strip():
             raise ServeError(422, "empty_text", f"{where} is empty", field=where)
+        bad = next((i for i, c in enumerate(text) if "\ud800" <= c <= "\udfff"), None)
+        if bad is not None:  # JSON escapes can carry them; they are not text and cannot be encoded
+            raise ServeError(422, "invalid_text", f"{where} holds a lone surrogate (U+{ord(text[bad]):04X}) at "
+                             f"character {bad}: not Unicode text", field=where)
         if len(text) > s.max_chars:
             raise ServeError(413, "max_chars", f"{where} has {len(text)} characters; at most {s.max_chars}",
                              "max_chars", s.max_chars, where)
@@ -134,7 +136,7 @@ def _response(translator, beam: int, results, with_attention: bool) -> Translate
         for r in results])
 
 
-def _health(translator, settings: ServeSettings, metrics: Metrics, checkpoint) -> HealthResponse:
+def _health(translator, settings: ServeSettings, metrics: Metrics, checkpoint, draining: bool) -> HealthResponse:
     cfg = translator.config
     m, d = cfg.model, cfg.decode
     summary = ModelSummary(arch=m.arch, emb=m.emb, enc_hidden=m.enc_hidden, dec_hidden=m.dec_hidden, att=m.att,
@@ -142,121 +144,7 @@ def _health(translator, settings: ServeSettings, metrics: Metrics, checkpoint) -
                            vocab={"mode": translator.src_codec.mode, "src": len(translator.src_codec.vocab),
                                   "tgt": len(translator.tgt_codec.vocab)},
                            beam=d.beam, max_src_len=d.max_src_len)
-    return HealthResponse(status="ok", version=__version__, model=cfg.name, checkpoint=checkpoint, config=summary,
+    return HealthResponse(status="draining" if draining else "ok", version=__version__, model=cfg.name, checkpoint=checkpoint, config=summary,
                           parameters=sum(p.numel() for p in translator.model.parameters()),
                           device=str(translator.device), attention=m.arch == "rnnsearch",
                           settings=settings.limits(), uptime_s=round(metrics.uptime(), 1))
-
-
-def _error(status: int, body: ErrorBody, request: Request) -> JSONResponse:
-    request.scope.setdefault("state", {})["error_kind"] = body.kind
-    return JSONResponse(body.model_dump(exclude_none=True), status_code=status,
-                        headers={"Retry-After": "1"} if status == 503 else None)
-
-
-async def _serve_error(request: Request, exc: ServeError) -> JSONResponse:
-    return _error(exc.status, exc.body, request)
-
-
-HTTP_KINDS = {400: "malformed_json", 404: "not_found", 405: "method_not_allowed"}
-
-
-async def _http_error(request: Request, exc: HTTPException) -> JSONResponse:
-    """Starlette's own errors (a body that is not UTF-8 JSON, an unknown path, a wrong method)."""
-    kind = HTTP_KINDS.get(exc.status_code, f"http_{exc.status_code}")
-    return _error(exc.status_code, ErrorBody(error=str(exc.detail), kind=kind), request)
-
-
-async def _validation_error(request: Request, exc: RequestValidationError) -> JSONResponse:
-    content_type = request.headers.get("content-type", "")
-    if request.method == "POST" and "json" not in content_type.lower():
-        return _error(415, ErrorBody(error=f"send the body as JSON with 'Content-Type: application/json' "
-                                           f"(got {content_type or 'no Content-Type'!r})",
-                                     kind="content_type"), request)
-    problems = exc.errors()
-    bad_json = next((p for p in problems if p.get("type") == "json_invalid"), None)
-    if bad_json is not None:
-        where = bad_json.get("loc", ("body", "?"))[-1]
-        reason = (bad_json.get("ctx") or {}).get("error", "invalid JSON")
-        return _error(400, ErrorBody(error=f"malformed JSON at character {where}: {reason}",
-                                     kind="malformed_json"), request)
-    parts, first = [], None
-    for p in problems:
-        loc = _field(p.get("loc", ()))
-        first = first or loc
-        parts.append(f"{loc}: {p.get('msg', 'invalid')}")
-    return _error(422, ErrorBody(error="invalid request: " + "; ".join(parts), kind="invalid_request",
-                                 field=first), request)
-
-
-def _field(loc) -> str:
-    """('body', 'texts', 1) -> 'texts[1]'."""
-    out = ""
-    for part in loc:
-        if part == "body":
-            continue
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
-    return out or "body"
-
-
-async def _internal_error(request: Request, exc: Exception) -> JSONResponse:
-    return _error(500, ErrorBody(error=f"internal error: {type(exc).__name__}: {exc}", kind="internal"), request)
-
-
-class Guard:
-    """ASGI middleware: refuses bodies over ``max_body_bytes`` (413) before the app reads them,
-    and counts every HTTP response (status, error kind, /translate latency) in the metrics."""
-
-    def __init__(self, app, metrics: Metrics, max_body_bytes: int):
-        self.app, self.metrics, self.max_body_bytes = app, metrics, max_body_bytes
-
-    async def __call__(self, scope, receive, send):
-        if scope["type"] != "http":
-            return await self.app(scope, receive, send)
-        start, status = time.perf_counter(), [500]
-
-        async def counted_send(message):
-            if message["type"] == "http.response.start":
-                status[0] = message["status"]
-            await send(message)
-
-        body = await self._read_body(scope, receive)
-        if body is None:
-            kind = "max_body_bytes"
-            err = ErrorBody(error=f"request body over {self.max_body_bytes} bytes", kind=kind,
-                            limit="max_body_bytes", value=self.max_body_bytes)
-            await JSONResponse(err.model_dump(exclude_none=True), status_code=413)(scope, receive, counted_send)
-            self.metrics.record_response(413, None, kind)
-            return
-        replay = [{"type": "http.request", "body": body, "more_body": False}]
-
-        async def replayed_receive():
-            return replay.pop() if replay else await receive()
-
-        try:
-            await self.app(scope, replayed_receive, counted_send)
-        finally:
-            state = scope.get("state") or {}
-            code = status[0]
-            timed = scope["path"] == "/translate" and scope["method"] == "POST"
-            kind = (state.get("error_kind") or f"http_{code}") if code >= 400 else None
-            self.metrics.record_response(code, time.perf_counter() - start if timed else None, kind)
-
-    async def _read_body(self, scope, receive) -> bytes | None:
-        """The whole request body, or None once it passes the limit."""
-        declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_body_bytes:
-            return None
-        chunks, size = [], 0
-        while True:
-            message = await receive()
-            if message["type"] == "http.disconnect":
-                break
-            chunk = message.get("body", b"")
-            size += len(chunk)
-            if size > self.max_body_bytes:
-                return None
-            chunks.append(chunk)
-            if not message.get("more_body", False):
-                break
-        return b"".join(chunks)

@@ -42,9 +42,11 @@ class Batcher:
         self.queued = 0  # sentences in self.queue
         self._arrived: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rnnsearch-search")
+        self._executor: ThreadPoolExecutor | None = None
 
     def start(self) -> None:
+        """At the app's startup (each time: an app can be started again after a shutdown)."""
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rnnsearch-search")
         self._arrived = asyncio.Event()
         self._task = asyncio.get_running_loop().create_task(self._run())
 

@@ -50,6 +50,8 @@ class ErrorBody(BaseModel):
     limit: str | None = Field(None, description="the setting that was exceeded")
     value: int | float | None = Field(None, description="that setting's value")
     field: str | None = Field(None, description="the request field at fault")
+    request_id: str | None = Field(None, description="this request's id (also the X-Request-ID header); the "
+                                                     "server log names it beside any internal error")
 
 
 class ModelSummary(BaseModel):
