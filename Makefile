@@ -65,8 +65,9 @@ bench: setup joey
 CLIENTS ?= 32
 DURATION ?= 60
 SOAK ?=
+CHECKPOINT ?=
 bench-serve: setup
-	$(BIN)/python benchmarks/bench_serve.py --clients $(CLIENTS) --seconds $(DURATION) $(if $(SOAK),--soak $(SOAK)) $(if $(QUICK),,--record)
+	$(BIN)/python benchmarks/bench_serve.py --clients $(CLIENTS) --seconds $(DURATION) $(if $(SOAK),--soak $(SOAK)) $(if $(CHECKPOINT),--checkpoint $(CHECKPOINT)) $(if $(QUICK),,--record)
 
 # AER on the WPT 2003 gold set: a Hansards RNNsearch's attention beside eflomal (experiments/aer.py).
 AER_CKPT ?= runs/hansards/rnnsearch50/best.pt

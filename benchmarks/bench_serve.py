@@ -226,7 +226,8 @@ def run_soak(args, ckpt: Path, sentences: list[str]) -> int:
     if args.record:
         with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
             f.write(f"\n## Serving soak: `rnnsearch serve` for {args.soak / 60:.0f} minutes ({date.today().isoformat()})\n\n"
-                    f"Command: `make bench-serve SOAK={args.soak:.0f}`; model `{ckpt.relative_to(ROOT) if ckpt.is_relative_to(ROOT) else ckpt}`"
+                    f"Command: `make bench-serve SOAK={args.soak:.0f}"
+                    f"{f' CHECKPOINT={args.checkpoint}' if args.checkpoint else ''}`; model `{ckpt.relative_to(ROOT) if ckpt.is_relative_to(ROOT) else ckpt}`"
                     f"; machine: {machine(0).rsplit(';', 1)[0]}; clients and server on the same machine; "
                     f"one sentence per request from {Path(args.sentences).name}.\n\n{text}")
         say("appended to BENCHMARKS.md")

@@ -4,7 +4,10 @@ glibc's malloc serves blocks above a dynamic threshold with fresh mmap() pages a
 them on free, so every large tensor of every step pays page faults again (on a fresh VM,
 ~0.4 GiB/s). Raising the mmap threshold to its maximum (32 MiB) and keeping freed memory
 in the heap lets PyTorch's per-step tensors reuse warm memory: 5-10% faster training on
-2 cores (benchmarks/README.md). Set RNNSEARCH_MALLOC=default to leave malloc alone.
+2 cores (benchmarks/README.md). All threads share one arena (M_ARENA_MAX=1): the server searches
+in a worker thread, whose own arena kept growing (beam-12 searches of 1-32 sentences: 836 -> 1,028
+MiB in 5 minutes; with one arena 592 -> 645 MiB, flat after the first 2 minutes). Set
+RNNSEARCH_MALLOC=default to leave malloc alone.
 
 oneDNN, which runs PyTorch's bfloat16 products on CPUs, keeps compiled primitives, one per
 distinct shape, each with its own buffers, in two caches of 1024 entries: oneDNN's own and that
@@ -27,7 +30,7 @@ import ctypes
 import ctypes.util
 import os
 
-M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD = -1, -2, -3
+M_TRIM_THRESHOLD, M_TOP_PAD, M_MMAP_THRESHOLD, M_ARENA_MAX = -1, -2, -3, -8
 _done = None
 
 
@@ -68,6 +71,6 @@ def tune_malloc() -> bool:
     except (OSError, AttributeError):
         return False
     ok = all([mallopt(M_MMAP_THRESHOLD, 32 << 20), mallopt(M_TRIM_THRESHOLD, 1 << 30),
-              mallopt(M_TOP_PAD, 64 << 20)])
+              mallopt(M_TOP_PAD, 64 << 20), mallopt(M_ARENA_MAX, 1)])
     _done = bool(ok)
     return _done
