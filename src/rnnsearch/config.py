@@ -197,6 +197,26 @@ def replace(section: Section, **changes) -> Section:
     return type(section).model_validate({**section.model_dump(), **changes})
 
 
+IDENTITY = ("model", "vocab", "data")  # the sections that make a model what it is
+NOT_IDENTITY = {("data", "token_cache")}  # where tokens are cached changes no data
+
+
+def first_difference(a: dict, b: dict) -> tuple[str, Any, Any] | None:
+    """The first key of the IDENTITY sections on which two config dicts (a checkpoint's, a run's)
+    differ, with both values; None when they describe the same model, vocabulary and data. Keys
+    missing from an older dict take their defaults."""
+    defaults = Config().model_dump()
+    for section in IDENTITY:
+        for key in defaults[section]:
+            if (section, key) in NOT_IDENTITY:
+                continue
+            x = (a.get(section) or {}).get(key, defaults[section][key])
+            y = (b.get(section) or {}).get(key, defaults[section][key])
+            if x != y:
+                return f"{section}.{key}", x, y
+    return None
+
+
 def parse_override(text: str) -> tuple[list[str], Any]:
     """``train.lr=3e-4`` -> (["train", "lr"], 0.0003), values parsed as YAML scalars."""
     if "=" not in text:

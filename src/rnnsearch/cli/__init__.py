@@ -10,10 +10,10 @@ import argparse
 import sys
 
 from rnnsearch import __version__
-from rnnsearch.cli import analysis, data, serve, train, translate
+from rnnsearch.cli import analysis, data, deploy, serve, train, translate
 from rnnsearch.errors import UserError
 
-GROUPS = (train, translate, analysis, data, serve)
+GROUPS = (train, translate, deploy, analysis, data, serve)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -26,6 +26,19 @@ def add_unk_args(p) -> None:
     p.add_argument("--lexicon", help="lexical table from `rnnsearch lexicon` (for --replace-unk dict)")
 
 
+def add_backend_args(p, ensemble: bool = True) -> None:
+    p.add_argument("--backend", choices=["torch", "onnx"], default="torch",
+                   help="torch, or the ONNX graphs of `rnnsearch export` under onnxruntime (made on the fly from "
+                        "a checkpoint; CKPT may also be an export directory)")
+    p.add_argument("--quantize", choices=["int8"], default=None, help="int8 weights for the decoding step")
+    p.add_argument("--dtype", choices=["float32", "bf16"], default="float32",
+                   help="bf16: products in bfloat16 (torch backend; fast on CPUs with AVX512-BF16 or AMX)")
+    if ensemble:
+        p.add_argument("--ensemble", nargs="+", metavar="CKPT", default=[],
+                       help="more checkpoints with the same vocabularies: their probabilities are averaged at "
+                            "every step of one beam search")
+
+
 def search_kwargs(args) -> dict:
     return {"length_penalty": args.length_penalty, "max_len_ratio": args.max_len_ratio,
             "batch_size": args.batch_size}
@@ -35,7 +48,9 @@ def load_translator(args, path: str):
     """A Translator for ``path`` with the [UNK] replacement the arguments ask for."""
     from rnnsearch.decoding.translator import Translator
     from rnnsearch.decoding.unk import read_lexicon
-    translator = Translator.from_checkpoint(path)
+    translator = Translator.from_checkpoint(path, backend=args.backend, quantize=args.quantize, dtype=args.dtype)
+    if getattr(args, "ensemble", None):
+        translator.add_ensemble(args.ensemble)
     if args.lexicon and args.replace_unk != "dict":
         raise UsageError("--lexicon goes with --replace-unk dict")
     translator.set_unk_replacement(args.replace_unk, read_lexicon(args.lexicon) if args.lexicon else None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from rnnsearch.cli.common import add_backend_args
+
 FLAGS = {"timeout_s": "--timeout", "drain_s": "--drain-timeout"}  # fields whose flag is not --field-name
 
 
@@ -15,6 +17,7 @@ def register(sub) -> None:
     p.add_argument("--port", type=int, default=8000)
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    add_backend_args(p, ensemble=False)
     for name, field in ServeSettings.model_fields.items():
         if name == "batching":
             p.add_argument("--no-batching", dest="batching", action="store_false", help="search each request on its own")
@@ -29,9 +32,11 @@ def serve(args) -> int:
     from rnnsearch.serve import ServeSettings, create_app
     from rnnsearch.serve.server import serve as run_server
     settings = ServeSettings.make(**{name: getattr(args, name) for name in ServeSettings.model_fields})
-    translator = Translator.from_checkpoint(args.checkpoint, device=args.device)
+    translator = Translator.from_checkpoint(args.checkpoint, device=args.device, backend=args.backend,
+                                            quantize=args.quantize, dtype=args.dtype)
     app = create_app(translator, settings, checkpoint=args.checkpoint)
     print(f"rnnsearch serve: {translator.config.name} on http://{args.host}:{args.port}/ "
-          f"(API docs at /docs; batching {'on' if settings.batching else 'off'})", file=sys.stderr)
+          f"(API docs at /docs; batching {'on' if settings.batching else 'off'}; {args.backend}"
+          f"{' int8' if args.quantize else ''}{' bf16' if args.dtype == 'bf16' else ''})", file=sys.stderr)
     run_server(app, args.host, args.port, args.log_level, settings.drain_s)
     return 0

@@ -24,25 +24,26 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper
 
-OPSET = 17
+OPSET = 18
+IR_VERSION = 9  # what onnxruntime >= 1.16 reads (onnx's newest default can be ahead of onnxruntime)
 FORMAT = "rnnsearch-onnx"
 
 
 class Graph:
     """Nodes, initializers and unique names for one onnx.GraphProto."""
 
-    def __init__(self):
-        self.nodes, self.inits, self._n = [], [], 0
+    def __init__(self, prefix: str = ""):
+        self.nodes, self.inits, self._n, self.prefix = [], [], 0, prefix  # names are unique model-wide
 
     def const(self, name: str, value) -> str:
         array = np.asarray(value)
         array = array.astype(np.float32) if array.dtype.kind == "f" else array.astype(np.int64)
-        self.inits.append(onnx.numpy_helper.from_array(array, name))
-        return name
+        self.inits.append(onnx.numpy_helper.from_array(array, self.prefix + name))
+        return self.prefix + name
 
     def op(self, kind: str, *inputs: str, outputs: int = 1, **attrs) -> str | list[str]:
         self._n += 1
-        names = [f"{kind.lower()}_{self._n}_{k}" for k in range(outputs)]
+        names = [f"{self.prefix}{kind.lower()}_{self._n}_{k}" for k in range(outputs)]
         self.nodes.append(helper.make_node(kind, list(inputs), names, **attrs))
         return names[0] if outputs == 1 else names
 
@@ -67,8 +68,9 @@ def _gru_scan(g: Graph, xw: str, mask: str, gru, hidden: int, reverse: bool, cel
     """One GRU direction as a Scan over time: xw (S, B, 3H) the input side W x_j + b for every j,
     mask (S, B, 1) float. Padding carries the state through and outputs zeros, like the PyTorch
     encoder. Returns the outputs (S, B, H) and the final state (B, H)."""
-    body = Graph()
-    h, x, m = "h_prev", "x_j", "m_j"
+    tag = "bwd_" if reverse else "fwd_"
+    body = Graph(prefix=tag)
+    h, x, m = tag + "h_prev", tag + "x_j", tag + "m_j"
     if cell == "paper":  # z, r = sigmoid(W x + U_zr h); h~ = tanh(W x + U (r h)); h' = h + z (h~ - h)
         u_zr, u = gru
         x_zr, x_h = body.split(x, [2 * hidden, hidden])
@@ -86,14 +88,14 @@ def _gru_scan(g: Graph, xw: str, mask: str, gru, hidden: int, reverse: bool, cel
     keep = body.op("Sub", body.const("one", np.ones(1)), m)
     state = body.op("Add", body.op("Mul", m, new), body.op("Mul", keep, h))  # carried through padding
     out = body.op("Mul", state, m)
-    body.nodes.append(helper.make_node("Identity", [state], ["h_next"]))
-    body.nodes.append(helper.make_node("Identity", [out], ["y_j"]))
+    body.nodes.append(helper.make_node("Identity", [state], [tag + "h_next"]))
+    body.nodes.append(helper.make_node("Identity", [out], [tag + "y_j"]))
     f = TensorProto.FLOAT
     graph = body.make("gru_step", [helper.make_tensor_value_info(h, f, ["B", hidden]),
                                    helper.make_tensor_value_info(x, f, ["B", 3 * hidden]),
                                    helper.make_tensor_value_info(m, f, ["B", 1])],
-                      [helper.make_tensor_value_info("h_next", f, ["B", hidden]),
-                       helper.make_tensor_value_info("y_j", f, ["B", hidden])])
+                      [helper.make_tensor_value_info(tag + "h_next", f, ["B", hidden]),
+                       helper.make_tensor_value_info(tag + "y_j", f, ["B", hidden])])
     batch = g.op("Gather", g.op("Shape", mask), g.const(f"one_{g._n + 1}", np.array([1])))
     h0 = g.op("Expand", g.const(f"zeros_{g._n + 1}", np.zeros((1, hidden))), g.op("Concat", batch, g.const(
         f"h_{g._n + 1}", np.array([hidden])), axis=0))
@@ -145,7 +147,8 @@ def encoder_graph(model) -> onnx.ModelProto:
     graph = g.make("encoder", [helper.make_tensor_value_info("src", TensorProto.INT64, ["B", "S"]),
                                helper.make_tensor_value_info("mask", TensorProto.BOOL, ["B", "S"])],
                    [helper.make_tensor_value_info(n, f, shape) for n, (_, shape) in outputs.items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="rnnsearch")
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="rnnsearch",
+                             ir_version=IR_VERSION)
 
 
 def decoder_graph(model) -> onnx.ModelProto:
@@ -193,7 +196,8 @@ def decoder_graph(model) -> onnx.ModelProto:
     for name, (value, _) in outputs.items():
         g.nodes.append(helper.make_node("Identity", [value], [name]))
     graph = g.make("decoder_step", inputs, [helper.make_tensor_value_info(n, f, s) for n, (_, s) in outputs.items()])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="rnnsearch")
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="rnnsearch",
+                             ir_version=IR_VERSION)
 
 
 def export(translator, out_dir: str | Path) -> Path:
@@ -211,7 +215,7 @@ def export(translator, out_dir: str | Path) -> Path:
             state["sp_proto"] = base64.b64encode(state["sp_proto"]).decode("ascii")
         codecs[side] = state
     meta = {"format": FORMAT, "version": 1, "config": translator.config.model_dump(), "codecs": codecs,
-            "train_state": translator.train_state}
+            "train_state": translator.train_state, "parameters": sum(p.numel() for p in model.parameters())}
     (out / "model.json").write_text(json.dumps(meta), encoding="utf-8")
     return out
 

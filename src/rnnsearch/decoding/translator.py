@@ -1,6 +1,8 @@
 """Python API: ``Translator.from_checkpoint(path).translate(["..."])``."""
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 import warnings
 from dataclasses import dataclass, field
 
@@ -8,6 +10,7 @@ import numpy as np
 import torch
 
 from rnnsearch import checkpoint
+from rnnsearch.decoding import backends
 from rnnsearch.decoding import unk
 from rnnsearch.data.batching import source_batch
 from rnnsearch.config import Config, from_dict, replace
@@ -42,14 +45,59 @@ class Translator:
         self.lexicon: dict[str, str] | None = None
 
     @classmethod
-    def from_checkpoint(cls, path, device: str = "cpu") -> "Translator":
+    def from_checkpoint(cls, path, device: str = "cpu", backend: str = "torch", quantize: str | None = None,
+                        dtype: str = "float32") -> "Translator":
+        """A checkpoint (or an ``rnnsearch export`` directory) ready to translate. ``backend``:
+        torch, or onnx (the graphs of ``rnnsearch export`` under onnxruntime, exported on the fly
+        from a checkpoint); ``quantize``: None or int8; ``dtype``: float32 or bf16 (torch only)."""
+        if backend not in ("torch", "onnx") or quantize not in (None, "int8") or dtype not in ("float32", "bf16"):
+            raise UsageError(f"backend {backend!r}, quantize {quantize!r}, dtype {dtype!r}: expected torch|onnx, "
+                             "int8 or none, float32|bf16")
+        if Path(path).is_dir() and (Path(path) / "model.json").exists():
+            if backend != "onnx":
+                raise UsageError(f"{path} is an ONNX export: translate it with --backend onnx")
+            return cls.from_export(path, quantize)
         payload = checkpoint.load(path)
         cfg = from_dict(payload["config"])
         src, tgt = TextCodec.from_state(payload["src_codec"]), TextCodec.from_state(payload["tgt_codec"])
         model = build_model(cfg.model, len(src.vocab), len(tgt.vocab))
         model.load_state_dict(payload["model"])
         model.eval()
-        return cls(model, src, tgt, cfg, device, payload.get("train_state"))
+        translator = cls(model, src, tgt, cfg, device, payload.get("train_state"))
+        if backend == "onnx":
+            if dtype != "float32":
+                raise UsageError("--dtype bf16 goes with the torch backend")
+            return translator._onnx(quantize)
+        if quantize == "int8":
+            translator.model = backends.torch_int8(translator.model)
+        if dtype == "bf16":
+            translator.model = backends.Autocast(translator.model)
+        return translator
+
+    @classmethod
+    def from_export(cls, directory, quantize: str | None = None) -> "Translator":
+        """The graphs of ``rnnsearch export`` under onnxruntime."""
+        model = backends.OnnxModel(directory, int8=quantize == "int8")
+        src, tgt = backends.export_codecs(model.meta)
+        return cls(model, src, tgt, from_dict(model.meta["config"]), "cpu", model.meta.get("train_state"))
+
+    def _onnx(self, quantize: str | None) -> "Translator":
+        from rnnsearch.decoding.export import export
+        self._export_dir = tempfile.TemporaryDirectory(prefix="rnnsearch-onnx-")  # removed with the translator
+        export(self, self._export_dir.name)
+        onnx = Translator.from_export(self._export_dir.name, quantize)
+        onnx._export_dir = self._export_dir
+        return onnx
+
+    def add_ensemble(self, paths: list[str]) -> None:
+        """Search this model together with those of ``paths`` (same vocabularies): their
+        probabilities are averaged at every step (decoding/backends.Ensemble)."""
+        members = [self.model]
+        for path in paths:
+            other = Translator.from_checkpoint(path, self.device)
+            backends.check_same_vocabularies(self, other, str(path))
+            members.append(other.model)
+        self.model = backends.Ensemble(members)
 
     @property
     def decode_cfg(self):

@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from rnnsearch.config import Config, ConfigError, to_dict
+from rnnsearch.config import Config, ConfigError, first_difference, to_dict
 from rnnsearch.errors import UserError
 
 
@@ -53,19 +53,12 @@ def set_rng_state(state: dict) -> None:
         torch.cuda.set_rng_state_all(state["cuda"])
 
 
-NOT_CHECKED = {("data", "token_cache")}  # where tokens are cached changes no data
-
-
 def check_resumable(cfg: Config, saved: dict, path: Path) -> None:
     """The model, vocabulary and data of a resumed run must be those of the checkpoint."""
-    now = to_dict(cfg)
-    for section in ("model", "vocab", "data"):
-        for key, value in saved[section].items():
-            if (section, key) in NOT_CHECKED:
-                continue
-            if now[section].get(key) != value:
-                raise ConfigError(f"{section}.{key}: {now[section].get(key)!r} differs from the "
-                                  f"checkpoint {path} ({value!r}); a resumed run must keep it")
+    diff = first_difference(saved, to_dict(cfg))
+    if diff is not None:
+        key, then, now = diff
+        raise ConfigError(f"{key}: {now!r} differs from the checkpoint {path} ({then!r}); a resumed run must keep it")
 
 
 def catch_stop_signals(handler) -> dict:

@@ -107,6 +107,9 @@ class Trainer:
         return payload
 
     def _restore(self, payload: dict) -> None:
+        if "optimizer" not in payload or "train_state" not in payload:
+            raise TrainError(f"{self.out / 'last.pt'} holds no optimiser state (an average?): it translates, "
+                             "but a run cannot resume from it")
         self.model.load_state_dict(payload["model"])
         self.optimizer.load_state_dict(payload["optimizer"])
         if self.scheduler is not None and payload.get("scheduler"):

@@ -1,0 +1,38 @@
+"""``rnnsearch average CKPT... --out F``: one checkpoint whose parameters are the mean of several
+checkpoints' of one model (e.g. the last saves of a run, ``train.keep_last``). The checkpoints must
+share the model, vocabulary and data config and the vocabularies themselves; the first key that
+differs is named. The result translates like any checkpoint; it holds no optimiser state, so it is
+not resumed."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from rnnsearch import checkpoint
+from rnnsearch.config import first_difference
+from rnnsearch.errors import UsageError
+
+
+def average_checkpoints(paths: list[str], out: str | Path) -> dict:
+    if len(paths) < 2:
+        raise UsageError("give at least two checkpoints to average")
+    payloads = [checkpoint.load(p) for p in paths]
+    first = payloads[0]
+    for path, payload in zip(paths[1:], payloads[1:]):
+        diff = first_difference(first["config"], payload["config"])
+        if diff is not None:
+            key, a, b = diff
+            raise UsageError(f"{path}: {key} is {b!r} but {a!r} in {paths[0]}: only checkpoints of one model average")
+        for side in ("src_codec", "tgt_codec"):
+            if payload[side] != first[side]:
+                raise UsageError(f"{path}: its {side.split('_')[0]} vocabulary differs from {paths[0]}'s")
+    model = {}
+    for name, tensor in first["model"].items():
+        total = sum(p["model"][name].double() for p in payloads)
+        model[name] = (total / len(payloads)).to(tensor.dtype)
+    averaged = {key: first[key] for key in ("config", "src_codec", "tgt_codec")}
+    averaged.update(model=model, train_state=payloads[-1].get("train_state"),
+                    meta={**first.get("meta", {}), "averaged_from": [str(p) for p in paths]})
+    checkpoint.save(out, averaged)
+    return averaged

@@ -1,0 +1,225 @@
+"""What the search runs on besides the PyTorch model: the exported ONNX graphs under onnxruntime
+(optionally int8), the PyTorch model in int8 (torch.ao dynamic quantisation) or under bf16
+autocast, and an ensemble of models whose probabilities are averaged at every step.
+
+Each offers what decoding/search.py calls: ``encode(src, mask)``, ``init_state(enc)``,
+``step(y, state, enc) -> (log p, state, alpha)``, with ``select(rows)`` on what they return, so
+that greedy and beam search are the same functions whatever runs under them.
+"""
+from __future__ import annotations
+
+import base64
+import json
+import math
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from rnnsearch.data.tokenize import TextCodec
+from rnnsearch.errors import UsageError
+from rnnsearch.model.decoder import DecoderState
+
+QUANTIZED = ("decoder.W_o", "decoder.U", "decoder.U_o")  # the step's nn.Linear modules (the others are stacked)
+
+
+@dataclass
+class Rows:
+    """Per-row tensors (any names) with ``select(rows)``, as EncoderOutput has."""
+    tensors: dict
+
+    def select(self, rows: torch.Tensor) -> "Rows":
+        return Rows({k: v.index_select(0, rows) for k, v in self.tensors.items()})
+
+
+class OnnxModel:
+    """encoder.onnx and decoder_step.onnx of ``rnnsearch export`` under onnxruntime (CPU)."""
+
+    def __init__(self, directory: str | Path, threads: int = 0, int8: bool = False):
+        import onnxruntime as ort
+        directory = Path(directory)
+        self.meta = read_export(directory)
+        self.arch = self.meta["config"]["model"]["arch"]
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = threads or torch.get_num_threads()
+        options.inter_op_num_threads = 1
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        step = directory / "decoder_step.onnx"
+        if int8:
+            step = quantized_step(directory)
+        providers = ["CPUExecutionProvider"]
+        self.encoder = ort.InferenceSession(str(directory / "encoder.onnx"), options, providers=providers)
+        self.decoder = ort.InferenceSession(str(step), options, providers=providers)
+        self.step_inputs = [i.name for i in self.decoder.get_inputs()]
+        self.training = False
+
+    # the parts of nn.Module the Translator uses
+    def to(self, device):
+        if torch.device(device).type != "cpu":
+            raise UsageError("the onnx backend runs on the CPU (onnxruntime's CPU provider)")
+        return self
+
+    def eval(self):
+        return self
+
+    def train(self, mode: bool = True):
+        return self
+
+    def parameters(self):
+        yield torch.empty(self.meta["parameters"])
+
+    def encode(self, src: torch.Tensor, mask: torch.Tensor) -> Rows:
+        names = [o.name for o in self.encoder.get_outputs()]
+        values = self.encoder.run(names, {"src": src.numpy(), "mask": mask.numpy()})
+        out = {n: torch.from_numpy(v) for n, v in zip(names, values)}
+        if self.arch == "rnnsearch":
+            out["mask"] = mask
+        return Rows(out)
+
+    def init_state(self, enc: Rows) -> DecoderState:
+        return DecoderState(enc.tensors["s0"])
+
+    def step(self, y_prev: torch.Tensor, state: DecoderState, enc: Rows):
+        feeds = {"y_prev": y_prev.numpy(), "s_prev": state.hidden.numpy()}
+        feeds.update({k: enc.tensors[k].numpy() for k in self.step_inputs if k not in feeds})
+        outputs = self.decoder.run(None, feeds)
+        alpha = torch.from_numpy(outputs[2]) if len(outputs) > 2 else None
+        return torch.from_numpy(outputs[0]), DecoderState(torch.from_numpy(outputs[1])), alpha
+
+
+def read_export(directory: Path) -> dict:
+    """model.json of an export directory, with a clear error when it is not one."""
+    from rnnsearch.decoding.export import FORMAT
+    path = directory / "model.json"
+    if not path.is_file():
+        raise UsageError(f"{directory}: not an `rnnsearch export` directory (no model.json)")
+    meta = json.loads(path.read_text(encoding="utf-8"))
+    if meta.get("format") != FORMAT:
+        raise UsageError(f"{path}: not an rnnsearch ONNX export")
+    return meta
+
+
+def export_codecs(meta: dict) -> tuple[TextCodec, TextCodec]:
+    codecs = []
+    for side in ("src", "tgt"):
+        state = dict(meta["codecs"][side])
+        if state.get("sp_proto") is not None:
+            state["sp_proto"] = base64.b64decode(state["sp_proto"])
+        codecs.append(TextCodec.from_state(state))
+    return codecs[0], codecs[1]
+
+
+def quantized_step(directory: Path) -> Path:
+    """decoder_step.int8.onnx beside decoder_step.onnx (made once): onnxruntime's dynamic int8
+    quantisation of the step's matrix products (weights int8, activations quantised per call)."""
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+    out = directory / "decoder_step.int8.onnx"
+    if not out.exists():
+        quantize_dynamic(str(directory / "decoder_step.onnx"), str(out), weight_type=QuantType.QInt8,
+                         op_types_to_quantize=["MatMul"])
+    return out
+
+
+def torch_int8(model):
+    """The model with the step's nn.Linear modules (W_o, U, U_o) in dynamic int8 (torch.ao)."""
+    from torch.ao.quantization import quantize_dynamic
+    return quantize_dynamic(model.float().eval(), set(QUANTIZED), dtype=torch.qint8)
+
+
+def bf16_supported() -> bool:
+    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX); elsewhere bf16 is emulated."""
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return False
+    return "avx512_bf16" in flags or "amx_bf16" in flags
+
+
+class Autocast:
+    """The model under bf16 autocast for every call the search makes (products in bfloat16; the
+    log-probabilities and the search's scores stay float32)."""
+
+    def __init__(self, model):
+        self.model, self.arch = model, getattr(model, "arch", "rnnsearch")
+        if not bf16_supported():
+            warnings.warn("bf16 decoding on a CPU without AVX512-BF16 or AMX: emulated, likely slower than float32")
+
+    def __getattr__(self, name):
+        return getattr(self.model, name)
+
+    def _autocast(self):
+        return torch.autocast("cpu", dtype=torch.bfloat16)
+
+    def encode(self, src, mask):
+        with self._autocast():
+            return self.model.encode(src, mask)
+
+    def init_state(self, enc):
+        with self._autocast():
+            return self.model.init_state(enc)
+
+    def step(self, y_prev, state, enc):
+        with self._autocast():
+            logp, state, alpha = self.model.step(y_prev, state, enc)
+        return logp.float(), state, None if alpha is None else alpha.float()
+
+
+@dataclass
+class Members:
+    """One value per ensemble member, selected together."""
+    items: list
+
+    def select(self, rows):
+        return Members([x.select(rows) for x in self.items])
+
+
+class Ensemble:
+    """Several models searched as one: p(y_i | ...) is the mean of the members' probabilities
+    (log of the mean of exp log p), every member keeping its own state; alpha is the mean of the
+    members' alignments (None when no member has attention)."""
+
+    def __init__(self, models: list):
+        self.models = models
+        self.arch = "rnnsearch" if any(getattr(m, "arch", "") == "rnnsearch" for m in models) else "rnnencdec"
+        self.training = False
+
+    def to(self, device):
+        self.models = [m.to(device) for m in self.models]
+        return self
+
+    def eval(self):
+        return self
+
+    def train(self, mode: bool = True):
+        for m in self.models:
+            m.train(mode)
+        return self
+
+    def parameters(self):
+        for m in self.models:
+            yield from m.parameters()
+
+    def encode(self, src, mask):
+        return Members([m.encode(src, mask) for m in self.models])
+
+    def init_state(self, enc: Members):
+        return Members([m.init_state(e) for m, e in zip(self.models, enc.items)])
+
+    def step(self, y_prev, state: Members, enc: Members):
+        outs = [m.step(y_prev, s, e) for m, s, e in zip(self.models, state.items, enc.items)]
+        logps = torch.stack([o[0].float() for o in outs])  # (members, N, V)
+        logp = torch.logsumexp(logps, dim=0) - math.log(len(outs))
+        alphas = [o[2] for o in outs if o[2] is not None]
+        alpha = torch.stack(alphas).mean(0) if alphas else None
+        return logp, Members([o[1] for o in outs]), alpha
+
+
+def check_same_vocabularies(first, other, name: str) -> None:
+    """Members of an ensemble must read and write the same units."""
+    for side in ("src_codec", "tgt_codec"):
+        a, b = getattr(first, side), getattr(other, side)
+        if a.vocab.itos != b.vocab.itos or a.sp_proto != b.sp_proto or a.tokenizer != b.tokenizer:
+            raise UsageError(f"--ensemble {name}: its {side.split('_')[0]} vocabulary differs from the first model's; "
+                             "an ensemble needs the same vocabularies")
+

@@ -1,0 +1,155 @@
+"""Decoding for deployment: the ONNX graphs compute what the PyTorch model computes, and the same
+beam search over them gives the same n-best lists; int8 and bf16 decoding run; ensembles average
+probabilities; checkpoints average; the last N saves are kept."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+pytest.importorskip("onnxruntime")
+
+from conftest import demo_config, small_model  # noqa: E402
+from rnnsearch import checkpoint  # noqa: E402
+from rnnsearch.cli import main  # noqa: E402
+from rnnsearch.config import from_dict  # noqa: E402
+from rnnsearch.data.batching import source_batch  # noqa: E402
+from rnnsearch.data.tokenize import TextCodec  # noqa: E402
+from rnnsearch.data.vocab import SPECIALS, Vocab  # noqa: E402
+from rnnsearch.decoding.average import average_checkpoints  # noqa: E402
+from rnnsearch.decoding.backends import OnnxModel  # noqa: E402
+from rnnsearch.decoding.export import export  # noqa: E402
+from rnnsearch.decoding.nbest import parse_nbest  # noqa: E402
+from rnnsearch.decoding.translator import Translator  # noqa: E402
+from rnnsearch.errors import UsageError  # noqa: E402
+
+FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoint_2026_11_22"
+
+
+def _random_translator(arch: str, cell: str, readout: str) -> Translator:
+    model = small_model(arch, encoder_cell=cell, readout_state=readout)  # src 23, tgt 27 ids, large weights
+    src = TextCodec("en", "space", Vocab(SPECIALS + [f"s{i}" for i in range(19)]))
+    tgt = TextCodec("fr", "space", Vocab(SPECIALS + [f"t{i}" for i in range(23)]))
+    cfg = from_dict({"model": {"arch": arch, "encoder_cell": cell, "readout_state": readout}})
+    return Translator(model, src, tgt, cfg)
+
+
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+@pytest.mark.parametrize("cell", ["paper", "fused"])
+@pytest.mark.parametrize("readout", ["current", "previous"])
+def test_graphs_compute_the_models_encoder_and_step(tmp_path, arch, cell, readout):
+    translator = _random_translator(arch, cell, readout)
+    onnx = OnnxModel(export(translator, tmp_path))
+    src, mask = source_batch([[5, 6, 7, 8, 9, 10], [11, 12], [13, 14, 15]])  # padding in two rows
+    model = translator.model
+    with torch.no_grad():
+        enc, got = model.encode(src, mask), onnx.encode(src, mask)
+        state, onnx_state = model.init_state(enc), onnx.init_state(got)
+        torch.testing.assert_close(onnx_state.hidden, state.hidden, rtol=1e-4, atol=1e-5)
+        y = torch.tensor([2, 7, 9])
+        for _ in range(3):  # three steps, each from its own outputs
+            logp, state, alpha = model.step(y, state, enc)
+            onnx_logp, onnx_state, onnx_alpha = onnx.step(y, onnx_state, got)
+            torch.testing.assert_close(onnx_logp, logp, rtol=1e-4, atol=1e-4)
+            torch.testing.assert_close(onnx_state.hidden, state.hidden, rtol=1e-4, atol=1e-5)
+            if arch == "rnnsearch":
+                torch.testing.assert_close(onnx_alpha, alpha, rtol=1e-4, atol=1e-5)
+                assert float(onnx_alpha[1, 3:].abs().sum()) == 0.0  # padding gets no attention
+            else:
+                assert onnx_alpha is None and alpha is None
+            y = logp.argmax(1)
+
+
+@pytest.mark.parametrize("which", ["trained", "fixture"])
+def test_onnx_backend_reproduces_the_n_best_lists(trained_run, synth_dir, tmp_path, which):
+    ckpt = trained_run / "best.pt" if which == "trained" else FIXTURE / "last.pt"
+    sources = (synth_dir / "test.en").read_text().splitlines()[:40]
+    torch_t = Translator.from_checkpoint(ckpt)
+    onnx_t = Translator.from_checkpoint(ckpt, backend="onnx")
+    for beam, n_best in ((1, 1), (4, 3)):
+        a, b = torch_t.translate(sources, beam=beam, n_best=n_best), onnx_t.translate(sources, beam=beam, n_best=n_best)
+        assert [[h.text for h in r.nbest] for r in a] == [[h.text for h in r.nbest] for r in b]
+        diffs = [abs(x.score - y.score) for r, s in zip(a, b) for x, y in zip(r.nbest, s.nbest)]
+        assert max(diffs) < 1e-4
+
+
+def test_cli_export_then_translate_the_directory(trained_run, synth_dir, tmp_path, capsys):
+    ckpt, out = str(trained_run / "best.pt"), tmp_path / "export"
+    assert main(["export", ckpt, "--out", str(out), "--quantize", "int8"]) == 0
+    assert {p.name for p in out.iterdir()} == {"encoder.onnx", "decoder_step.onnx", "decoder_step.int8.onnx",
+                                               "model.json"}
+    src = str(synth_dir / "test.en")
+    capsys.readouterr()
+    outputs = {}
+    for name, extra in (("torch", [ckpt]), ("onnx", [str(out), "--backend", "onnx"])):
+        assert main(["translate", *extra, "--input", src, "--beam", "3", "--n-best", "2"]) == 0
+        outputs[name] = parse_nbest(capsys.readouterr().out.splitlines())
+    assert [[t for t, _ in hyps] for hyps in outputs["torch"]] == [[t for t, _ in hyps] for hyps in outputs["onnx"]]
+    assert main(["translate", str(out), "--input", src]) == 2  # an export needs --backend onnx
+    assert "--backend onnx" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", [dict(backend="onnx", quantize="int8"), dict(quantize="int8"), dict(dtype="bf16")])
+def test_int8_and_bf16_keep_the_translations_of_a_trained_model(trained_run, synth_dir, kind):
+    from rnnsearch.analysis.evaluate import corpus_bleu
+    ckpt = trained_run / "best.pt"
+    sources = (synth_dir / "test.en").read_text().splitlines()[:60]
+    refs = (synth_dir / "test.fr").read_text().splitlines()[:60]
+    full = corpus_bleu([t.text for t in Translator.from_checkpoint(ckpt).translate(sources, beam=3)], refs)[0]
+    low = Translator.from_checkpoint(ckpt, **kind)
+    got = corpus_bleu([t.text for t in low.translate(sources, beam=3)], refs)[0]
+    assert got >= full - 1.0, (kind, full, got)
+
+
+def test_an_ensemble_averages_probabilities(trained_run, tmp_path):
+    ckpt = trained_run / "best.pt"
+    single = Translator.from_checkpoint(ckpt)
+    pair = Translator.from_checkpoint(ckpt)
+    pair.add_ensemble([str(ckpt)])  # a model with itself: the model
+    sentences = ["The big dog sees a small cat .", "A white cat sleeps ."]
+    for a, b in zip(single.translate(sentences, beam=3, n_best=2), pair.translate(sentences, beam=3, n_best=2)):
+        assert [h.text for h in a.nbest] == [h.text for h in b.nbest]
+        assert [h.score for h in a.nbest] == pytest.approx([h.score for h in b.nbest], abs=1e-5)
+    # two different models: the step's log-probabilities are log((p1 + p2) / 2)
+    other = Translator.from_checkpoint(ckpt)
+    with torch.no_grad():
+        for p in other.model.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    mixed = Translator.from_checkpoint(ckpt)
+    mixed.model = type(pair.model)([single.model, other.model])
+    src, mask = source_batch([[5, 6, 7], [8, 9]])
+    with torch.no_grad():
+        logp, _, alpha = mixed.model.step(torch.tensor([2, 2]), mixed.model.init_state(enc := mixed.model.encode(src, mask)), enc)
+        l1, _, a1 = single.model.step(torch.tensor([2, 2]), single.model.init_state(e1 := single.model.encode(src, mask)), e1)
+        l2, _, a2 = other.model.step(torch.tensor([2, 2]), other.model.init_state(e2 := other.model.encode(src, mask)), e2)
+    torch.testing.assert_close(logp.exp(), (l1.exp() + l2.exp()) / 2, rtol=1e-5, atol=1e-7)
+    torch.testing.assert_close(alpha, (a1 + a2) / 2)
+
+
+def test_an_ensemble_needs_the_same_vocabularies(trained_run):
+    t = Translator.from_checkpoint(trained_run / "best.pt")
+    with pytest.raises(UsageError, match="vocabulary differs"):
+        t.add_ensemble([str(FIXTURE / "last.pt")])
+
+
+def test_average_of_checkpoints(trained_run, tmp_path, synth_dir):
+    ckpt = trained_run / "best.pt"
+    averaged = average_checkpoints([str(ckpt), str(trained_run / "last.pt")], tmp_path / "avg.pt")
+    a, b = checkpoint.load(ckpt)["model"], checkpoint.load(trained_run / "last.pt")["model"]
+    for name, value in averaged["model"].items():
+        torch.testing.assert_close(value, (a[name] + b[name]) / 2)
+    assert Translator.from_checkpoint(tmp_path / "avg.pt").translate(["The dog ."])[0].text
+    with pytest.raises(UsageError, match="model.emb is 32 but 48"):
+        average_checkpoints([str(ckpt), str(FIXTURE / "last.pt")], tmp_path / "bad.pt")
+    assert not (tmp_path / "bad.pt").exists()
+
+
+def test_keep_last_keeps_the_last_saves(synth_dir, tmp_path):
+    from rnnsearch.training.trainer import train
+    cfg = demo_config(synth_dir, max_steps=50, save_every=10, valid_every=20, keep_last=2, valid_max_sentences=10)
+    cfg["model"].update(emb=16, enc_hidden=16, dec_hidden=16, att=16, maxout=8)
+    train(from_dict(cfg), tmp_path, log=lambda *_: None)
+    kept = sorted(p.name for p in tmp_path.glob("step-*.pt"))
+    assert kept == ["step-00000040.pt", "step-00000050.pt"]
+    assert [checkpoint.load(tmp_path / name)["train_state"]["step"] for name in kept] == [40, 50]
