@@ -31,17 +31,9 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
     metrics = Metrics()
     batcher = Batcher(translator, settings, metrics)
 
-    @asynccontextmanager
-    async def lifespan(app):
-        if settings.threads:
-            import torch
-            torch.set_num_threads(settings.threads)
-        batcher.start()
-        yield
-        await batcher.stop()
-
     error_body = {"model": ErrorBody}
-    app = FastAPIOffline(title="rnnsearch", version=__version__, lifespan=lifespan, redoc_url=None,
+    app = FastAPIOffline(title="rnnsearch", version=__version__, lifespan=_lifespan(batcher, settings),
+                         redoc_url=None,
                          description="Translations with their soft alignments (Bahdanau et al. 2014).")
     app.state.batcher, app.state.metrics, app.state.draining = batcher, metrics, False
     app.add_middleware(Guard, metrics=metrics, max_body_bytes=settings.max_body_bytes, state=app.state)
@@ -89,6 +81,18 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
         return HTMLResponse((STATIC / "index.html").read_text(encoding="utf-8"))
 
     return app
+
+
+def _lifespan(batcher: Batcher, settings: ServeSettings):
+    @asynccontextmanager
+    async def lifespan(app):
+        if settings.threads:
+            import torch
+            torch.set_num_threads(settings.threads)
+        batcher.start()
+        yield
+        await batcher.stop()
+    return lifespan
 
 
 def _check(texts: list[str], field: str, beam: int, n_best: int, s: ServeSettings) -> None:
