@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DEMO   := runs/demo
 DEMO_SENTENCE := The big black dog sees a small white cat in the old house.
 
-.PHONY: setup demo test test-fast bench bench-serve bench-aer joey hansards clean
+.PHONY: setup demo test test-fast bench bench-serve bench-decode bench-aer joey hansards hansards-status hansards-report clean
 
 setup: $(VENV)/.installed
 
@@ -69,16 +69,28 @@ CHECKPOINT ?=
 bench-serve: setup
 	$(BIN)/python benchmarks/bench_serve.py --clients $(CLIENTS) --seconds $(DURATION) $(if $(SOAK),--soak $(SOAK)) $(if $(CHECKPOINT),--checkpoint $(CHECKPOINT)) $(if $(QUICK),,--record)
 
+# Decoding configurations side by side (torch float32 / bf16 / int8, onnxruntime float32 / int8),
+# averaging and ensembles (benchmarks/bench_decode.py; BENCHMARKS.md). HANSARDS=CKPT adds Hansards parity.
+HANSARDS ?=
+bench-decode: setup
+	$(BIN)/python benchmarks/bench_decode.py $(if $(HANSARDS),--hansards $(HANSARDS)) $(if $(QUICK),,--record)
+
 # AER on the WPT 2003 gold set: a Hansards RNNsearch's attention beside eflomal (experiments/aer.py).
 AER_CKPT ?= runs/hansards/rnnsearch50/best.pt
 bench-aer: setup
 	$(BIN)/pip install -q --disable-pip-version-check "eflomal>=2"
 	$(BIN)/python experiments/aer.py --checkpoint $(AER_CKPT) --out runs/aer/aer.md
 
-# The paper's experiment on the Hansards (recipes/hansards.sh): four models, two reports.
-# PROFILE=cpu (default without CUDA) trains a 200k-pair subset with smaller sizes, an hour each.
+# The paper's experiment on the Hansards (recipes/hansards.sh): a campaign of four models (a budget of
+# core-hours each, continued by every invocation), then two reports; hansards-status: where it stands.
 hansards: setup
 	recipes/hansards.sh
+
+hansards-status: setup
+	recipes/hansards.sh status
+
+hansards-report: setup
+	recipes/hansards.sh report
 
 clean:
 	rm -rf $(VENV) runs data/demo .pytest_cache .hypothesis

@@ -190,7 +190,7 @@ def decode_rnnsearch(work: Path, ckpt: Path, beam: int, limit: int, env: dict) -
     cmd = [sys.executable, "benchmarks/decode_speed.py", str(ckpt), str(DATA / "test_2016_flickr.en"),
            "--beam", str(beam), "--out", str(hyps)] + (["--limit", str(limit)] if limit else [])
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True, cwd=ROOT)
-    return {"seconds": json.loads(out.stdout.strip().splitlines()[-1])["seconds"], "hyps": hyps}
+    return {"seconds": json.loads(out.stdout.strip().splitlines()[-1])["beam"]["seconds"], "hyps": hyps}
 
 
 def decode_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], ckpt: Path, beam: int,
