@@ -39,6 +39,13 @@ def add_backend_args(p, ensemble: bool = True) -> None:
                             "every step of one beam search")
 
 
+def add_decoding_args(p) -> None:
+    """The search, back end and [UNK] flags of translate and evaluate."""
+    add_search_args(p)
+    add_backend_args(p)
+    add_unk_args(p)
+
+
 def search_kwargs(args) -> dict:
     return {"length_penalty": args.length_penalty, "max_len_ratio": args.max_len_ratio,
             "batch_size": args.batch_size}

@@ -5,8 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from rnnsearch.cli.common import (add_backend_args, add_search_args, add_unk_args, load_translator, read_input,
-                                  search_kwargs)
+from rnnsearch.cli.common import add_decoding_args, load_translator, read_input, search_kwargs
 from rnnsearch.errors import UsageError
 from rnnsearch.data.vocab import EOS_TOKEN
 
@@ -17,9 +16,7 @@ def register(sub) -> None:
     p.add_argument("--input", help="input file (default: standard input)")
     p.add_argument("--output", help="output file (default: standard output)")
     p.add_argument("--n-best", type=int, default=1, help="write the n best as 'i ||| text ||| score'")
-    add_search_args(p)
-    add_backend_args(p)
-    add_unk_args(p)
+    add_decoding_args(p)
     p.set_defaults(func=translate, tune=True)
 
     p = sub.add_parser("evaluate", help="sacreBLEU, the paper's Table 1 columns and BLEU by length")
@@ -31,9 +28,7 @@ def register(sub) -> None:
     p.add_argument("--plot", help="write BLEU by source length as a PNG here")
     p.add_argument("--hyp-out", help="write the translations here (one model only)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_search_args(p)
-    add_backend_args(p)
-    add_unk_args(p)
+    add_decoding_args(p)
     p.set_defaults(func=evaluate, tune=True)
 
     p = sub.add_parser("plot-alignment", help="the paper's Figure 3 for one sentence")
