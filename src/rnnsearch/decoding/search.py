@@ -106,6 +106,20 @@ def _collect_greedy(batch, tokens, attns, rows_at, ended, src_lens, alpha) -> li
     return hyps
 
 
+def _best_extensions(scores: torch.Tensor, logp: torch.Tensor, k: int):
+    """The K best extensions of each sentence's K hypotheses: scores (N, K), logp (N, K, V) ->
+    their scores, tokens and hypothesis indices, (N, K) each. The K best of all K x V candidates
+    are among each hypothesis's own K best tokens, so only K x K candidates are compared: no
+    (N, K, V) sum is made (with a large vocabulary and many sentences, each one was a fresh
+    allocation, page-faulted at every step)."""
+    n, _, vocab = logp.shape
+    kk = min(k, vocab)
+    row_top, row_token = logp.topk(kk, dim=2)  # (N, K, kk)
+    cand = (scores.unsqueeze(2) + row_top).view(n, k * kk)  # (N, K*kk)
+    top, pos = cand.topk(k, dim=1)  # (N, K)
+    return top, row_token.view(n, k * kk).gather(1, pos), pos // kk
+
+
 @torch.no_grad()
 def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, beam: int,
                 max_len_ratio: float = 2.0, length_penalty: float = 0.0,
@@ -133,12 +147,10 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, beam: int,
         logp, state, alpha = model.step(y, state, enc)  # (N*K, V)
         vocab = logp.size(1)
         logp = _force_eos(logp, (t + 1 >= limits[alive]).repeat_interleave(k))
-        cand = scores.unsqueeze(2) + logp.view(n, k, vocab)  # (N, K, V)
-        top, idx = cand.view(n, k * vocab).topk(k, dim=1)  # (N, K)
+        top, token, beam_of = _best_extensions(scores, logp.view(n, k, vocab), k)  # (N, K) each
         live = slots[None, :] < (k - n_done[alive])[:, None]  # (N, K): K - f slots stay open
         top = top.masked_fill(~live, float("-inf"))
-        token = idx % vocab  # (N, K)
-        rows = ((torch.arange(n, device=device) * k)[:, None] + idx // vocab).view(-1)  # (N*K,)
+        rows = ((torch.arange(n, device=device) * k)[:, None] + beam_of).view(-1)  # (N*K,)
         history = torch.cat([history[rows], token.view(-1, 1)], 1)  # (N*K, t+1)
         if alpha is not None:
             step_attn = alpha[rows].unsqueeze(1)  # (N*K, 1, S)

@@ -71,7 +71,7 @@ class Translator:
         if quantize == "int8":
             translator.model = backends.torch_int8(translator.model)
         if dtype == "bf16":
-            translator.model = backends.Autocast(translator.model)
+            translator.model = backends.bf16_model(translator.model)
         return translator
 
     @classmethod
