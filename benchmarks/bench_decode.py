@@ -77,8 +77,11 @@ def main() -> int:
     p.add_argument("--hansards-lines", type=int, default=0, help="the first N Hansards test sentences (0 = all)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--train-minutes", type=float, default=20)
+    p.add_argument("--parity-only", action="store_true", help="with --hansards: only the Hansards parity")
     p.add_argument("--record", action="store_true")
     args = p.parse_args()
+    if args.parity_only:
+        return parity_only(args)
     spm = ROOT / "runs" / "bench_decode" / "spm.model"
     a = Path(args.model_a) if args.model_a else train_model("model_a", 1234, spm, args.train_minutes)
     b = Path(args.model_b) if args.model_b else train_model("model_b", 4321, spm, args.train_minutes)
@@ -98,6 +101,18 @@ def main() -> int:
             f.write(f"\n## Decoding for deployment ({date.today().isoformat()})\n\nCommand: `{' '.join(sys.argv)}`.\n\n"
                     + report)
         say("appended to BENCHMARKS.md")
+    return 0
+
+
+def parity_only(args) -> int:
+    if not args.hansards:
+        raise SystemExit("--parity-only needs --hansards CKPT")
+    report = "\n".join(hansards_parity(Path(args.hansards), args.threads, args.hansards_lines)) + "\n"
+    print(report)
+    if args.record:
+        with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
+            f.write(f"\n## Decoding parity on the Hansards test ({date.today().isoformat()})\n\n"
+                    f"Command: `{' '.join(sys.argv)}`; machine: {machine(args.threads)}.\n\n" + report)
     return 0
 
 

@@ -154,7 +154,9 @@ def soak(ckpt: Path, sentences: list[str], clients: int, seconds: float) -> dict
     result.update(rss_after_warmup_mib=round(warm, 1), rss_end_mib=round(samples[-1][1], 1),
                   rss_peak_mib=round(max(r for _, r in samples), 1), rss_growth=round(samples[-1][1] / warm - 1, 4),
                   p99_first_minute_ms=round(first, 1), p99_last_minute_ms=round(last, 1),
-                  p99_change=round(last / first - 1, 4), server_exit=server.returncode)
+                  p99_change=round(last / first - 1, 4), server_exit=server.returncode,
+                  rss_by_minute=[round(next(r for t, r in reversed(samples) if t <= m * 60), 1)
+                                 for m in range(1, int(seconds // 60) + 1)])
     return result
 
 
@@ -167,7 +169,9 @@ def soak_table(r: dict, clients: int, seconds: float) -> str:
     rows = [f"{clients} clients, {seconds:.0f} s, batching on: {r['sentences']} sentences, "
             f"{r['sentences_per_s']} sentences/s, p50 {r['p50_ms']} ms, p99 {r['p99_ms']} ms, "
             f"mean batch {r['mean_batch_size']}, peak RSS {r['rss_peak_mib']} MiB; the server exited with "
-            f"{r['server_exit']} on SIGTERM.", "", "| check | target | measured | met |", "|---|---|---|---|"]
+            f"{r['server_exit']} on SIGTERM. RSS at the end of each minute (MiB): "
+            f"{', '.join(f'{v:,.0f}' for v in r['rss_by_minute'])}.", "", "| check | target | measured | met |",
+            "|---|---|---|---|"]
     targets = ["0", "<= 5%", "within 20%"]
     rows += [f"| {name} | {t} | {value} | {'yes' if ok else 'NO'} |" for (name, ok, value), t in zip(checks, targets)]
     return "\n".join(rows) + "\n"

@@ -14,7 +14,11 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from rnnsearch.serve.metrics import Metrics
+from rnnsearch.training.runtime import release_free_memory
 from rnnsearch.serve.settings import ServeSettings
+
+
+TRIM_EVERY_S = 10.0  # at most this often, between two searches: malloc_trim (runtime.release_free_memory)
 
 
 class Overloaded(Exception):
@@ -87,7 +91,11 @@ class Batcher:
 
     async def _run(self) -> None:
         loop = asyncio.get_running_loop()
+        trimmed = loop.time()
         while True:
+            if loop.time() - trimmed >= TRIM_EVERY_S:  # hand the heap's free pages back, between searches
+                await loop.run_in_executor(self._executor, release_free_memory)
+                trimmed = loop.time()
             if not self.queue:
                 self._arrived.clear()
                 await self._arrived.wait()

@@ -74,3 +74,15 @@ def tune_malloc() -> bool:
               mallopt(M_TOP_PAD, 64 << 20), mallopt(M_ARENA_MAX, 1)])
     _done = bool(ok)
     return _done
+
+
+def release_free_memory() -> bool:
+    """glibc's malloc_trim(0): give the heap's free pages back to the system. The tuning above
+    keeps freed memory for the next step, which suits training's repeated shapes; a server sees
+    every batch shape and would hold its high-water mark, so it calls this now and then when idle.
+    False where the C library is not glibc."""
+    name = ctypes.util.find_library("c")
+    try:
+        return bool(ctypes.CDLL(name or "libc.so.6").malloc_trim(0))
+    except (OSError, AttributeError):
+        return False
