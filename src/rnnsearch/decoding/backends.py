@@ -20,6 +20,7 @@ import torch
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.errors import UsageError
 from rnnsearch.model.decoder import DecoderState
+from rnnsearch.model.packed import packing_available
 
 QUANTIZED = ("decoder.W_o", "decoder.U", "decoder.U_o")  # the step's nn.Linear modules (the others are stacked)
 
@@ -136,14 +137,19 @@ def bf16_supported() -> bool:
     return "avx512_bf16" in flags or "amx_bf16" in flags
 
 
-def bf16_model(model):
+def bf16_model(model, pack: bool = True):
     """The model with bfloat16 weights, for decoding: every product and the recurrences in bf16;
     the log-probabilities (Seq2Seq.step) and the search's scores stay float32. Faster than
     autocast here, which casts every weight again at every step (1.15-1.25x float32 against ~1.0x
-    for autocast on the bench model, beam 5, 2 threads; BLEU within 0.05)."""
+    for autocast on the bench model, beam 5, 2 threads; BLEU within 0.05). With ``pack`` (and
+    oneDNN's packed linear in this PyTorch) the decoder's step weights are reordered for oneDNN
+    once rather than at every product (model/packed.py); the products are the same bf16 products."""
     if not bf16_supported():
         warnings.warn("bf16 decoding on a CPU without AVX512-BF16 or AMX: emulated, likely slower than float32")
-    return model.to(torch.bfloat16)
+    model = model.to(torch.bfloat16)
+    if pack and bf16_supported() and packing_available():
+        model.decoder.pack()
+    return model
 
 
 @dataclass
