@@ -119,6 +119,15 @@ def test_status_of_a_run(trained_run):
     assert s["core_hours"] is not None and s["core_hours"] > 0
     text = format_status(s)
     assert f"step {s['step']:,}" in text and "dev BLEU" in text and "to dev BLEU 100" in text
+    assert s["tok_per_core_s"] > 0 and "per core-second" in text
+
+
+def test_speed_per_core_second_skips_a_resume():
+    from rnnsearch.analysis.status import tokens_per_core_second
+    log = [{"tgt_tokens": 1000, "cpu_s": 10.0}, {"tgt_tokens": 3000, "cpu_s": 12.0},
+           {"tgt_tokens": 5000, "cpu_s": 14.0}, {"tgt_tokens": 200, "cpu_s": 14.5}]  # the last: after a resume
+    assert tokens_per_core_second(log) == 1000.0
+    assert tokens_per_core_second(log[:1]) is None and tokens_per_core_second([{"tgt_tokens": 5}]) is None
 
 
 def test_status_of_a_directory_without_a_log(tmp_path):

@@ -99,6 +99,7 @@ def run_status(run: str | Path, target: float | None = None) -> dict:
         "core_hours": round(last["cpu_s"] / 3600, 3) if "cpu_s" in last else None,
         "budget_core_hours": budget, "tgt_tokens": last.get("tgt_tokens", 0),
         "loss": train[-1]["loss"] if train else None, "tok_per_s": train[-1].get("tok_per_s") if train else None,
+        "tok_per_core_s": tokens_per_core_second(train),
         "dev": [{"step": e["step"], "core_hours": round(_hours(e), 3), "dev_bleu": e["dev_bleu"],
                  "dev_loss": e.get("dev_loss")} for e in valid],
         "best": None if best is None else {"step": best["step"], "dev_bleu": best["dev_bleu"]},
@@ -108,10 +109,23 @@ def run_status(run: str | Path, target: float | None = None) -> dict:
     return status
 
 
+def tokens_per_core_second(train: list[dict]) -> float | None:
+    """Target tokens per second of CPU time between the last two training entries of one
+    invocation (the logged tok/s is per wall second, which a paused run, SIGSTOP, drags down)."""
+    pairs = [(a, b) for a, b in zip(train, train[1:]) if "cpu_s" in a and "cpu_s" in b
+             and b.get("tgt_tokens", 0) > a.get("tgt_tokens", 0) and b["cpu_s"] > a["cpu_s"]]
+    if not pairs:
+        return None
+    a, b = pairs[-1]
+    return round((b["tgt_tokens"] - a["tgt_tokens"]) / (b["cpu_s"] - a["cpu_s"]), 1)
+
+
 def format_status(s: dict) -> str:
     core = "-" if s["core_hours"] is None else f"{s['core_hours']:.2f}"
     budget = f" of {s['budget_core_hours']:g}" if s["budget_core_hours"] else ""
     speed = "" if s["tok_per_s"] is None else f", {s['tok_per_s']:,.0f} tok/s"
+    if s.get("tok_per_core_s") is not None:
+        speed += f" ({s['tok_per_core_s']:,.0f} per core-second)"
     loss = "" if s["loss"] is None else f", train loss {s['loss']:.3f}"
     lines = [f"{s['run']}: step {s['step']:,}, epoch {s['epoch']}, {s['wall_hours']:.2f} h wall, "
              f"{core}{budget} core-hours, {s['tgt_tokens'] / 1e6:.1f}M target tokens{speed}{loss}"]
