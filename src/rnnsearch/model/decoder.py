@@ -119,16 +119,16 @@ class Decoder(nn.Module):
         mode only those teacher forcing uses; :meth:`step` stacks the rest if it needs them)."""
         if self.packed_steps is not None and self.training:
             raise RuntimeError("a decoder packed for bf16 decoding (Decoder.pack) cannot train")
-        w = self.packed_steps or self.step_weights(full=not self.training)
+        w = self.packed_steps if self.packed_steps is not None else self.step_weights(full=not self.training)
         if self.attention is None:
             gates, readout = F.linear(enc.context, self._context_weight()).split(
                 [3 * self.hidden, 2 * self.maxout], 1)  # (B, 3D), (B, 2M)
             return EncoderOutput(enc.annotations, enc.mask, None, enc.context, enc.init_source,
                                  gates, readout, w)
-        keys = self.attention.proj_keys(enc.annotations)  # (B, S, A)
+        annotations, keys = enc.annotations, self.attention.proj_keys(enc.annotations)  # (B, S, C), (B, S, A)
         if self.packed_steps is not None:  # bf16 products, float32 attention (see :meth:`pack`)
-            return EncoderOutput(enc.annotations.float(), enc.mask, keys.float(), enc.context, enc.init_source, weights=w)
-        return EncoderOutput(enc.annotations, enc.mask, keys, enc.context, enc.init_source, weights=w)
+            annotations, keys = annotations.float(), keys.float()
+        return EncoderOutput(annotations, enc.mask, keys, enc.context, enc.init_source, weights=w)
 
     def init_state(self, enc: EncoderOutput) -> DecoderState:
         return DecoderState(torch.tanh(self.W_s(enc.init_source)))  # (B, D)

@@ -64,11 +64,8 @@ def tune_malloc() -> bool:
     _done = False
     if os.environ.get("RNNSEARCH_MALLOC", "tuned") == "default":
         return False
-    name = ctypes.util.find_library("c")
-    try:
-        libc = ctypes.CDLL(name or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
+    mallopt = _glibc("mallopt")
+    if mallopt is None:
         return False
     ok = all([mallopt(M_MMAP_THRESHOLD, 32 << 20), mallopt(M_TRIM_THRESHOLD, 1 << 30),
               mallopt(M_TOP_PAD, 64 << 20), mallopt(M_ARENA_MAX, 1)])
@@ -79,10 +76,15 @@ def tune_malloc() -> bool:
 def release_free_memory() -> bool:
     """glibc's malloc_trim(0): give the heap's free pages back to the system. The tuning above
     keeps freed memory for the next step, which suits training's repeated shapes; a server sees
-    every batch shape and would hold its high-water mark, so it calls this now and then when idle.
-    False where the C library is not glibc."""
-    name = ctypes.util.find_library("c")
+    every batch shape and would hold its high-water mark, so it calls this between two searches,
+    at most every 10 s (serve/batcher.py). False where the C library is not glibc."""
+    trim = _glibc("malloc_trim")
+    return trim is not None and bool(trim(0))
+
+
+def _glibc(function: str):
+    """A function of the C library, or None where it has none of that name (not glibc)."""
     try:
-        return bool(ctypes.CDLL(name or "libc.so.6").malloc_trim(0))
+        return getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), function)
     except (OSError, AttributeError):
-        return False
+        return None
