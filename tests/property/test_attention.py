@@ -42,3 +42,46 @@ def test_model_attention_ignores_padding(seed, extra):
         _, _, a2 = model.step(torch.tensor([4, 4]), model.init_state(enc2), enc2)
     torch.testing.assert_close(a2[0, :n], a1[0])
     assert (a2[0, n:] == 0).all()
+
+
+@settings(max_examples=15, deadline=None)
+@given(lengths=st.lists(st.integers(1, 9), min_size=1, max_size=4), seed=st.integers(0, 10_000),
+       k=st.integers(1, 5), arch=st.sampled_from(["rnnsearch", "rnnencdec"]),
+       readout=st.sampled_from(["current", "previous"]))
+def test_step_reads_one_encoder_row_for_k_hypotheses(lengths, seed, k, arch, readout):
+    """Beam search keeps the encoder's output once per sentence and K decoder rows per sentence:
+    each row's step equals the step with the sentence's encoder row copied K times."""
+    model = small_model(arch, seed=seed, readout_state=readout)
+    torch.manual_seed(seed)
+    batch = [torch.randint(4, 22, (n,)).tolist() for n in lengths]
+    src, mask = source_batch(batch)
+    rows = torch.arange(len(batch)).repeat_interleave(k)  # (B*K,)
+    with torch.no_grad():
+        enc = model.encode(src, mask)
+        state = model.init_state(enc).select(rows)
+        state = type(state)(state.hidden + 0.3 * torch.randn_like(state.hidden))  # K different hypotheses
+        y = torch.randint(4, 22, (len(rows),))
+        logp, new, alpha = model.step(y, state, enc)
+        logp_rows, new_rows, alpha_rows = model.step(y, state, enc.select(rows))
+    torch.testing.assert_close(logp, logp_rows, rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(new.hidden, new_rows.hidden, rtol=1e-5, atol=1e-5)
+    if arch == "rnnencdec":
+        assert alpha is None and alpha_rows is None
+        return
+    torch.testing.assert_close(alpha, alpha_rows, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(alpha.sum(1), torch.ones(len(rows)))
+    assert (alpha[~mask[rows]] == 0).all()
+
+
+def test_grouped_attention_refuses_rows_that_are_not_k_per_sentence():
+    model = small_model("rnnsearch")
+    src, mask = source_batch([[5, 6], [7, 8, 9]])
+    with torch.no_grad():
+        enc = model.encode(src, mask)
+        state = model.init_state(enc).select(torch.tensor([0, 0, 1]))
+        try:
+            model.step(torch.tensor([4, 4, 4]), state, enc)
+        except ValueError as e:
+            assert "3 query rows for 2 sentences" in str(e)
+        else:
+            raise AssertionError("3 rows for 2 sentences were accepted")

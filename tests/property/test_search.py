@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from conftest import small_model
 from rnnsearch.data.batching import source_batch
-from rnnsearch.decoding.search import beam_search, greedy, length_normalise
+from rnnsearch.decoding.search import beam_search, greedy, length_normalise, row_topk
 from rnnsearch.data.vocab import BOS, EOS, PAD
 
 sentences = st.lists(st.lists(st.integers(4, 22), min_size=1, max_size=8), min_size=1, max_size=4)
@@ -84,3 +84,24 @@ def test_length_limit_and_penalty():
     assert math.isclose(length_normalise(-6.0, 7, 1.0), -6.0 / 2.0)
     hyps = beam_search(model, src, mask, beam=4, length_penalty=1.0, n_best=4)[0]
     assert all(a.norm_score >= b.norm_score for a, b in zip(hyps, hyps[1:]))
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=st.integers(1, 9), vocab=st.integers(1, 2000), k=st.integers(1, 12), seed=st.integers(0, 10_000),
+       ties=st.booleans(), dead=st.booleans())
+def test_row_topk_is_topk(rows, vocab, k, seed, ties, dead):
+    """The grouped top-k the beam uses gives the k largest values of each row and their columns
+    (equal values in any order): with ties, with rows that are -inf but one column (forced </s>)."""
+    k = min(k, vocab)
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(rows, vocab, generator=gen)
+    if ties:
+        x = (x * 2).round() / 2  # many equal values
+    if dead:
+        x[0] = float("-inf")
+        x[0, vocab // 2] = -1.0
+    top, columns = row_topk(x, k)
+    expected, _ = x.topk(k, dim=1)
+    torch.testing.assert_close(top, expected)
+    torch.testing.assert_close(x.gather(1, columns), top)
+    assert all(len(set(r)) == k for r in columns.tolist())  # k distinct columns per row

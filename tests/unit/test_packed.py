@@ -49,6 +49,26 @@ def test_packed_steps_compute_the_bf16_model(arch, readout):
             y = logp_a.argmax(1)
 
 
+@pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
+def test_packed_steps_read_one_encoder_row_for_k_hypotheses(arch):
+    """As beam search runs it: K = 3 rows per sentence against the encoder's rows kept once."""
+    packed = small_model(arch).to(torch.bfloat16)
+    packed.decoder.pack()
+    src, mask = source_batch([[5, 6, 7, 8, 9, 10], [11, 12]])
+    rows = torch.tensor([0, 0, 0, 1, 1, 1])
+    with torch.no_grad():
+        enc = packed.encode(src, mask)
+        state = packed.init_state(enc).select(rows)
+        y = torch.tensor([2, 7, 9, 4, 5, 6])
+        logp, new, alpha = packed.step(y, state, enc)
+        logp_rows, new_rows, alpha_rows = packed.step(y, state, enc.select(rows))
+    torch.testing.assert_close(logp, logp_rows, rtol=1e-3, atol=1e-3)
+    torch.testing.assert_close(new.hidden.float(), new_rows.hidden.float(), rtol=1e-2, atol=1e-2)
+    if arch == "rnnsearch":
+        torch.testing.assert_close(alpha, alpha_rows, rtol=1e-4, atol=1e-5)
+        assert float(alpha[3:, 3:].abs().sum()) == 0.0  # the short sentence's padding (2 words + </s>)
+
+
 def test_a_packed_decoder_refuses_to_train():
     model = small_model().to(torch.bfloat16)
     model.decoder.pack()

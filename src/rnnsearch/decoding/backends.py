@@ -4,7 +4,8 @@ and an ensemble of models whose probabilities are averaged at every step.
 
 Each offers what decoding/search.py calls: ``encode(src, mask)``, ``init_state(enc)``,
 ``step(y, state, enc) -> (log p, state, alpha)``, with ``select(rows)`` on what they return, so
-that greedy and beam search are the same functions whatever runs under them.
+that greedy and beam search are the same functions whatever runs under them. ``enc`` has one row
+per sentence; the state may have K rows per sentence (beam search's hypotheses, together).
 """
 from __future__ import annotations
 
@@ -54,6 +55,7 @@ class OnnxModel:
         self.decoder = ort.InferenceSession(str(step), options, providers=providers)
         self.step_inputs = [i.name for i in self.decoder.get_inputs()]
         self.training = False
+        self._rows: tuple[Rows, int, Rows] | None = None  # enc, K, enc with each row repeated K times
 
     # the parts of nn.Module the Translator uses
     def to(self, device):
@@ -82,11 +84,23 @@ class OnnxModel:
         return DecoderState(enc.tensors["s0"])
 
     def step(self, y_prev: torch.Tensor, state: DecoderState, enc: Rows):
+        enc = self._per_row(enc, len(y_prev))
         feeds = {"y_prev": y_prev.numpy(), "s_prev": state.hidden.numpy()}
         feeds.update({k: enc.tensors[k].numpy() for k in self.step_inputs if k not in feeds})
         outputs = self.decoder.run(None, feeds)
         alpha = torch.from_numpy(outputs[2]) if len(outputs) > 2 else None
         return torch.from_numpy(outputs[0]), DecoderState(torch.from_numpy(outputs[1])), alpha
+
+
+    def _per_row(self, enc: Rows, rows: int) -> Rows:
+        """The graph reads one encoder row per decoder row: with K rows per sentence, each sentence's
+        row repeated K times (kept until the search's ``enc`` changes, when sentences finish)."""
+        batch = len(next(iter(enc.tensors.values())))
+        if batch == rows:
+            return enc
+        if self._rows is None or self._rows[0] is not enc or self._rows[1] != rows:
+            self._rows = (enc, rows, enc.select(torch.arange(batch).repeat_interleave(rows // batch)))
+        return self._rows[2]
 
 
 def read_export(directory: Path) -> dict:

@@ -106,6 +106,34 @@ def _collect_greedy(batch, tokens, attns, rows_at, ended, src_lens, alpha) -> li
     return hyps
 
 
+GROUP = 16  # row_topk: elements per group
+
+
+def row_topk(x: torch.Tensor, k: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """The k largest values of each row and their columns, as ``x.topk(k, dim=1)`` gives them
+    (the order of equal values aside): (R, V) -> (R, k), (R, k).
+
+    ``topk`` reads each row element by element. Here the columns are split into G groups of 16
+    strided columns ({g, g + G, g + 2G, ...}); the maxima of all groups come from one vectorised
+    pass, and only the k groups with the largest maxima are searched. That is exact: each of a
+    row's k largest values lies in one of those groups (a group left out has a maximum no larger
+    than k other groups' maxima, each a distinct value). Columns past 16 G are added as they are."""
+    rows, vocab = x.shape
+    groups = vocab // GROUP
+    if groups < 4 * k:
+        return x.topk(k, dim=1)
+    main = x[:, : GROUP * groups].view(rows, GROUP, groups)  # (R, 16, G); column = member * G + group
+    _, best = main.amax(1).topk(k, dim=1)  # (R, k) groups with the largest maxima
+    cand = main.gather(2, best[:, None, :].expand(rows, GROUP, k))  # (R, 16, k)
+    columns = torch.arange(GROUP, device=x.device)[None, :, None] * groups + best[:, None, :]  # (R, 16, k)
+    cand, columns = cand.reshape(rows, GROUP * k), columns.reshape(rows, GROUP * k)  # (R, 16k)
+    if vocab > GROUP * groups:  # the remaining < 16 columns
+        tail = torch.arange(GROUP * groups, vocab, device=x.device).expand(rows, -1)  # (R, V - 16G)
+        cand, columns = torch.cat([cand, x[:, GROUP * groups:]], 1), torch.cat([columns, tail], 1)
+    top, pos = cand.topk(k, dim=1)  # (R, k)
+    return top, columns.gather(1, pos)
+
+
 def _best_extensions(scores: torch.Tensor, logp: torch.Tensor, k: int):
     """The K best extensions of each sentence's K hypotheses: scores (N, K), logp (N, K, V) ->
     their scores, tokens and hypothesis indices, (N, K) each. The K best of all K x V candidates
@@ -114,8 +142,8 @@ def _best_extensions(scores: torch.Tensor, logp: torch.Tensor, k: int):
     allocation, page-faulted at every step)."""
     n, _, vocab = logp.shape
     kk = min(k, vocab)
-    row_top, row_token = logp.topk(kk, dim=2)  # (N, K, kk)
-    cand = (scores.unsqueeze(2) + row_top).view(n, k * kk)  # (N, K*kk)
+    row_top, row_token = row_topk(logp.view(n * k, vocab), kk)  # (N*K, kk)
+    cand = (scores.unsqueeze(2) + row_top.view(n, k, kk)).view(n, k * kk)  # (N, K*kk)
     top, pos = cand.topk(k, dim=1)  # (N, K)
     return top, row_token.view(n, k * kk).gather(1, pos), pos // kk
 
@@ -129,9 +157,8 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, beam: int,
     device = src.device
     src_lens = src_mask.sum(1).tolist()
     limits = max_lengths(src_mask, max_len_ratio)  # (B,)
-    enc = model.encode(src, src_mask)
-    enc = enc.select(torch.arange(batch, device=device).repeat_interleave(k))  # (B*K, ...)
-    state = model.init_state(enc)
+    enc = model.encode(src, src_mask)  # one row per sentence; the model reads it for the K hypotheses
+    state = model.init_state(enc).select(torch.arange(batch, device=device).repeat_interleave(k))  # (B*K, D)
     alive = torch.arange(batch, device=device)  # (N,) original index of each active sentence
     scores = torch.full((batch, k), float("-inf"), device=device)  # (N, K)
     scores[:, 0] = 0.0
@@ -171,7 +198,7 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, beam: int,
             keep = (~done).nonzero().squeeze(1)  # (N',)
             keep_rows = (keep[:, None] * k + slots[None, :]).view(-1)  # (N'*K,)
             alive, scores, y = alive[keep], scores[keep], y[keep_rows]
-            history, state, enc = history[keep_rows], state.select(keep_rows), enc.select(keep_rows)
+            history, state, enc = history[keep_rows], state.select(keep_rows), enc.select(keep)
             if attn_history is not None:
                 attn_history = attn_history[keep_rows]
         t += 1

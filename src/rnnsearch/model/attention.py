@@ -42,6 +42,8 @@ class AdditiveAttention(nn.Module):
         pass computes it in one product with [U_z; U_r] s_{i-1}, and passes its
         :class:`~.deferred.DeferredWeights`, which computes c_i and defers the gradient of h,
         and a ``workspace`` like proj_keys for the energies' hidden layer, shared by all steps)."""
+        if proj_query.size(0) != proj_keys.size(0):  # beam search: K rows per sentence
+            return self._attend_grouped(proj_query, proj_keys, annotations, mask)
         energies = additive_energies(proj_query, proj_keys, self.v_a.weight[0], workspace)  # (B, S)
         energies = energies.masked_fill(~mask, float("-inf"))
         alpha = torch.softmax(energies, dim=1)  # (B, S)
@@ -49,6 +51,23 @@ class AdditiveAttention(nn.Module):
             return tape.context(alpha), alpha  # (B, C)
         context = torch.bmm(alpha.unsqueeze(1), annotations).squeeze(1)  # (B, C)
         return context, alpha
+
+    def _attend_grouped(self, proj_query: torch.Tensor, proj_keys: torch.Tensor, annotations: torch.Tensor,
+                        mask: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`attend` for K query rows per sentence (a beam's hypotheses, each sentence's K rows
+        together): W_a s_{i-1} (B*K, A) against the sentence's U_a h_j (B, S, A) and h_j (B, S, C),
+        which are kept once per sentence, not copied per hypothesis. Decoding only (no gradient)."""
+        if torch.is_grad_enabled() and proj_query.requires_grad:
+            raise RuntimeError("grouped attention (K query rows per sentence) is for decoding only")
+        n, length, _ = proj_keys.shape
+        if proj_query.size(0) % n:
+            raise ValueError(f"{proj_query.size(0)} query rows for {n} sentences: not K rows per sentence")
+        query = proj_query.to(proj_keys.dtype).view(n, -1, 1, proj_keys.size(2))  # (B, K, 1, A)
+        hidden = torch.add(query * 2.0, proj_keys.unsqueeze(1), alpha=2.0).sigmoid_()  # (B, K, S, A): sigmoid(2u), one pass
+        energies = torch.matmul(hidden, self.v_a.weight[0].to(hidden.dtype)).mul_(2.0)  # (B, K, S), as _AdditiveEnergies
+        alpha = torch.softmax(energies.masked_fill_(~mask.unsqueeze(1), float("-inf")), dim=2)  # (B, K, S)
+        context = torch.bmm(alpha, annotations)  # (B, K, C)
+        return context.flatten(0, 1), alpha.flatten(0, 1)  # (B*K, C), (B*K, S)
 
 
 class _AdditiveEnergies(torch.autograd.Function):

@@ -37,7 +37,9 @@ class StepWeights:
 
 @dataclass
 class EncoderOutput:
-    """What the decoder reads from the source, one row per sentence (or per beam)."""
+    """What the decoder reads from the source, one row per sentence. The decoder's state may have
+    K rows per sentence (a beam's hypotheses, each sentence's K rows together): :meth:`Decoder.step`
+    then reads each sentence's row for its K hypotheses."""
     annotations: torch.Tensor        # h_j (B, S, C); for RNNencdec (B, S, H), unused by the decoder
     mask: torch.Tensor               # (B, S) bool, True = real token
     proj_keys: torch.Tensor | None   # U_a h_j (B, S, A), RNNsearch only
@@ -52,6 +54,14 @@ class EncoderOutput:
         return dataclasses.replace(self, **{f.name: getattr(self, f.name).index_select(0, rows)
                                             for f in dataclasses.fields(self)
                                             if isinstance(getattr(self, f.name), torch.Tensor)})
+
+
+def per_row(x: torch.Tensor | None, rows: int) -> torch.Tensor | None:
+    """A per-sentence tensor (B, ...) for ``rows`` decoder rows, K = rows / B per sentence, each
+    sentence's together (beam search keeps the encoder's output once per sentence)."""
+    if x is None or len(x) == rows:
+        return x
+    return x.repeat_interleave(rows // len(x), dim=0)  # (B*K, ...)
 
 
 @dataclass
@@ -166,7 +176,7 @@ class Decoder(nn.Module):
         product as [C_z; C_r; C] c_i); else None. Returns s_i (B, D), c_i (B, C), alpha_i (B, S) or None."""
         u_zr, c, alpha = self._query(s_prev, enc, tape, workspace)
         if alpha is None:  # RNNencdec: c_i = c, projected once per sentence
-            cc, c_readout = enc.context_gates, enc.context_readout  # (B, 3D), (B, 2M)
+            cc, c_readout = per_row(enc.context_gates, len(x_i)), per_row(enc.context_readout, len(x_i))  # (B, 3D), (B, 2M)
         elif readout:
             cc, c_readout = linear(c, enc.weights.context).split([3 * self.hidden, 2 * self.maxout], 1)
         else:

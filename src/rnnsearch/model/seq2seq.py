@@ -49,7 +49,11 @@ class Seq2Seq(nn.Module):
     def step(self, y_prev: torch.Tensor, state: DecoderState, enc: EncoderOutput):
         """y_{i-1} (B,) -> log p(y_i | y_<i, x) (B, V), next state, alpha_i (B, S) or None."""
         logits, state, alpha = self.decoder.step(y_prev, state, enc)
-        return torch.log_softmax(_full_precision(logits), dim=-1), state, alpha
+        logits = _full_precision(logits)  # (B, V), a tensor of this step's own
+        if logits.requires_grad:
+            return torch.log_softmax(logits, dim=-1), state, alpha
+        # decoding: in place, so that the search reads the (B, V) values from one buffer, not two
+        return torch.log_softmax(logits, dim=-1, out=logits), state, alpha
 
     def forward(self, src, src_mask, tgt_in):
         """Teacher forcing: logits (B, T, V) and attention (B, T, S) or None."""
