@@ -5,7 +5,11 @@ tokens/s, BLEU, peak RSS, and single-sentence latency (batch 1, beam 5, p50/p99)
 averaging the last 5 saves and of a 2-model ensemble on BLEU, and, with --hansards CKPT, BLEU parity
 of the low-precision configurations on the Hansards test.
 
-    python benchmarks/bench_decode.py [--model-a CKPT] [--model-b CKPT] [--hansards CKPT] [--record]
+    python benchmarks/bench_decode.py [--model-a CKPT] [--model-b CKPT] [--hansards CKPT]
+        [--baseline DIR [--rounds 3]] [--record]
+
+--baseline DIR races an older checkout of the project (e.g. `git worktree add /tmp/pre ca43cad`, the
+code before issue #17) against today's configurations at beam 5, alternating rounds in one run.
 
 Without --model-a/--model-b it trains two bench models (configs/bench_m30k.yaml, seeds 1234 and
 4321, one shared SentencePiece model, train.keep_last=5) into runs/bench_decode/.
@@ -26,20 +30,73 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 TEST = (DATA / "multi30k" / "test_2016_flickr.en", DATA / "multi30k" / "test_2016_flickr.fr")
 CONFIGS = {"torch float32": {}, "torch bf16": {"dtype": "bf16"}, "torch int8": {"quantize": "int8"},
-           "onnxruntime float32": {"backend": "onnx"}, "onnxruntime int8": {"backend": "onnx", "quantize": "int8"}}
+           "onnxruntime float32": {"backend": "onnx"}, "onnxruntime int8": {"backend": "onnx", "quantize": "int8"},
+           # larger batches: larger products for the bf16 units; spinning OpenMP threads
+           # (OMP_WAIT_POLICY=ACTIVE) wait for the next of the step's many small parallel regions
+           # without sleeping, which suits a machine given to the translator (not one shared)
+           "torch bf16, batch 128": {"dtype": "bf16", "batch-size": 128},
+           "torch bf16, batch 128, OMP_WAIT_POLICY=ACTIVE": {"dtype": "bf16", "batch-size": 128,
+                                                             "env": {"OMP_WAIT_POLICY": "ACTIVE"}}}
 
 
 def decode(ckpt, src, ref, threads: int, greedy=True, latency=0, limit=0, **options) -> dict:
     cmd = [sys.executable, "benchmarks/decode_speed.py", str(ckpt), str(src), "--ref", str(ref), "--beam", "5"]
-    cmd += [f"--{k}={v}" for k, v in options.items() if k != "ensemble"]
+    cmd += [f"--{k}={v}" for k, v in options.items() if k not in ("ensemble", "env")]
     cmd += ["--ensemble", *map(str, options["ensemble"])] if options.get("ensemble") else []
     cmd += (["--greedy"] if greedy else []) + (["--latency", str(latency)] if latency else [])
     cmd += ["--limit", str(limit)] if limit else []
-    env = {**os.environ, "OMP_NUM_THREADS": str(threads)}
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), **options.get("env", {})}
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=ROOT)
     if out.returncode:
         raise SystemExit(f"{' '.join(cmd)} failed:\n{out.stderr[-3000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def baseline_beam(directory: Path, ckpt: Path, threads: int) -> dict:
+    """Beam 5 on the test set by an older checkout of this project (``git worktree add DIR COMMIT``),
+    with its own benchmarks/decode_speed.py and its own code (PYTHONPATH=DIR/src): output tokens/s
+    (</s> included, as decode_speed.py counts them) and BLEU."""
+    hyps = ROOT / "runs" / "bench_decode" / "baseline.hyp"
+    cmd = [sys.executable, str(directory / "benchmarks" / "decode_speed.py"), str(ckpt), str(TEST[0]),
+           "--beam", "5", "--out", str(hyps)]
+    env = {**os.environ, "OMP_NUM_THREADS": str(threads), "PYTHONPATH": str(directory / "src")}
+    out = subprocess.run(cmd, env=env, capture_output=True, text=True, cwd=directory)
+    if out.returncode:
+        raise SystemExit(f"{' '.join(cmd)} failed:\n{out.stderr[-3000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if isinstance(result.get("beam"), dict):  # the format of today's decode_speed.py
+        speed = result["beam"]["tokens_per_s"]
+    else:  # before #17: seconds and model_tokens (</s> excluded)
+        speed = (result["model_tokens"] + result["sentences"]) / result["seconds"]
+    from rnnsearch.analysis.evaluate import corpus_bleu
+    from rnnsearch.data.io import read_lines
+    return {"tokens_per_s": round(speed, 1), "bleu": round(corpus_bleu(read_lines(hyps), read_lines(TEST[1]))[0], 2)}
+
+
+def head_to_head(directory: Path, ckpt: Path, threads: int, rounds: int) -> list[str]:
+    """The older checkout against today's configurations, beam 5, alternating, ``rounds`` times."""
+    names = ["torch float32", "torch bf16", "torch bf16, batch 128", "torch bf16, batch 128, OMP_WAIT_POLICY=ACTIVE"]
+    speeds = {name: [] for name in ["baseline"] + names}
+    for r in range(rounds):
+        base = baseline_beam(directory, ckpt, threads)
+        speeds["baseline"].append(base["tokens_per_s"])
+        for name in names:
+            speeds[name].append(decode(ckpt, *TEST, threads, greedy=False, **CONFIGS[name])["beam"]["tokens_per_s"])
+        say(f"round {r + 1}: " + ", ".join(f"{k} {v[-1]:,.0f}" for k, v in speeds.items()))
+    mean = {k: sum(v) / len(v) for k, v in speeds.items()}
+    rows = [f"Head to head, beam 5 output tokens/s, {rounds} alternating rounds: the baseline is `{directory}` "
+            f"(commit {_commit(directory)}, its own decode_speed.py and code, default settings, BLEU "
+            f"{base['bleu']:.2f}).", "", "| configuration | " + " | ".join(f"round {i + 1}" for i in range(rounds))
+            + " | mean | against the baseline |", "|---|" + "---:|" * (rounds + 2)]
+    for name, values in speeds.items():
+        rows.append(f"| {name} | " + " | ".join(f"{v:,.0f}" for v in values)
+                    + f" | {mean[name]:,.0f} | {mean[name] / mean['baseline']:.2f}x |")
+    return rows + [""]
+
+
+def _commit(directory: Path) -> str:
+    out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=directory, capture_output=True, text=True)
+    return out.stdout.strip() or "unknown"
 
 
 def train_model(name: str, seed: int, spm: Path, minutes: float) -> Path:
@@ -78,6 +135,8 @@ def main() -> int:
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--train-minutes", type=float, default=20)
     p.add_argument("--parity-only", action="store_true", help="with --hansards: only the Hansards parity")
+    p.add_argument("--baseline", help="an older checkout (git worktree) to race at beam 5 (head to head)")
+    p.add_argument("--rounds", type=int, default=3, help="alternating rounds of the head to head")
     p.add_argument("--record", action="store_true")
     args = p.parse_args()
     if args.parity_only:
@@ -91,6 +150,8 @@ def main() -> int:
         say(f"{name}: {json.dumps(results[name])}")
     text = [f"Model `{a.relative_to(ROOT) if a.is_relative_to(ROOT) else a}`, test_2016_flickr (1000 sentences), "
             f"{args.threads} threads; machine: {machine(args.threads)}.", "", speed_table(results), ""]
+    if args.baseline:
+        text += head_to_head(Path(args.baseline).resolve(), a.resolve(), args.threads, args.rounds)
     text += averaging_and_ensemble(a, b, args.threads)
     if args.hansards:
         text += hansards_parity(Path(args.hansards), args.threads, args.hansards_lines)
