@@ -148,6 +148,20 @@ def _best_extensions(scores: torch.Tensor, logp: torch.Tensor, k: int):
     return top, row_token.view(n, k * kk).gather(1, pos), pos // kk
 
 
+def _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens, alpha) -> None:
+    """The hypotheses that emitted </s> this step, ended (N, K), go to their sentences' finished
+    lists (in place, as n_done): each tensor is read once for all of them, not once per hypothesis."""
+    k = ended.size(1)
+    where = ended.nonzero()  # (F, 2): sentence slot, beam slot, in row-major order as top[ended]
+    rows = where[:, 0] * k + where[:, 1]  # (F,)
+    sents = alive.index_select(0, where[:, 0])  # (F,)
+    n_done.index_add_(0, sents, torch.ones_like(sents))
+    tokens = history.index_select(0, rows)[:, :-1].tolist()  # F x t, </s> dropped
+    attn = None if attn_history is None else attn_history.index_select(0, rows)  # (F, t+1, S)
+    for f, (sent, score) in enumerate(zip(sents.tolist(), top[ended].tolist())):
+        finished[sent].append(_hypothesis(tokens[f], score, None if attn is None else attn[f], src_lens[sent], alpha))
+
+
 @torch.no_grad()
 def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, beam: int,
                 max_len_ratio: float = 2.0, length_penalty: float = 0.0,
@@ -183,13 +197,8 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, beam: int,
             step_attn = alpha[rows].unsqueeze(1)  # (N*K, 1, S)
             attn_history = step_attn if attn_history is None else torch.cat([attn_history[rows], step_attn], 1)
         ended = (token == EOS) & (top > float("-inf"))  # (N, K)
-        for i, j in ended.nonzero().tolist():
-            sent = int(alive[i])
-            row = i * k + j
-            finished[sent].append(_hypothesis(
-                history[row, :-1], float(top[i, j]),
-                None if attn_history is None else attn_history[row], src_lens[sent], length_penalty))
-            n_done[sent] += 1
+        if ended.any():
+            _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens, length_penalty)
         scores = top.masked_fill(ended, float("-inf"))  # (N, K)
         y = token.view(-1)  # (N*K,)
         state = state.select(rows)
