@@ -70,10 +70,12 @@ bench-serve: setup
 	$(BIN)/python benchmarks/bench_serve.py --clients $(CLIENTS) --seconds $(DURATION) $(if $(SOAK),--soak $(SOAK)) $(if $(CHECKPOINT),--checkpoint $(CHECKPOINT)) $(if $(QUICK),,--record)
 
 # Decoding configurations side by side (torch float32 / bf16 / int8, onnxruntime float32 / int8),
-# averaging and ensembles (benchmarks/bench_decode.py; BENCHMARKS.md). HANSARDS=CKPT adds Hansards parity.
+# averaging and ensembles (benchmarks/bench_decode.py; BENCHMARKS.md). HANSARDS=CKPT adds Hansards parity;
+# BASELINE=DIR races an older checkout (git worktree add DIR COMMIT) head to head at beam 5.
 HANSARDS ?=
+BASELINE ?=
 bench-decode: setup
-	$(BIN)/python benchmarks/bench_decode.py $(if $(HANSARDS),--hansards $(HANSARDS)) $(if $(QUICK),,--record)
+	$(BIN)/python benchmarks/bench_decode.py $(if $(HANSARDS),--hansards $(HANSARDS)) $(if $(BASELINE),--baseline $(BASELINE)) $(if $(QUICK),,--record)
 
 # AER on the WPT 2003 gold set: a Hansards RNNsearch's attention beside eflomal (experiments/aer.py).
 AER_CKPT ?= runs/hansards/rnnsearch50/best.pt
