@@ -91,7 +91,6 @@ class OnnxModel:
         alpha = torch.from_numpy(outputs[2]) if len(outputs) > 2 else None
         return torch.from_numpy(outputs[0]), DecoderState(torch.from_numpy(outputs[1])), alpha
 
-
     def _per_row(self, enc: Rows, rows: int) -> Rows:
         """The graph reads one encoder row per decoder row: with K rows per sentence, each sentence's
         row repeated K times (kept until the search's ``enc`` changes, when sentences finish)."""

@@ -57,9 +57,9 @@ class AdditiveAttention(nn.Module):
         """:meth:`attend` for K query rows per sentence (a beam's hypotheses, each sentence's K rows
         together): W_a s_{i-1} (B*K, A) against the sentence's U_a h_j (B, S, A) and h_j (B, S, C),
         which are kept once per sentence, not copied per hypothesis. Decoding only (no gradient)."""
-        if torch.is_grad_enabled() and proj_query.requires_grad:
+        if proj_query.requires_grad:
             raise RuntimeError("grouped attention (K query rows per sentence) is for decoding only")
-        n, length, _ = proj_keys.shape
+        n = proj_keys.size(0)
         if proj_query.size(0) % n:
             raise ValueError(f"{proj_query.size(0)} query rows for {n} sentences: not K rows per sentence")
         query = proj_query.to(proj_keys.dtype).view(n, -1, 1, proj_keys.size(2))  # (B, K, 1, A)
