@@ -48,6 +48,7 @@ class EncoderOutput:
     context_gates: torch.Tensor | None = None    # [C_z; C_r; C] c (B, 3D), RNNencdec only
     context_readout: torch.Tensor | None = None  # C_o c (B, 2M), RNNencdec only
     weights: StepWeights | None = None           # shared by all rows
+    context_values: torch.Tensor | None = None   # [C_z; C_r; C; C_o] h_j (B, S, 3D + 2M), RNNsearch decoding
 
     def select(self, rows: torch.Tensor) -> "EncoderOutput":
         """Rows (N,) of every per-row tensor; the shared weights stay (beam search reorders with this)."""
@@ -136,22 +137,30 @@ class Decoder(nn.Module):
             return EncoderOutput(enc.annotations, enc.mask, None, enc.context, enc.init_source,
                                  gates, readout, w)
         annotations, keys = enc.annotations, self.attention.proj_keys(enc.annotations)  # (B, S, C), (B, S, A)
+        # decoding: [C; C_o] c_i = sum_j alpha_ij [C; C_o] h_j, so the step's largest product (the
+        # context's, (K rows per sentence) x C x (3D + 2M)) becomes S x C x (3D + 2M) once per sentence
+        # and a weighted sum per step (bench model, beam 5, 128 sentences of 16 tokens: 0.58 ms
+        # against 1.91 ms for the bf16 product on this CPU, BENCHMARKS.md)
+        values = None if self.training else linear(annotations, w.context)  # (B, S, 3D + 2M)
         if self.packed_steps is not None:  # bf16 products, float32 attention (see :meth:`pack`)
-            annotations, keys = annotations.float(), keys.float()
-        return EncoderOutput(annotations, enc.mask, keys, enc.context, enc.init_source, weights=w)
+            annotations, keys, values = annotations.float(), keys.float(), values.float()
+        return EncoderOutput(annotations, enc.mask, keys, enc.context, enc.init_source, weights=w,
+                             context_values=values)
 
     def init_state(self, enc: EncoderOutput) -> DecoderState:
         return DecoderState(torch.tanh(self.W_s(enc.init_source)))  # (B, D)
 
     def _query(self, s_prev: torch.Tensor, enc: EncoderOutput, tape: DeferredWeights | None = None,
-               workspace: torch.Tensor | None = None):
+               workspace: torch.Tensor | None = None, projected: bool = False):
         """[U_z; U_r] s_{i-1} (B, 2D), and c_i (B, C) with alpha_i (B, S) for RNNsearch
-        (W_a s_{i-1} is computed in the same product; ``workspace``: see :meth:`AdditiveAttention.attend`)."""
+        (W_a s_{i-1} is computed in the same product; ``workspace``: see :meth:`AdditiveAttention.attend`).
+        ``projected``: [C; C_o] c_i (B, 3D + 2M) instead of c_i, from ``enc.context_values``."""
         product = linear(s_prev, enc.weights.query) if tape is None else tape.linear("query", s_prev)
         if self.attention is None:
             return product, enc.context, None  # (B, 2D)
         wa_s, u_zr = product.split([self.attention.W_a.out_features, 2 * self.hidden], dim=1)  # (B, A), (B, 2D)
-        c, alpha = self.attention.attend(wa_s, enc.proj_keys, enc.annotations, enc.mask, tape, workspace)  # (B, C), (B, S)
+        values = enc.context_values if projected else enc.annotations  # (B, S, 3D + 2M) or (B, S, C)
+        c, alpha = self.attention.attend(wa_s, enc.proj_keys, values, enc.mask, tape, workspace)  # (B, C), (B, S)
         return u_zr, c, alpha
 
     def _gru(self, x_i: torch.Tensor, cc: torch.Tensor, u_zr: torch.Tensor, s_prev: torch.Tensor,
@@ -173,8 +182,14 @@ class Decoder(nn.Module):
               workspace: torch.Tensor | None = None, readout: bool = False):
         """The recurrence, once for :meth:`step` and :meth:`features`: c_i and alpha_i from s_{i-1},
         then s_i = f(s_{i-1}, y_{i-1}, c_i). With ``readout``, also C_o c_i (B, 2M) (in the same
-        product as [C_z; C_r; C] c_i); else None. Returns s_i (B, D), c_i (B, C), alpha_i (B, S) or None."""
-        u_zr, c, alpha = self._query(s_prev, enc, tape, workspace)
+        product as [C_z; C_r; C] c_i, or, when the encoder's output has ``context_values``, from the
+        attention's weighted sum of them); else None. Returns s_i (B, D), c_i (B, C) or None (when
+        c_i itself was never formed), alpha_i (B, S) or None, and C_o c_i."""
+        projected = readout and enc.context_values is not None
+        u_zr, c, alpha = self._query(s_prev, enc, tape, workspace, projected)
+        if projected:  # the attention summed [C; C_o] h_j: [C; C_o] c_i without c_i
+            cc, c_readout = c.split([3 * self.hidden, 2 * self.maxout], 1)  # (B, 3D), (B, 2M)
+            return self._gru(x_i, cc.to(x_i.dtype), u_zr, s_prev, tape), None, alpha, c_readout.to(x_i.dtype)
         if alpha is None:  # RNNencdec: c_i = c, projected once per sentence
             cc, c_readout = per_row(enc.context_gates, len(x_i)), per_row(enc.context_readout, len(x_i))  # (B, 3D), (B, 2M)
         elif readout:
