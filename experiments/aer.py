@@ -77,8 +77,8 @@ def _symmetrised(work: Path, n: int) -> dict:
     return links
 
 
-def attention_links(checkpoint: Path, test: list[tuple[str, str]]) -> tuple[dict, float]:
-    translator = Translator.from_checkpoint(checkpoint)
+def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str = "cpu") -> tuple[dict, float]:
+    translator = Translator.from_checkpoint(checkpoint, device=device)
     variants = {"argmax of alpha_i (default)": {}, "argmax of alpha_{i+1} (--shift 1)": {"shift": 1},
                 "argmax of alpha_{i-1} (--shift -1)": {"shift": -1},
                 "argmax + alpha >= 0.3 (--threshold 0.3)": {"threshold": 0.3},
@@ -89,6 +89,17 @@ def attention_links(checkpoint: Path, test: list[tuple[str, str]]) -> tuple[dict
     return out, (time.monotonic() - start) / len(variants)
 
 
+def _eflomal_version(reused: bool, work: Path) -> str:
+    """eflomal's version; with --reuse on a machine without eflomal, where its links came from."""
+    from importlib import metadata
+    try:
+        return metadata.version("eflomal")
+    except metadata.PackageNotFoundError:
+        if not reused:
+            raise
+        return f"(not installed here; its links reused from {work})"
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--checkpoint", required=True, help="a Hansards En->Fr RNNsearch checkpoint")
@@ -96,12 +107,13 @@ def main() -> int:
     parser.add_argument("--work", default=str(ROOT / "runs" / "aer"))
     parser.add_argument("--out", help="also write the table (Markdown) here")
     parser.add_argument("--reuse", action="store_true", help="reuse eflomal's links from an earlier run in --work")
+    parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: where the model aligns")
     args = parser.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     test, gold = wpt_pairs(), read_wpt_gold(WPT / "test.gold")
     rows = []
-    ours, ours_s = attention_links(Path(args.checkpoint), test)
+    ours, ours_s = attention_links(Path(args.checkpoint), test, args.device)
     for name, links in ours.items():
         rows.append(("rnnsearch attention", name, alignment_error_rate(links, gold)))
     theirs, eflomal_s = eflomal_links(args.pairs, test, work, args.reuse)
@@ -113,7 +125,7 @@ def main() -> int:
     text = (f"WPT 2003 En-Fr gold ({len(test)} sentences; AER, precision, recall summed over the corpus, "
             f"Och & Ney 2003), {date.today().isoformat()}. Command: `python experiments/aer.py --checkpoint "
             f"{args.checkpoint} --pairs {args.pairs}`. Attention: {ours_s:.1f} s per variant; eflomal "
-            f"{__import__('importlib.metadata').metadata.version('eflomal')}: {eflomal_s:.0f} s.\n\n"
+            f"{_eflomal_version(args.reuse, work)}: {eflomal_s:.0f} s.\n\n"
             + "\n".join(table) + "\n")
     print(text)
     if args.out:

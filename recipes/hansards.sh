@@ -114,11 +114,12 @@ report_all() {
     [ "$name" = rnnsearch50 ] && figure3=(--figure3 RNNsearch-50)
   done
   if [ ${#models[@]} -eq 0 ]; then echo "no checkpoint in $OUT yet: nothing to report"; return 1; fi
-  local notes=(); [ "$PROFILE" = cpu ] && notes=(--notes recipes/hansards_cpu_profile.md)
+  local notes=() device=cpu; [ "$PROFILE" = cpu ] && notes=(--notes recipes/hansards_cpu_profile.md)
+  [ "$PROFILE" = gpu ] && device=cuda
   if [ "$THREADS" -gt 0 ]; then export OMP_NUM_THREADS="$THREADS"; fi  # the search's threads, as training's
   for set in ${REPORT_SETS:-hansards newstest2014}; do
     $BIN/rnnsearch report "${models[@]}" "${figure3[@]}" "${notes[@]}" --src "$OUT/test/$set.en" --ref "$OUT/test/$set.fr" \
-      --out "$OUT/report_$set" --beam "$BEAM" \
+      --out "$OUT/report_$set" --beam "$BEAM" --device "$device" \
       --sentence "The agreement on the European Economic Area was signed in August 1992 ."
     cp "$OUT/recipe.txt" "$OUT/report_$set/recipe.txt"
   done

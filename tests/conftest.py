@@ -1,6 +1,7 @@
 """Shared fixtures: small random models for property tests, and one tiny trained run."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,9 @@ from rnnsearch.model import build_model
 
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
+TEST_DEVICE = os.environ.get("RNNSEARCH_TEST_DEVICE", "")
+if TEST_DEVICE:  # e.g. cuda: the tests' models and tensors are made there (the GPU runs of BENCHMARKS.md)
+    torch.set_default_device(TEST_DEVICE)
 
 
 def small_model(arch: str = "rnnsearch", vocab: int = 23, seed: int = 0, **overrides):

@@ -93,7 +93,7 @@ def test_row_topk_is_topk(rows, vocab, k, seed, ties, dead):
     """The grouped top-k the beam uses gives the k largest values of each row and their columns
     (equal values in any order): with ties, with rows that are -inf but one column (forced </s>)."""
     k = min(k, vocab)
-    gen = torch.Generator().manual_seed(seed)
+    gen = torch.Generator(torch.get_default_device()).manual_seed(seed)
     x = torch.randn(rows, vocab, generator=gen)
     if ties:
         x = (x * 2).round() / 2  # many equal values

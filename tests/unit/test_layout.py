@@ -70,3 +70,14 @@ def test_modules_say_their_role_and_stay_small(path):
             length = node.end_lineno - node.lineno + 1
             why = "# long function:" in "\n".join(lines[node.lineno - 1:node.end_lineno])
             assert length <= 60 or why, f"{path}:{node.lineno}: {node.name} has {length} lines"
+
+
+def test_the_command_line_imports_no_web_stack_until_serve_runs():
+    """Training, translating and reporting run where FastAPI is not installed (a GPU machine's
+    image): building the CLI, serve's flags included, imports neither FastAPI nor uvicorn."""
+    import subprocess
+    import sys
+    code = ("import sys, rnnsearch.cli as c; c.build_parser(); "
+            "print(sorted(m for m in ('fastapi', 'uvicorn', 'starlette') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]", out.stdout

@@ -21,7 +21,7 @@ from rnnsearch.data.vocab import PAD
 @settings(max_examples=25, deadline=None)
 @given(rows=st.integers(1, 2 * CHUNK_ROWS + 3), vocab=st.integers(5, 60), seed=st.integers(0, 99))
 def test_linear_cross_entropy_equals_cross_entropy(rows, vocab, seed):
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(torch.get_default_device()).manual_seed(seed)
     x = torch.randn(rows, 7, generator=g, dtype=torch.float64, requires_grad=True)
     w = torch.randn(vocab, 7, generator=g, dtype=torch.float64, requires_grad=True)
     b = torch.randn(vocab, generator=g, dtype=torch.float64, requires_grad=True)
@@ -39,7 +39,7 @@ def test_linear_cross_entropy_equals_cross_entropy(rows, vocab, seed):
 @settings(max_examples=25, deadline=None)
 @given(batch=st.integers(1, 4), src=st.integers(1, 9), att=st.integers(1, 12), seed=st.integers(0, 99))
 def test_sigmoid_energies_give_the_papers_alignments_and_gradients(batch, src, att, seed):
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(torch.get_default_device()).manual_seed(seed)
     q = torch.randn(batch, att, generator=g, dtype=torch.float64, requires_grad=True)
     k = torch.randn(batch, src, att, generator=g, dtype=torch.float64, requires_grad=True)
     v = torch.randn(att, generator=g, dtype=torch.float64, requires_grad=True)
@@ -62,7 +62,7 @@ def test_sigmoid_energies_give_the_papers_alignments_and_gradients(batch, src, a
 def test_energies_in_a_shared_workspace_equal_fresh_ones(steps, batch, src, seed):
     """Steps of a loop writing their hidden layer into one workspace, forward and backward,
     give the energies and gradients of steps that allocate their own."""
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(torch.get_default_device()).manual_seed(seed)
     qs = torch.randn(steps, batch, 6, generator=g, dtype=torch.float64, requires_grad=True)
     k = torch.randn(batch, src, 6, generator=g, dtype=torch.float64, requires_grad=True)
     v = torch.randn(6, generator=g, dtype=torch.float64, requires_grad=True)
@@ -142,7 +142,7 @@ def test_make_batch_is_what_the_loss_expects(synth_dir):
 def test_deferred_weight_gradients_equal_per_step_gradients(steps, batch, seed):
     """A recurrence s_i = tanh(s_{i-1} U^T + x_i C^T): the same values and gradients with the
     weights' gradients computed once for all steps (DeferredWeights) as with F.linear per step."""
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(torch.get_default_device()).manual_seed(seed)
     u = torch.randn(5, 5, generator=g, dtype=torch.float64, requires_grad=True)
     c = torch.randn(5, 3, generator=g, dtype=torch.float64, requires_grad=True)
     s0 = torch.randn(batch, 5, generator=g, dtype=torch.float64, requires_grad=True)
@@ -226,7 +226,7 @@ def test_linear_cross_entropy_under_bf16_autocast_is_autocasts_linear_then_float
     """Under bf16 autocast the fused loss equals what autocast's own F.linear followed by a float32
     cross-entropy computes: bfloat16 operands, the bias, softmax and loss in float32; the gradients
     are those of that computation to bfloat16 precision, and come back in float32."""
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(torch.get_default_device()).manual_seed(seed)
     x = torch.randn(rows, 7, generator=g, requires_grad=True)
     w = torch.randn(vocab, 7, generator=g, requires_grad=True)
     b = torch.randn(vocab, generator=g, requires_grad=True)
@@ -250,7 +250,7 @@ def test_deferred_weights_under_bf16_autocast_equal_autocasts_per_step_products(
     """Under bf16 autocast the tape casts each weight once per pass and computes the deferred
     gradients from the bfloat16 step inputs and output gradients: the same values as autocast's
     per-step F.linear (to bfloat16 precision), the weight's gradient in float32."""
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(torch.get_default_device()).manual_seed(seed)
     w = torch.randn(6, 6, generator=g, requires_grad=True)
     s0 = torch.randn(batch, 6, generator=g, requires_grad=True)
 
@@ -278,7 +278,7 @@ def test_bf16_training_gradient_is_the_float32_gradient_to_bf16_precision():
     with torch.no_grad():
         for p in model.parameters():
             p.mul_(0.3)  # moderate activations, as in training
-    g = torch.Generator().manual_seed(3)
+    g = torch.Generator(torch.get_default_device()).manual_seed(3)
     src = torch.randint(4, 40, (6, 9), generator=g)
     y = torch.randint(4, 44, (6, 8), generator=g)
     y_in, y_out = torch.cat([torch.full((6, 1), 2), y[:, :-1]], 1), y

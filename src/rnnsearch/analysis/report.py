@@ -101,13 +101,13 @@ def hyp_file(name: str, lang: str) -> str:
 
 def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, beam: int | None = None,
                  sentence: str | None = None, seed: int = 1, n_long: int = 5, figure3: str | None = None,
-                 notes: str | None = None, log=print) -> dict:
+                 notes: str | None = None, log=print, device: str = "cpu") -> dict:
     from rnnsearch.data.io import read_parallel
     names = [name for name, _ in models]
     if figure3 is not None and figure3 not in names:
         raise UsageError(f"--figure3 {figure3!r}: not one of the models ({', '.join(names)})")
     srcs, refs = read_parallel(src_path, ref_path)
-    translators = {name: Translator.from_checkpoint(ckpt) for name, ckpt in models}
+    translators = {name: Translator.from_checkpoint(ckpt, device=device) for name, ckpt in models}
     attending = [n for n in names if translators[n].model.arch == "rnnsearch"]
     aligner = figure3 or (attending[0] if attending else None)
     if aligner is not None and aligner not in attending:  # refused before the long translations

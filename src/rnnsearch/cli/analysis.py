@@ -24,6 +24,7 @@ def register(sub) -> None:
                    "(default: the first model with attention)")
     p.add_argument("--notes", metavar="FILE", help="Markdown placed near the top of the report (how the "
                    "models were trained, and why)")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: where the models translate")
     p.set_defaults(func=report, tune=True)
 
     p = sub.add_parser("align", help="forced alignment of sentence pairs from the model's attention")
@@ -67,7 +68,7 @@ def report(args) -> int:
         models.append(tuple(spec.split("=", 1)))
     notes = Path(args.notes).read_text(encoding="utf-8") if args.notes else None
     build_report(models, args.src, args.ref, args.out, beam=args.beam, sentence=args.sentence,
-                 seed=args.seed, n_long=args.long, figure3=args.figure3, notes=notes)
+                 seed=args.seed, n_long=args.long, figure3=args.figure3, notes=notes, device=args.device)
     print(f"report: {Path(args.out) / 'report.md'} and {Path(args.out) / 'report.html'}")
     return 0
 
