@@ -32,11 +32,7 @@ def pretokenize_lines(lines: list[str], kind: str, lang: str, cache_dir: str = "
     tokenises ~12,000 lines/s on one core: a 1M-pair corpus costs minutes at every start)."""
     if not cache_dir or kind == "space":
         return [pretokenize(t, kind, lang) for t in lines]
-    import hashlib
-    import sacremoses
-    digest = hashlib.sha256("\n".join(lines).encode("utf-8"))
-    digest.update(f"|{kind}|{lang}|sacremoses {getattr(sacremoses, '__version__', '?')}|{len(lines)}".encode())
-    path = Path(cache_dir) / f"tokens-{lang}-{digest.hexdigest()[:24]}.txt"
+    path = token_cache_path(lines, kind, lang, cache_dir)
     if path.exists():
         cached = path.read_text(encoding="utf-8").split("\n")[:-1]
         if len(cached) == len(lines):
@@ -44,17 +40,34 @@ def pretokenize_lines(lines: list[str], kind: str, lang: str, cache_dir: str = "
         if log:
             log(f"{path}: {len(cached)} lines for {len(lines)} sentences; tokenising again")
     tokens = [pretokenize(t, kind, lang) for t in lines]
+    write_token_cache(path, tokens, lang, log)
+    return tokens
+
+
+def token_cache_path(lines: list[str], kind: str, lang: str, cache_dir: str | Path) -> Path:
+    """The token cache's file for these lines: named by their content, the tokenizer, the language
+    and sacremoses' version."""
+    import hashlib
+    import sacremoses
+    digest = hashlib.sha256("\n".join(lines).encode("utf-8"))
+    digest.update(f"|{kind}|{lang}|sacremoses {getattr(sacremoses, '__version__', '?')}|{len(lines)}".encode())
+    return Path(cache_dir) / f"tokens-{lang}-{digest.hexdigest()[:24]}.txt"
+
+
+def write_token_cache(path: Path, tokens: list[list[str]], lang: str, log=None) -> bool:
+    """Write the tokens of every line to ``path`` (whole or absent); False, writing nothing, when a
+    token holds the separator or a newline."""
     if any(SEPARATOR in tok or "\n" in tok for toks in tokens for tok in toks):
         if log:
             log(f"token cache: a token holds U+001F or a newline; {lang} not cached")
-        return tokens
-    Path(cache_dir).mkdir(parents=True, exist_ok=True)
+        return False
+    path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     tmp.write_text("".join(SEPARATOR.join(toks) + "\n" for toks in tokens), encoding="utf-8")
     os.replace(tmp, path)  # whole or absent, also when two trainers cache the same corpus
     if log:
-        log(f"token cache: wrote {path} ({len(lines)} lines)")
-    return tokens
+        log(f"token cache: wrote {path} ({len(tokens)} lines)")
+    return True
 
 
 def detokenize(tokens: list[str], kind: str, lang: str) -> str:
