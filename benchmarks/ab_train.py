@@ -6,6 +6,8 @@
 ``--compare deferred``: deferred weight gradients (model/deferred.py) against plain per-step
 autograd, both float32 (the two compute the same gradients: tests/unit/test_speedups.py).
 ``--compare bf16``: bfloat16 autocast (``train.bf16=true``) against float32.
+``--compare groups``: both bf16; the fused loss's W_o gradient as one product per group of chunks
+(``model/output.py``, ``GROUP_ELEMENTS``) against one per chunk (``GROUP_ELEMENTS = 0``).
 
 Every minibatch is trained twice, once each way, in alternating order (so that neither way
 always runs first), and the times are summed per way: the machine's drift hits both alike.
@@ -19,10 +21,12 @@ import time
 
 from rnnsearch.data.batching import epoch_plan
 from rnnsearch.config import load, replace
+from rnnsearch.model import output
 from rnnsearch.training.runtime import tune_process
 from rnnsearch.training.trainer import Trainer
 
-NAMES = {"deferred": ("deferred", "per-step"), "bf16": ("bf16", "float32")}
+NAMES = {"deferred": ("deferred", "per-step"), "bf16": ("bf16", "float32"),
+         "groups": ("per group", "per chunk")}
 
 
 def main() -> None:
@@ -39,6 +43,9 @@ def main() -> None:
     shutil.rmtree(args.out, ignore_errors=True)
     trainer = Trainer(cfg, args.out, log=lambda *_: None)
     configs = {True: replace(cfg, train=replace(cfg.train, bf16=True)), False: cfg}
+    group_elements = output.GROUP_ELEMENTS
+    if args.compare == "groups":
+        trainer.cfg = configs[True]
     data = trainer.train_data
     plan = epoch_plan(data.src_lens, data.tgt_lens, cfg.train, cfg.train.seed, 0)
     seconds, tokens = {True: 0.0, False: 0.0}, {True: 0, False: 0}
@@ -46,6 +53,8 @@ def main() -> None:
         for way in ((True, False) if k % 2 == 0 else (False, True)):
             if args.compare == "deferred":
                 trainer.model.set_deferred(way)
+            elif args.compare == "groups":
+                output.GROUP_ELEMENTS = group_elements if way else 0
             else:
                 trainer.cfg = configs[way]
             start = time.perf_counter()

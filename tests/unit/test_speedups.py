@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from unittest import mock
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +13,7 @@ from rnnsearch.data.batching import make_batch
 from rnnsearch.config import from_dict
 from rnnsearch.model.attention import additive_energies
 from rnnsearch.model.deferred import DeferredWeights
+from rnnsearch.model import output
 from rnnsearch.model.output import CHUNK_ROWS, linear_cross_entropy
 from rnnsearch.training.trainer import Trainer
 from rnnsearch.training.update import micro_batches
@@ -221,11 +223,19 @@ def _bf16(t: torch.Tensor) -> torch.Tensor:
 
 
 @settings(max_examples=15, deadline=None)
-@given(rows=st.integers(1, CHUNK_ROWS + 3), vocab=st.integers(5, 60), seed=st.integers(0, 99))
-def test_linear_cross_entropy_under_bf16_autocast_is_autocasts_linear_then_float32_loss(rows, vocab, seed):
+@given(rows=st.integers(1, CHUNK_ROWS + 3), vocab=st.integers(5, 60), seed=st.integers(0, 99),
+       small=st.booleans())
+def test_linear_cross_entropy_under_bf16_autocast_is_autocasts_linear_then_float32_loss(rows, vocab, seed, small):
     """Under bf16 autocast the fused loss equals what autocast's own F.linear followed by a float32
     cross-entropy computes: bfloat16 operands, the bias, softmax and loss in float32; the gradients
-    are those of that computation to bfloat16 precision, and come back in float32."""
+    are those of that computation to bfloat16 precision, and come back in float32. ``small``: in
+    chunks of 4 rows, gradients in groups of 3 chunks (the last ones partial)."""
+    with mock.patch.object(output, "CHUNK_ROWS", 4 if small else CHUNK_ROWS), \
+            mock.patch.object(output, "GROUP_ELEMENTS", 12 * vocab if small else output.GROUP_ELEMENTS):
+        _bf16_linear_cross_entropy_is_autocasts(rows, vocab, seed)
+
+
+def _bf16_linear_cross_entropy_is_autocasts(rows, vocab, seed):
     g = torch.Generator(torch.get_default_device()).manual_seed(seed)
     x = torch.randn(rows, 7, generator=g, requires_grad=True)
     w = torch.randn(vocab, 7, generator=g, requires_grad=True)

@@ -4,7 +4,8 @@ Training never materialises the (N, V) logits of a whole batch: rows are process
 and as the loss is the last operation, the gradient of each chunk's logits (softmax - one-hot)
 is known in the forward pass and folded straight into the gradients of t, W_o and b_o. The
 mathematics is that of ``cross_entropy(t @ W_o.T + b_o, y, reduction="sum")`` (a test checks it
-to float tolerance); the memory is one chunk of logits instead of all of them.
+to float tolerance); the memory is one chunk of logits instead of all of them (under bf16, and
+a group of chunks' gradients: see ``group_rows``).
 
 Under bf16 autocast the three products take bfloat16 operands (as autocast's own linear would),
 while the bias, the softmax, the loss and the gradients' sums stay in float32.
@@ -15,7 +16,17 @@ import torch
 
 CHUNK_ROWS = 512  # rows per chunk at most (512 x 8000 float32 logits = 16 MB)
 CHUNK_ELEMENTS = 1 << 22  # logits per chunk at most: a 30k vocabulary gets 128-row chunks (15 MB)
+GROUP_ELEMENTS = 1 << 24  # bf16 logits' gradients kept for one pair of products (a 30k vocabulary: 512 rows, 30 MiB)
 MIN_LOG_PROB = -87.0  # exp below this gives float32 denormals, 60x slower on CPUs (and < 2e-38 anyway)
+
+
+def group_rows(vocab: int, step: int, rows: int) -> int:
+    """Rows whose logits' gradients are kept together (a multiple of ``step``, at most
+    GROUP_ELEMENTS gradients, at least one chunk): W_o's gradient is then one product per group
+    rather than per chunk. Its (V, M) sum is what costs: under bf16, converting and adding one
+    (30000, 256) product took 13-19 ms against the product's 4 ms (benchmarks/README.md)."""
+    group = max(step, GROUP_ELEMENTS // vocab // step * step)
+    return min(group, -(-rows // step) * step)
 
 
 def chunk_rows(vocab: int) -> int:
@@ -40,29 +51,37 @@ class _LinearCrossEntropy(torch.autograd.Function):
         gb = torch.zeros_like(bias) if with_grad else None  # (V,)
         xc, wc = x.to(compute), weight.to(compute)  # (N, M), (V, M)
         step = chunk_rows(len(weight))
+        mixed = with_grad and compute != dtype  # bf16 products: logits' gradients kept per group
+        group = group_rows(len(weight), step, len(x)) if mixed else step
         rows = min(step, len(x))
         minus_one = torch.full((rows, 1), -1.0, dtype=dtype, device=x.device)
         logits_buf = bias.new_empty(rows, len(weight))  # (n, V), one pair of buffers for all chunks
         logp_buf = bias.new_empty(rows, len(weight))  # (n, V)
-        for start in range(0, len(x), step):
-            xs, ys = xc[start:start + step], target[start:start + step, None]  # (n, M), (n, 1)
-            if compute == dtype:
-                logits = torch.addmm(bias, xs, wc.t(), out=logits_buf[: len(xs)])  # (n, V)
-            else:
-                logits = torch.add(torch.mm(xs, wc.t()), bias, out=logits_buf[: len(xs)])  # (n, V)
-            logp = torch.log_softmax(logits, dim=1, out=logp_buf[: len(xs)])  # (n, V)
-            total -= logp.gather(1, ys).sum(dtype=torch.float64)
-            if with_grad:
+        grads = x.new_empty(min(group, len(x)), len(weight), dtype=compute) if mixed else None  # (G, V)
+        for first in range(0, len(x), group):
+            last = min(first + group, len(x))
+            for start in range(first, last, step):
+                end = min(start + step, last)
+                xs, ys = xc[start:end], target[start:end, None]  # (n, M), (n, 1)
+                if compute == dtype:
+                    logits = torch.addmm(bias, xs, wc.t(), out=logits_buf[: len(xs)])  # (n, V)
+                else:
+                    logits = torch.add(torch.mm(xs, wc.t()), bias, out=logits_buf[: len(xs)])  # (n, V)
+                logp = torch.log_softmax(logits, dim=1, out=logp_buf[: len(xs)])  # (n, V)
+                total -= logp.gather(1, ys).sum(dtype=torch.float64)
+                if not with_grad:
+                    continue
                 grad = logp.clamp_(min=MIN_LOG_PROB).exp_()  # softmax, in place (n, V); see MIN_LOG_PROB
                 grad.scatter_add_(1, ys, minus_one[: len(xs)])  # softmax - one-hot
                 gb += grad.sum(0)  # (V,)
-                if compute == dtype:
-                    torch.mm(grad, wc, out=gx[start:start + step])  # (n, M)
+                if mixed:
+                    grads[start - first:end - first] = grad  # (n, V) in bfloat16
+                else:
+                    torch.mm(grad, wc, out=gx[start:end])  # (n, M)
                     gw.addmm_(grad.t(), xs)  # (V, M)
-                else:  # bfloat16 operands; the sums over chunks in float32
-                    grad = grad.to(compute)  # (n, V)
-                    gx[start:start + step] = torch.mm(grad, wc)  # (n, M)
-                    gw += torch.mm(grad.t(), xs)  # (V, M)
+            if mixed:  # bfloat16 operands, one pair of products per group; the sums in float32
+                gx[first:last] = torch.mm(grads[: last - first], wc)  # (G, M)
+                gw += torch.mm(grads[: last - first].t(), xc[first:last])  # (V, M)
         ctx.save_for_backward(gx, gw, gb)
         ctx.dtypes = (x.dtype, weight.dtype)
         return total.to(dtype)
