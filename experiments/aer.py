@@ -20,10 +20,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 WPT = DATA / "alignment" / "hansards_enfr"
+DEFAULT = "argmax of alpha_i (default)"
 
 from rnnsearch.analysis.force_align import force_align  # noqa: E402
-from rnnsearch.analysis.links import (alignment_error_rate, grow_diag_final_and, parse_pharaoh,  # noqa: E402
-                                 read_wpt_gold)
+from rnnsearch.analysis.links import (alignment_error_rate, grow_diag_final_and, link_misses,  # noqa: E402
+                                      parse_pharaoh, read_wpt_gold)
 from rnnsearch.data.io import read_lines  # noqa: E402
 from rnnsearch.data.tokenize import pretokenize  # noqa: E402
 from rnnsearch.decoding.translator import Translator  # noqa: E402
@@ -79,7 +80,7 @@ def _symmetrised(work: Path, n: int) -> dict:
 
 def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str = "cpu") -> tuple[dict, float]:
     translator = Translator.from_checkpoint(checkpoint, device=device)
-    variants = {"argmax of alpha_i (default)": {}, "argmax of alpha_{i+1} (--shift 1)": {"shift": 1},
+    variants = {DEFAULT: {}, "argmax of alpha_{i+1} (--shift 1)": {"shift": 1},
                 "argmax of alpha_{i-1} (--shift -1)": {"shift": -1},
                 "argmax + alpha >= 0.3 (--threshold 0.3)": {"threshold": 0.3},
                 "argmax + alpha >= 0.2 (--threshold 0.2)": {"threshold": 0.2}}
@@ -87,6 +88,19 @@ def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str =
     for name, kwargs in variants.items():
         out[name] = [a.links for a in force_align(translator, test, **kwargs)]
     return out, (time.monotonic() - start) / len(variants)
+
+
+def misses_text(links: list, gold: list, test: list[tuple[str, str]], top: int = 12) -> str:
+    """Where the default attention links miss the gold, in words."""
+    m = link_misses(links, gold, [t.split() for _, t in test])
+    share = {k: m[k] / max(m["missed"], 1) for k in (1, 2, "3+", "unaligned")}
+    words = sorted(m["by_word"].items(), key=lambda kv: -kv[1][1])[:top]
+    listed = ", ".join(f"`{w}` {missed:,} of {n:,}" for w, (n, missed) in words)
+    return (f"Where the default links (argmax of alpha_i) miss: {m['missed']:,} of {m['links']:,} links are not "
+            f"possible gold links. Of those, {share[1]:.0%} point one source word away from the nearest "
+            f"gold link of their target word, {share[2]:.0%} two, {share['3+']:.0%} three or more, and "
+            f"{share['unaligned']:.0%} link a target word that the gold leaves unaligned. Most missed "
+            f"target words (missed of linked): {listed}.")
 
 
 def _eflomal_version(reused: bool, work: Path) -> str:
@@ -126,7 +140,7 @@ def main() -> int:
             f"Och & Ney 2003), {date.today().isoformat()}. Command: `python experiments/aer.py --checkpoint "
             f"{args.checkpoint} --pairs {args.pairs}`. Attention: {ours_s:.1f} s per variant; eflomal "
             f"{_eflomal_version(args.reuse, work)}: {eflomal_s:.0f} s.\n\n"
-            + "\n".join(table) + "\n")
+            + "\n".join(table) + "\n\n" + misses_text(ours[DEFAULT], gold, test) + "\n")
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from rnnsearch.analysis.links import (alignment_error_rate, format_pharaoh, parse_pharaoh, read_pharaoh,
-                                 read_wpt_gold)
+from rnnsearch.analysis.links import (alignment_error_rate, format_pharaoh, link_misses, parse_pharaoh,
+                                      read_pharaoh, read_wpt_gold)
 from rnnsearch.cli import main
 from rnnsearch.data.io import DataError
 
@@ -146,3 +146,16 @@ def test_hard_links_threshold_adds_every_heavy_source_word():
     assert hard_links(soft) == {(0, 0), (2, 1)}
     assert hard_links(soft, threshold=0.3) == {(0, 0), (1, 0), (2, 1)}
     assert hard_links(np.zeros((0, 3)), threshold=0.3) == set()
+
+
+def test_link_misses_add_up_and_measure_the_distance_to_the_gold():
+    gold = [({(0, 0)}, {(0, 0), (3, 1)}), (set(), set())]
+    words = [["a", "b", "c"], ["a"]]
+    predicted = [{(0, 0), (1, 1), (2, 2)}, {(4, 0)}]  # hit; 2 from (3, 1); t=2 and the second unaligned
+    misses = link_misses(predicted, gold, words)
+    assert misses["links"] == 4 and misses["missed"] == 3
+    assert misses[1] + misses[2] + misses["3+"] + misses["unaligned"] == misses["missed"]
+    assert (misses[2], misses["unaligned"]) == (1, 2)
+    assert misses["by_word"] == {"a": [2, 1], "b": [1, 1], "c": [1, 1]}
+    r = alignment_error_rate(predicted, gold)
+    assert r["precision"] == pytest.approx(1 - misses["missed"] / misses["links"])

@@ -99,3 +99,29 @@ def grow_diag_final_and(forward: Links, reverse: Links) -> Links:
             if all(a[0] != s for a in links) and all(a[1] != t for a in links):
                 links.add((s, t))
     return links
+
+
+def link_misses(predicted: list[Links], gold: list[tuple[Links, Links]],
+                target_words: list[list[str]]) -> dict:
+    """Where predicted links miss the possible gold links, summed over the corpus: each missed
+    link (s, t) counted by its distance |s - s'| to the nearest gold source word s' of target
+    word t (1, 2, or "3+"), or as "unaligned" where the gold links t to nothing; and per target
+    word, its links and its missed links."""
+    misses = {"links": 0, "missed": 0, 1: 0, 2: 0, "3+": 0, "unaligned": 0}
+    by_word: dict[str, list[int]] = {}
+    for links, (sure, possible), words in zip(predicted, gold, target_words, strict=True):
+        sources: dict[int, list[int]] = {}
+        for s, t in possible | sure:
+            sources.setdefault(t, []).append(s)
+        for s, t in links:
+            count = by_word.setdefault(words[t], [0, 0])
+            misses["links"] += 1
+            count[0] += 1
+            if (s, t) in possible or (s, t) in sure:
+                continue
+            misses["missed"] += 1
+            count[1] += 1
+            distance = min((abs(s - g) for g in sources.get(t, [])), default=None)
+            misses["unaligned" if distance is None else distance if distance < 3 else "3+"] += 1
+    misses["by_word"] = by_word
+    return misses
