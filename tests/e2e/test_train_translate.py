@@ -114,6 +114,39 @@ def test_resume_gives_the_parameters_of_an_uninterrupted_run(synth_dir, tmp_path
     assert steps == sorted(steps)
 
 
+def test_rate_halves_when_dev_bleu_stalls_and_the_schedule_survives_a_resume(synth_dir, tmp_path):
+    """train.lr_decay=0.5 with lr_decay_patience=0: after each validation whose dev BLEU is no new
+    best, the rate halves; a run stopped and resumed keeps the schedule (rates and parameters of
+    the uninterrupted run)."""
+    base = demo_config(synth_dir, max_steps=40, valid_every=8, log_every=4, patience=0, lr_decay=0.5,
+                       lr_decay_patience=0, valid_max_sentences=20)
+    base["model"].update(emb=16, enc_hidden=16, dec_hidden=16, att=16, maxout=8)
+    quiet = lambda *_: None  # noqa: E731
+    train(from_dict(base), tmp_path / "full", log=quiet)
+    first = {**base, "train": {**base["train"], "max_steps": 24}}
+    train(from_dict(first), tmp_path / "parts", log=quiet)
+    train(from_dict(base), tmp_path / "parts", resume=True, log=quiet)
+
+    def dev(run):
+        entries = [json.loads(line) for line in (tmp_path / run / "log.jsonl").read_text().splitlines()]
+        return [(e["step"], e["dev_bleu"], e["lr"]) for e in entries if "dev_bleu" in e]
+
+    full = dev("full")
+    assert [step for step, _, _ in full] == [8, 16, 24, 32, 40]
+    assert dev("parts") == full
+    best, rate = float("-inf"), base["train"]["lr"]
+    for _, bleu, lr in full:
+        if bleu > best * (1 + 1e-4) if best > 0 else bleu > best:  # ReduceLROnPlateau's "better"
+            best = bleu
+        else:
+            rate *= 0.5
+        assert lr == pytest.approx(rate)
+    assert rate < base["train"]["lr"], full  # at least one stall in these 40 updates
+    a, b = checkpoint.load(tmp_path / "full" / "last.pt"), checkpoint.load(tmp_path / "parts" / "last.pt")
+    for name, tensor in a["model"].items():
+        assert torch.equal(tensor, b["model"][name]), name
+
+
 def test_rnnencdec_trains_and_translates(synth_dir, tmp_path, capsys):
     cfg = demo_config(synth_dir, max_steps=30, valid_every=30, valid_max_sentences=20)
     cfg["model"]["arch"] = "rnnencdec"
