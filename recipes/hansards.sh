@@ -42,8 +42,8 @@ else
   PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-0}; BUDGET=${BUDGET:-12}; THREADS=${THREADS:-1}
   JOBS=${JOBS:-$(( $(nproc) / (THREADS > 0 ? THREADS : 1) ))}
   # The CPU profile (docs/results/hansards/README.md, "The CPU profile"): the paper's equations,
-  # initialisation, readout s_{i-1} and 30k word shortlists; smaller sizes, Adam (halved when dev
-  # BLEU stalls for 3 validations), bf16 autocast.
+  # initialisation, readout s_{i-1} and 30k word shortlists; smaller sizes, Adam (halved when 4
+  # validations in a row bring no new best dev BLEU), bf16 autocast.
   SIZES=(--set model.emb=256 --set model.enc_hidden=256 --set model.dec_hidden=512 --set model.att=512
          --set model.maxout=256 --set train.optimizer=adam --set train.lr=0.001 --set train.loss_scale=token
          --set train.bf16=true --set train.valid_every=1000 --set train.save_every=500
