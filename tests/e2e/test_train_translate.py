@@ -136,7 +136,8 @@ def test_rate_halves_when_dev_bleu_stalls_and_the_schedule_survives_a_resume(syn
     assert dev("parts") == full
     best, rate = float("-inf"), base["train"]["lr"]
     for _, bleu, lr in full:
-        if bleu > best * (1 + 1e-4) if best > 0 else bleu > best:  # ReduceLROnPlateau's "better"
+        better = bleu > (best * (1 + 1e-4) if best > 0 else best)  # ReduceLROnPlateau's "better"
+        if better:
             best = bleu
         else:
             rate *= 0.5

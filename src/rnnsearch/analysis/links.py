@@ -110,14 +110,15 @@ def link_misses(predicted: list[Links], gold: list[tuple[Links, Links]],
     misses = {"links": 0, "missed": 0, 1: 0, 2: 0, "3+": 0, "unaligned": 0}
     by_word: dict[str, list[int]] = {}
     for links, (sure, possible), words in zip(predicted, gold, target_words, strict=True):
+        possible = possible | sure
         sources: dict[int, list[int]] = {}
-        for s, t in possible | sure:
+        for s, t in possible:
             sources.setdefault(t, []).append(s)
         for s, t in links:
             count = by_word.setdefault(words[t], [0, 0])
             misses["links"] += 1
             count[0] += 1
-            if (s, t) in possible or (s, t) in sure:
+            if (s, t) in possible:
                 continue
             misses["missed"] += 1
             count[1] += 1
