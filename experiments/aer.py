@@ -7,6 +7,10 @@ with its default settings, in one run; then variants of the attention's links.
 eflomal reads the first --pairs training pairs, Moses-tokenised and lowercased like the gold set,
 with the 447 test pairs appended (an unsupervised aligner aligns its test data with its training
 data); its forward and reverse links, their intersection, union and grow-diag-final-and are scored.
+
+The "natural form" rows have the model read the gold sentences as Hansards writes them (first
+word capitalised, French elisions and contractions restored: ``rnnsearch.analysis.gold_text``),
+the form it was trained on, with the links put back on the gold set's words.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ WPT = DATA / "alignment" / "hansards_enfr"
 DEFAULT = "argmax of alpha_i (default)"
 
 from rnnsearch.analysis.force_align import force_align  # noqa: E402
+from rnnsearch.analysis.gold_text import natural_english, natural_french  # noqa: E402
 from rnnsearch.analysis.links import (alignment_error_rate, grow_diag_final_and, link_misses,  # noqa: E402
                                       parse_pharaoh, read_wpt_gold)
 from rnnsearch.data.io import read_lines  # noqa: E402
@@ -84,6 +89,12 @@ def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str =
                 "argmax of alpha_{i-1} (--shift -1)": {"shift": -1},
                 "argmax + alpha >= 0.3 (--threshold 0.3)": {"threshold": 0.3},
                 "argmax + alpha >= 0.2 (--threshold 0.2)": {"threshold": 0.2}}
+    natural = (natural_english, natural_french)
+    variants.update({"natural form: argmax of alpha_i (--natural)": {"forms": natural},
+                     "natural form: argmax + alpha >= 0.3 (--natural --threshold 0.3)": {"forms": natural,
+                                                                                          "threshold": 0.3},
+                     "natural form: argmax + alpha >= 0.2 (--natural --threshold 0.2)": {"forms": natural,
+                                                                                          "threshold": 0.2}})
     out, start = {}, time.monotonic()
     for name, kwargs in variants.items():
         out[name] = [a.links for a in force_align(translator, test, **kwargs)]

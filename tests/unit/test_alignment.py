@@ -124,6 +124,11 @@ def test_align_puts_links_where_attention_peaks(trained_run, synth_dir, tmp_path
                  "--gold", str(gold)]) == 0
     assert json.loads(capsys.readouterr().out) == {"aer": 0.0, "precision": 1.0, "recall": 1.0}
     assert read_pharaoh(out) == [a.links for a in alignments]
+    # --natural: the model reads other words, the links stay on the given ones (one per target word)
+    assert main(["align", str(trained_run / "best.pt"), "--pairs", str(pairs), "--out", str(out), "--natural"]) == 0
+    for links, (s, t) in zip(read_pharaoh(out), zip(src, tgt)):
+        assert sorted(j for _, j in links) == list(range(len(t.split())))
+        assert all(0 <= i < len(s.split()) for i, _ in links)
 
 
 def test_grow_diag_final_and():

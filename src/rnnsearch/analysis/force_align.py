@@ -7,6 +7,11 @@ source word s is the mean, over t's units (the output steps that emitted them), 
 attention summed over s's units: rows stay distributions over the source words. The final
 </s> row and column are left out. The hard alignment links each target word to the source
 word with the highest weight (Pharaoh ``s-t``, 0-based, source first).
+
+With ``forms`` the model reads other words than the given ones (``gold_text``: the WPT gold
+set's words in natural form), each standing for one or more given words: a unit that stands
+for several target words counts for each of them; a source unit's weight is shared equally by
+the source words it stands for. Soft weights and links stay on the given words.
 """
 from __future__ import annotations
 
@@ -15,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
+from rnnsearch.analysis.gold_text import Group, as_written
 from rnnsearch.data.batching import make_batch
 from rnnsearch.errors import UsageError
 
@@ -29,23 +35,42 @@ class Alignment:
 
 def word_units(codec, words: list[str]) -> tuple[list[str], list[int]]:
     """The model units of ``words`` and, for each unit, the index of its word."""
-    units, owner = [], []
-    for index, word in enumerate(words):
+    units, owners = group_units(codec, as_written(words))
+    return units, [o[0] for o in owners]
+
+
+def group_units(codec, groups: list[Group]) -> tuple[list[str], list[tuple[int, ...]]]:
+    """The model units of each group's word and, for each unit, the given words it stands for."""
+    units, owners = [], []
+    for word, covered in groups:
         pieces = codec.units(word) or [word]
         units.extend(pieces)
-        owner.extend([index] * len(pieces))
-    return units, owner
+        owners.extend([tuple(covered)] * len(pieces))
+    return units, owners
 
 
-def merge(attention: np.ndarray, src_owner: list[int], tgt_owner: list[int], n_src: int,
-          n_tgt: int) -> np.ndarray:
+def _pairs(owners) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(unit, word, 1 / words of that unit) for every word a unit stands for; an owner is an
+    index or a tuple of indices."""
+    unit, word, share = [], [], []
+    for u, covered in enumerate(owners):
+        covered = (covered,) if isinstance(covered, (int, np.integer)) else covered
+        for w in covered:
+            unit.append(u), word.append(w), share.append(1.0 / len(covered))
+    return np.asarray(unit, dtype=int), np.asarray(word, dtype=int), np.asarray(share)
+
+
+def merge(attention: np.ndarray, src_owner: list, tgt_owner: list, n_src: int, n_tgt: int) -> np.ndarray:
     """Unit attention (target units, source units) -> word alignment (target words, source
-    words): summed over a source word's units, averaged over a target word's units."""
+    words): summed over a source word's units, averaged over a target word's units. An owner
+    is a word index, or a tuple of the indices of the words a unit stands for."""
+    s_unit, s_word, s_share = _pairs(src_owner)
     by_source = np.zeros((attention.shape[0], n_src))
-    np.add.at(by_source.T, np.asarray(src_owner), attention.T)  # sum columns per source word
-    counts = np.bincount(np.asarray(tgt_owner), minlength=n_tgt)[:, None]
+    np.add.at(by_source.T, s_word, attention.T[s_unit] * s_share[:, None])  # sum columns per source word
+    t_unit, t_word, _ = _pairs(tgt_owner)
+    counts = np.bincount(t_word, minlength=n_tgt)[:, None]
     soft = np.zeros((n_tgt, n_src))
-    np.add.at(soft, np.asarray(tgt_owner), by_source)
+    np.add.at(soft, t_word, by_source[t_unit])
     return soft / np.maximum(counts, 1)
 
 
@@ -62,12 +87,13 @@ def hard_links(soft: np.ndarray, threshold: float | None = None) -> set[tuple[in
 
 @torch.no_grad()
 def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, shift: int = 0,
-                threshold: float | None = None) -> list[Alignment]:
+                threshold: float | None = None, forms=None) -> list[Alignment]:
     """Alignments of (source text, target text) pairs under ``translator``'s model (RNNsearch).
 
     By default target unit y_i takes alpha_i, the attention of the step that emits it (its query
     is s_{i-1}). ``shift=1`` takes alpha_{i+1} instead (the step after, whose query s_i has read
-    y_i); ``shift=-1`` alpha_{i-1}. ``threshold``: see ``hard_links``."""
+    y_i); ``shift=-1`` alpha_{i-1}. ``threshold``: see ``hard_links``. ``forms``: a (source,
+    target) pair of functions, words -> groups (``gold_text``), giving the words the model reads."""
     if shift not in (-1, 0, 1):
         raise UsageError(f"shift must be -1, 0 or 1, got {shift}")
     model, src_codec, tgt_codec = translator.model, translator.src_codec, translator.tgt_codec
@@ -79,16 +105,16 @@ def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, 
     try:
         for start in range(0, len(pairs), batch_size):
             out.extend(_align_batch(model, src_codec, tgt_codec, pairs[start:start + batch_size],
-                                    translator.device, shift, threshold))
+                                    translator.device, shift, threshold, forms or (as_written, as_written)))
     finally:
         model.train(was_training)
     return out
 
 
-def _align_batch(model, src_codec, tgt_codec, pairs, device, shift=0, threshold=None) -> list[Alignment]:
+def _align_batch(model, src_codec, tgt_codec, pairs, device, shift, threshold, forms) -> list[Alignment]:
     words = [(s.split(), t.split()) for s, t in pairs]
-    src = [word_units(src_codec, sw) for sw, _ in words]
-    tgt = [word_units(tgt_codec, tw) for _, tw in words]
+    src = [group_units(src_codec, forms[0](sw)) for sw, _ in words]
+    tgt = [group_units(tgt_codec, forms[1](tw)) for _, tw in words]
     batch = make_batch([src_codec.vocab.encode(u) for u, _ in src],
                        [tgt_codec.vocab.encode(u) for u, _ in tgt]).to(device)
     _, alphas = model(batch.src, batch.src_mask, batch.tgt_in)  # (B, T, S)

@@ -37,6 +37,9 @@ def register(sub) -> None:
     p.add_argument("--gold", help="WPT gold links: also print AER, precision, recall")
     p.add_argument("--shift", type=int, default=0, choices=[-1, 0, 1],
                    help="link y_i with the attention of step i + shift (0: the step that emits y_i)")
+    p.add_argument("--natural", action="store_true",
+                   help="WPT 2003 En-Fr gold text: the model reads it in natural form (first word "
+                        "capitalised, French elisions and contractions restored); links stay on the given words")
     p.add_argument("--threshold", type=float, default=None,
                    help="also link every source word with at least this weight (beside the argmax)")
     p.set_defaults(func=align)
@@ -84,12 +87,14 @@ def _pairs(args) -> list[tuple[str, str]]:
 
 def align(args) -> int:
     from rnnsearch.analysis.force_align import alignment_json, force_align
+    from rnnsearch.analysis.gold_text import natural_english, natural_french
     from rnnsearch.analysis.links import alignment_error_rate, format_pharaoh, read_wpt_gold
     from rnnsearch.decoding.translator import Translator
     if args.format == "npz" and not args.out:
         raise UsageError("--format npz needs --out FILE")
+    forms = (natural_english, natural_french) if args.natural else None
     alignments = force_align(Translator.from_checkpoint(args.checkpoint), _pairs(args), shift=args.shift,
-                             threshold=args.threshold)
+                             threshold=args.threshold, forms=forms)
     if args.format == "npz":
         import numpy as np
         np.savez_compressed(args.out, **{f"soft_{i}": a.soft for i, a in enumerate(alignments)})
