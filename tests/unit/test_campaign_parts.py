@@ -122,6 +122,21 @@ def test_status_of_a_run(trained_run):
     assert s["tok_per_core_s"] > 0 and "per core-second" in text
 
 
+def test_rate_changes_are_listed_where_they_happen():
+    from rnnsearch.analysis.status import rate_changes
+    valid = [{"step": 1000, "lr": 1e-3}, {"step": 2000, "lr": 1e-3}, {"step": 3000, "lr": 5e-4},
+             {"step": 4000}, {"step": 5000, "lr": 5e-4}, {"step": 6000, "lr": 2.5e-4}]
+    assert rate_changes(valid) == [{"step": 1000, "lr": 1e-3}, {"step": 3000, "lr": 5e-4},
+                                   {"step": 6000, "lr": 2.5e-4}]
+    assert rate_changes([{"step": 1, "dev_bleu": 3.0}]) == []
+    s = {"run": "r", "step": 6000, "epoch": 1, "wall_hours": 1.0, "core_hours": 1.0, "budget_core_hours": None,
+         "tgt_tokens": 0, "loss": None, "tok_per_s": None, "dev": [{"step": 6000, "dev_bleu": 5.0, "core_hours": 1.0}],
+         "best": {"step": 6000, "dev_bleu": 5.0}, "rates": rate_changes(valid)}
+    expected = ("learning rate (at the validations): 0.001 from step 1,000, 0.0005 from step 3,000, "
+                "0.00025 from step 6,000")
+    assert expected in format_status(s)
+
+
 def test_speed_per_core_second_skips_a_resume():
     from rnnsearch.analysis.status import tokens_per_core_second
     log = [{"tgt_tokens": 1000, "cpu_s": 10.0}, {"tgt_tokens": 3000, "cpu_s": 12.0},

@@ -103,10 +103,21 @@ def run_status(run: str | Path, target: float | None = None) -> dict:
         "dev": [{"step": e["step"], "core_hours": round(_hours(e), 3), "dev_bleu": e["dev_bleu"],
                  "dev_loss": e.get("dev_loss")} for e in valid],
         "best": None if best is None else {"step": best["step"], "dev_bleu": best["dev_bleu"]},
+        "rates": rate_changes(valid),
     }
     if target is not None:
         status["projection"] = project(curve, target)
     return status
+
+
+def rate_changes(valid: list[dict]) -> list[dict]:
+    """The learning rate at the first validation and wherever it changed (``train.lr_decay``):
+    [{"step", "lr"}]; empty for logs without a rate."""
+    out: list[dict] = []
+    for e in valid:
+        if e.get("lr") is not None and (not out or e["lr"] != out[-1]["lr"]):
+            out.append({"step": e["step"], "lr": e["lr"]})
+    return out
 
 
 def tokens_per_core_second(train: list[dict]) -> float | None:
@@ -133,6 +144,9 @@ def format_status(s: dict) -> str:
         cells = [f"{d['step']}: {d['dev_bleu']:.2f} ({d['core_hours']:.1f} h)" for d in s["dev"]]
         lines.append("  dev BLEU (step: BLEU (core-hours)): " + ", ".join(cells))
         lines.append(f"  best dev BLEU {s['best']['dev_bleu']:.2f} at step {s['best']['step']}")
+        if s.get("rates"):
+            lines.append("  learning rate (at the validations): " + ", ".join(
+                f"{r['lr']:g} from step {r['step']:,}" for r in s["rates"]))
     else:
         lines.append("  no validation yet")
     p = s.get("projection")
