@@ -27,7 +27,7 @@ WPT = DATA / "alignment" / "hansards_enfr"
 DEFAULT = "argmax of alpha_i (default)"
 
 from rnnsearch.analysis.force_align import force_align  # noqa: E402
-from rnnsearch.analysis.gold_text import natural_english, natural_french  # noqa: E402
+from rnnsearch.analysis.gold_text import natural_forms  # noqa: E402
 from rnnsearch.analysis.links import (alignment_error_rate, grow_diag_final_and, link_misses,  # noqa: E402
                                       parse_pharaoh, read_wpt_gold)
 from rnnsearch.data.io import read_lines  # noqa: E402
@@ -89,7 +89,7 @@ def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str =
                 "argmax of alpha_{i-1} (--shift -1)": {"shift": -1},
                 "argmax + alpha >= 0.3 (--threshold 0.3)": {"threshold": 0.3},
                 "argmax + alpha >= 0.2 (--threshold 0.2)": {"threshold": 0.2}}
-    natural = (natural_english, natural_french)
+    natural = natural_forms(translator.config.data.src_lang, translator.config.data.tgt_lang)
     variants.update({"natural form: argmax of alpha_i (--natural)": {"forms": natural},
                      "natural form: argmax + alpha >= 0.3 (--natural --threshold 0.3)": {"forms": natural,
                                                                                           "threshold": 0.3},

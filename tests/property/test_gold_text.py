@@ -36,6 +36,15 @@ def test_french_elisions_and_contractions_are_restored():
     assert natural_french([]) == []
 
 
+def test_natural_form_is_refused_for_other_languages():
+    import pytest
+    from rnnsearch.analysis.gold_text import natural_forms
+    from rnnsearch.errors import UsageError
+    assert natural_forms("en", "fr") == (natural_english, natural_french)
+    with pytest.raises(UsageError, match="this model translates de -> en"):
+        natural_forms("de", "en")
+
+
 def test_english_first_word_and_i_are_capitalised():
     assert [w for w, _ in natural_english("i think i am".split())] == ["I", "think", "I", "am"]
     assert [w for w, _ in natural_english("order , please .".split())] == ["Order", ",", "please", "."]
@@ -45,7 +54,7 @@ def test_a_unit_standing_for_two_target_words_counts_for_both_and_rows_stay_dist
     attention = np.array([[0.7, 0.2, 0.1],   # target unit 0 stands for target words 0 and 1 ("du")
                           [0.1, 0.1, 0.8]])  # target unit 1: word 2
     # source unit 1 stands for source words 1 and 2: its weight is shared equally
-    soft = merge(attention, [0, (1, 2), 3], [(0, 1), 2], 4, 3)
+    soft = merge(attention, [(0,), (1, 2), (3,)], [(0, 1), (2,)], 4, 3)
     np.testing.assert_allclose(soft[0], [0.7, 0.1, 0.1, 0.1])
     np.testing.assert_allclose(soft[1], soft[0])
     np.testing.assert_allclose(soft[2], [0.1, 0.05, 0.05, 0.8])

@@ -88,7 +88,7 @@ def test_merge_sums_source_pieces_and_averages_target_pieces():
     attention = np.array([[0.2, 0.3, 0.5],
                           [0.6, 0.3, 0.1],
                           [0.1, 0.1, 0.8]])
-    soft = merge(attention, [0, 0, 1], [0, 1, 1], 2, 2)
+    soft = merge(attention, [(0,), (0,), (1,)], [(0,), (1,), (1,)], 2, 2)
     np.testing.assert_allclose(soft, [[0.5, 0.5], [(0.9 + 0.2) / 2, (0.1 + 0.8) / 2]])
     np.testing.assert_allclose(soft.sum(1), 1.0)
     assert hard_links(soft) == {(0, 0), (0, 1)}
@@ -97,15 +97,16 @@ def test_merge_sums_source_pieces_and_averages_target_pieces():
 def test_align_puts_links_where_attention_peaks(trained_run, synth_dir, tmp_path, capsys):
     import numpy as np
     import torch
-    from rnnsearch.analysis.force_align import force_align, word_units
+    from rnnsearch.analysis.force_align import force_align, group_units
+    from rnnsearch.analysis.gold_text import as_written
     from rnnsearch.decoding.translator import Translator
     translator = Translator.from_checkpoint(trained_run / "best.pt")
     src = (synth_dir / "test.en").read_text().splitlines()[:6]
     tgt = (synth_dir / "test.fr").read_text().splitlines()[:6]
     alignments = force_align(translator, list(zip(src, tgt)))
     for (s, t), a in zip(zip(src, tgt), alignments):
-        su, _ = word_units(translator.src_codec, s.split())
-        tu, _ = word_units(translator.tgt_codec, t.split())
+        su, _ = group_units(translator.src_codec, as_written(s.split()))
+        tu, _ = group_units(translator.tgt_codec, as_written(t.split()))
         batch_src = torch.tensor([translator.src_codec.vocab.encode(su) + [3]])
         tgt_in = torch.tensor([[2] + translator.tgt_codec.vocab.encode(tu)])
         with torch.no_grad():

@@ -33,12 +33,6 @@ class Alignment:
     links: set[tuple[int, int]]        # (source word, target word), 0-based
 
 
-def word_units(codec, words: list[str]) -> tuple[list[str], list[int]]:
-    """The model units of ``words`` and, for each unit, the index of its word."""
-    units, owners = group_units(codec, as_written(words))
-    return units, [o[0] for o in owners]
-
-
 def group_units(codec, groups: list[Group]) -> tuple[list[str], list[tuple[int, ...]]]:
     """The model units of each group's word and, for each unit, the given words it stands for."""
     units, owners = [], []
@@ -49,21 +43,20 @@ def group_units(codec, groups: list[Group]) -> tuple[list[str], list[tuple[int, 
     return units, owners
 
 
-def _pairs(owners) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(unit, word, 1 / words of that unit) for every word a unit stands for; an owner is an
-    index or a tuple of indices."""
+def _pairs(owners: list[tuple[int, ...]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(unit, word, 1 / words of that unit) for every word a unit stands for."""
     unit, word, share = [], [], []
     for u, covered in enumerate(owners):
-        covered = (covered,) if isinstance(covered, (int, np.integer)) else covered
         for w in covered:
             unit.append(u), word.append(w), share.append(1.0 / len(covered))
     return np.asarray(unit, dtype=int), np.asarray(word, dtype=int), np.asarray(share)
 
 
-def merge(attention: np.ndarray, src_owner: list, tgt_owner: list, n_src: int, n_tgt: int) -> np.ndarray:
+def merge(attention: np.ndarray, src_owner: list[tuple[int, ...]], tgt_owner: list[tuple[int, ...]], n_src: int,
+          n_tgt: int) -> np.ndarray:
     """Unit attention (target units, source units) -> word alignment (target words, source
-    words): summed over a source word's units, averaged over a target word's units. An owner
-    is a word index, or a tuple of the indices of the words a unit stands for."""
+    words): summed over a source word's units, averaged over a target word's units. A unit's
+    owner is the tuple of the indices of the words it stands for (``group_units``)."""
     s_unit, s_word, s_share = _pairs(src_owner)
     by_source = np.zeros((attention.shape[0], n_src))
     np.add.at(by_source.T, s_word, attention.T[s_unit] * s_share[:, None])  # sum columns per source word

@@ -13,6 +13,8 @@ Every gold word is covered by exactly one group, in order.
 """
 from __future__ import annotations
 
+from rnnsearch.errors import UsageError
+
 Group = tuple[str, tuple[int, ...]]
 
 # Words before which French elides "le", "de", "que"...: a vowel or a mute h.
@@ -78,3 +80,12 @@ def natural_french(words: list[str]) -> list[Group]:
 def as_written(words: list[str]) -> list[Group]:
     """Each word as it is, covering itself."""
     return [(w, (k,)) for k, w in enumerate(words)]
+
+
+def natural_forms(src_lang: str, tgt_lang: str):
+    """The (source, target) natural-form functions of a model's languages: WPT 2003's English ->
+    French only."""
+    if (src_lang, tgt_lang) != ("en", "fr"):
+        raise UsageError(f"natural form: only for WPT 2003 English -> French gold text; this model "
+                         f"translates {src_lang} -> {tgt_lang}")
+    return natural_english, natural_french

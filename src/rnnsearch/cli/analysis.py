@@ -87,14 +87,15 @@ def _pairs(args) -> list[tuple[str, str]]:
 
 def align(args) -> int:
     from rnnsearch.analysis.force_align import alignment_json, force_align
-    from rnnsearch.analysis.gold_text import natural_english, natural_french
+    from rnnsearch.analysis.gold_text import natural_forms
     from rnnsearch.analysis.links import alignment_error_rate, format_pharaoh, read_wpt_gold
     from rnnsearch.decoding.translator import Translator
     if args.format == "npz" and not args.out:
         raise UsageError("--format npz needs --out FILE")
-    forms = (natural_english, natural_french) if args.natural else None
-    alignments = force_align(Translator.from_checkpoint(args.checkpoint), _pairs(args), shift=args.shift,
-                             threshold=args.threshold, forms=forms)
+    translator = Translator.from_checkpoint(args.checkpoint)
+    data = translator.config.data
+    forms = natural_forms(data.src_lang, data.tgt_lang) if args.natural else None
+    alignments = force_align(translator, _pairs(args), shift=args.shift, threshold=args.threshold, forms=forms)
     if args.format == "npz":
         import numpy as np
         np.savez_compressed(args.out, **{f"soft_{i}": a.soft for i, a in enumerate(alignments)})
