@@ -47,18 +47,33 @@ def test_graphs_compute_the_models_encoder_and_step(tmp_path, arch, cell, readou
         enc, got = model.encode(src, mask), onnx.encode(src, mask)
         state, onnx_state = model.init_state(enc), onnx.init_state(got)
         torch.testing.assert_close(onnx_state.hidden, state.hidden, rtol=1e-4, atol=1e-5)
-        y = torch.tensor([2, 7, 9])
-        for _ in range(3):  # three steps, each from its own outputs
+        y, rows = torch.tensor([2, 7, 9]), torch.arange(3)
+        for step in range(5):  # each step from its own outputs
+            if step == 3:  # then beam search's rows: K = 2 hypotheses per sentence, one encoder row each
+                rows = rows.repeat_interleave(2)
+                state, onnx_state, y = state.select(rows), onnx_state.select(rows), torch.tensor([4, 7, 9, 2, 11, 5])
             logp, state, alpha = model.step(y, state, enc)
             onnx_logp, onnx_state, onnx_alpha = onnx.step(y, onnx_state, got)
             torch.testing.assert_close(onnx_logp, logp, rtol=1e-4, atol=1e-4)
             torch.testing.assert_close(onnx_state.hidden, state.hidden, rtol=1e-4, atol=1e-5)
             if arch == "rnnsearch":
                 torch.testing.assert_close(onnx_alpha, alpha, rtol=1e-4, atol=1e-5)
-                assert float(onnx_alpha[1, 3:].abs().sum()) == 0.0  # padding gets no attention
+                assert float(onnx_alpha[~mask[rows]].abs().sum()) == 0.0  # padding gets no attention
             else:
                 assert onnx_alpha is None and alpha is None
             y = logp.argmax(1)
+
+
+def test_an_export_of_format_version_1_translates_as_its_checkpoint():
+    """tests/fixtures/onnx_export_v1 (see its README): one encoder row per step row."""
+    import json
+    expected = json.loads((FIXTURE / "expected.json").read_text())
+    old = Translator.from_checkpoint(FIXTURE.parent / "onnx_export_v1", backend="onnx")
+    assert old.model.rows_per_sentence
+    results = old.translate(expected["sources"], beam=3, n_best=2)
+    for got, want in zip(results, expected["beam3_nbest2"], strict=True):
+        assert [h.text for h in got.nbest] == [text for text, _ in want["nbest"]]
+        assert [h.score for h in got.nbest] == pytest.approx([score for _, score in want["nbest"]], abs=1e-4)
 
 
 @pytest.mark.parametrize("which", ["trained", "fixture"])

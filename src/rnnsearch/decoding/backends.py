@@ -47,6 +47,9 @@ class OnnxModel:
         options.intra_op_num_threads = threads or torch.get_num_threads()
         options.inter_op_num_threads = 1
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        # no spinning: between two steps the search's PyTorch ops need both cores, and a spinning
+        # onnxruntime worker took one (1.3-1.6x slower beam search on 2 cores, BENCHMARKS.md)
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         step = directory / "decoder_step.onnx"
         if int8:
             step = quantized_step(directory)
@@ -54,6 +57,7 @@ class OnnxModel:
         self.encoder = ort.InferenceSession(str(directory / "encoder.onnx"), options, providers=providers)
         self.decoder = ort.InferenceSession(str(step), options, providers=providers)
         self.step_inputs = [i.name for i in self.decoder.get_inputs()]
+        self.rows_per_sentence = self.meta.get("version", 1) < 2  # version 1 reads an encoder row per step row
         self.training = False
         self._rows: tuple[Rows, int, Rows] | None = None  # enc, K, enc with each row repeated K times
 
@@ -84,7 +88,8 @@ class OnnxModel:
         return DecoderState(enc.tensors["s0"])
 
     def step(self, y_prev: torch.Tensor, state: DecoderState, enc: Rows):
-        enc = self._per_row(enc, len(y_prev))
+        if self.rows_per_sentence:
+            enc = self._per_row(enc, len(y_prev))
         feeds = {"y_prev": y_prev.numpy(), "s_prev": state.hidden.numpy()}
         feeds.update({k: enc.tensors[k].numpy() for k in self.step_inputs if k not in feeds})
         outputs = self.decoder.run(None, feeds)
@@ -92,8 +97,8 @@ class OnnxModel:
         return torch.from_numpy(outputs[0]), DecoderState(torch.from_numpy(outputs[1])), alpha
 
     def _per_row(self, enc: Rows, rows: int) -> Rows:
-        """The graph reads one encoder row per decoder row: with K rows per sentence, each sentence's
-        row repeated K times (kept until the search's ``enc`` changes, when sentences finish)."""
+        """Exports of version 1: their graph reads one encoder row per decoder row; with K rows per
+        sentence, each sentence's row repeated K times (kept until the search's ``enc`` changes, when sentences finish)."""
         batch = len(next(iter(enc.tensors.values())))
         if batch == rows:
             return enc

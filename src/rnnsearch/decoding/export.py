@@ -1,18 +1,24 @@
 """``rnnsearch export CKPT --format onnx --out DIR``: the model as two ONNX graphs, built op by op
 with onnx.helper from the checkpoint's weights, and the vocabularies and config beside them.
 
-- ``encoder.onnx``: src (B, S) int64, mask (B, S) bool -> the annotations h_j, U_a h_j and s_0 for
-  RNNsearch; for RNNencdec s_0, [C_z; C_r; C] c and C_o c. The GRU recurrences are ONNX Scan loops
-  over the source (the backward one scanned in reverse), so any source length runs.
-- ``decoder_step.onnx``: one decoding step, y_{i-1} and s_{i-1} (and what the encoder gave) ->
-  log p(y_i | ...) (N, V), s_i and alpha_i: attention, the GRU, the maxout deep output, the softmax.
+- ``encoder.onnx``: src (B, S) int64, mask (B, S) bool -> for RNNsearch U_a h_j, [C; C_o] h_j and
+  s_0; for RNNencdec s_0, [C_z; C_r; C] c and C_o c. The GRU recurrences are ONNX Scan loops over
+  the source (the backward one scanned in reverse), so any source length runs.
+- ``decoder_step.onnx``: one decoding step, y_{i-1} and s_{i-1} (N rows) and what the encoder gave
+  (B rows, one per sentence; N = B K, each sentence's K hypotheses together) -> log p(y_i | ...)
+  (N, V), s_i and alpha_i: attention, the GRU, the maxout deep output, the softmax.
 - ``model.json``: the config, the vocabularies (SentencePiece models base64-encoded) and the graphs'
   signature.
 
 The graphs compute the paper's equations as the PyTorch model does; the attention energies are
 written v_a^T tanh(W_a s + U_a h_j), which the PyTorch model computes as 2 v_a^T sigmoid(2u), equal up
-to a constant per row that the softmax removes. tests/unit/test_export.py checks outputs, and the
-beam search over them, against PyTorch's.
+to a constant per row that the softmax removes. As in PyTorch decoding, the context's products are
+taken once per sentence: [C; C_o] c_i = sum_j alpha_ij [C; C_o] h_j, so a step sums S rows of
+3D + 2M instead of multiplying its N rows of c_i by the (3D + 2M, 2H) matrix.
+tests/unit/test_export.py checks outputs, and the beam search over them, against PyTorch's.
+
+Format version 2 (2026-11-23); version 1 read h_j and one encoder row per decoder row, and
+decoding/backends.py still runs it.
 """
 from __future__ import annotations
 
@@ -27,6 +33,7 @@ from onnx import TensorProto, helper
 OPSET = 18
 IR_VERSION = 9  # what onnxruntime >= 1.16 reads (onnx's newest default can be ahead of onnxruntime)
 FORMAT = "rnnsearch-onnx"
+VERSION = 2  # 2: the step reads one encoder row per sentence and [C; C_o] h_j (version 1: h_j per row)
 
 
 class Graph:
@@ -117,8 +124,8 @@ def _encoder_weights(encoder, direction: str, cell: str):
 
 
 def encoder_graph(model) -> onnx.ModelProto:
-    """src (B, S) int64, mask (B, S) bool -> RNNsearch: annotations (B, S, 2H), proj_keys (B, S, A),
-    s0 (B, D); RNNencdec: s0, context_gates (B, 3D), context_readout (B, 2M)."""
+    """src (B, S) int64, mask (B, S) bool -> RNNsearch: proj_keys U_a h_j (B, S, A), context_values
+    [C; C_o] h_j (B, S, 3D + 2M), s0 (B, D); RNNencdec: s0, context_gates (B, 3D), context_readout (B, 2M)."""
     enc, dec, cell = model.encoder, model.decoder, model.encoder.cell
     g, f = Graph(), TensorProto.FLOAT
     x = g.op("Transpose", g.op("Gather", g.const("E_src", _w(enc.embed.weight)), "src"), perm=[1, 0, 2])  # (S, B, E)
@@ -132,9 +139,10 @@ def encoder_graph(model) -> onnx.ModelProto:
         annotations = g.op("Transpose", g.op("Concat", fwd, bwd, axis=2), perm=[1, 0, 2])  # (B, S, 2H)
         first_backward = g.op("Gather", bwd, g.const("zero", np.array(0)), axis=0)  # (B, H)
         s0 = g.op("Tanh", g.linear(first_backward, _w(dec.W_s.weight), _w(dec.W_s.bias), name="W_s"))
-        keys = g.linear(annotations, _w(dec.attention.U_a.weight), name="U_a")
-        outputs = {"annotations": (annotations, ["B", "S", 2 * hidden]),
-                   "proj_keys": (keys, ["B", "S", dec.attention.W_a.out_features]), "s0": (s0, ["B", dec.hidden])}
+        keys = g.linear(annotations, _w(dec.attention.U_a.weight), name="U_a")  # (B, S, A)
+        values = g.linear(annotations, np.concatenate([_w(dec.C.weight), _w(dec.C_o.weight)]), name="C")  # (B, S, 3D + 2M)
+        outputs = {"proj_keys": (keys, ["B", "S", dec.attention.W_a.out_features]),
+                   "context_values": (values, ["B", "S", 3 * dec.hidden + 2 * dec.maxout]), "s0": (s0, ["B", dec.hidden])}
     else:  # c = tanh(V h_Tx), s_0 = tanh(V' c); the state carried through padding is h_Tx
         c = g.op("Tanh", g.linear(last, _w(model.V.weight), _w(model.V.bias), name="V"))
         s0 = g.op("Tanh", g.linear(c, _w(dec.W_s.weight), _w(dec.W_s.bias), name="W_s"))
@@ -151,8 +159,42 @@ def encoder_graph(model) -> onnx.ModelProto:
                              ir_version=IR_VERSION)
 
 
+def _by_sentence(g: Graph, rows: str, per_sentence: str) -> str:
+    """rows (N, X) -> (B, K, X), B the first dimension of ``per_sentence``: the step's N = B K rows
+    hold each sentence's K hypotheses together (beam search's order; K = 1 for greedy)."""
+    shape = g.op("Concat", g.op("Shape", per_sentence, start=0, end=1), g.const(f"minus_one_{g._n + 1}", [-1]),
+                 g.op("Shape", rows, start=1), axis=0)
+    return g.op("Reshape", rows, shape)
+
+
+def _rows(g: Graph, x: str, width: str) -> str:
+    """(B, K, X) -> (N, X), X the last dimension of ``width``."""
+    shape = g.op("Concat", g.const(f"minus_one_{g._n + 1}", [-1]), g.op("Shape", width, start=-1), axis=0)
+    return g.op("Reshape", x, shape)
+
+
+def _attention(g: Graph, att, wa_s: str) -> tuple[str, str]:
+    """alpha_i (N, S) and sum_j alpha_ij [C; C_o] h_j (N, 3D + 2M) for W_a s_{i-1} (N, A), each
+    query row against its sentence's keys and values (B rows), which are never copied per row."""
+    query = g.op("Unsqueeze", _by_sentence(g, wa_s, "proj_keys"), g.const("axis2", [2]))  # (B, K, 1, A)
+    keys = g.op("Unsqueeze", "proj_keys", g.const("axis1", [1]))  # (B, 1, S, A)
+    hidden = g.op("Tanh", g.op("Add", query, keys))  # (B, K, S, A)
+    energies = g.op("Squeeze", g.linear(hidden, _w(att.v_a.weight), name="v_a"), g.const("axis3", [3]))  # (B, K, S)
+    energies = g.op("Where", g.op("Unsqueeze", "mask", "axis1"), energies, g.const("minus_inf", np.array(-np.inf)))
+    alpha = g.op("Softmax", energies, axis=2)  # (B, K, S)
+    values = g.op("MatMul", alpha, "context_values")  # (B, K, 3D + 2M)
+    return _rows(g, alpha, "mask"), _rows(g, values, "context_values")  # (N, S), (N, 3D + 2M)
+
+
+def _per_row(g: Graph, rows: str, per_sentence: str) -> str:
+    """rows (N, X) + per_sentence (B, X), each sentence's value added to its K rows -> (N, X)."""
+    total = g.op("Add", _by_sentence(g, rows, per_sentence), g.op("Unsqueeze", per_sentence, g.const(
+        f"axis_{g._n + 1}", [1])))  # (B, K, X)
+    return _rows(g, total, per_sentence)
+
+
 def decoder_graph(model) -> onnx.ModelProto:
-    """One step: y_prev (N,) int64, s_prev (N, D) and the encoder's outputs for those rows ->
+    """One step: y_prev (N,) int64, s_prev (N, D) and the encoder's outputs (B rows, N = B K) ->
     logp (N, V), s (N, D) and, for RNNsearch, alpha (N, S)."""
     dec, g, f = model.decoder, Graph(), TensorProto.FLOAT
     d, m = dec.hidden, dec.maxout
@@ -166,27 +208,24 @@ def decoder_graph(model) -> onnx.ModelProto:
         a = att.W_a.out_features
         wa_s, u_zr = g.split(g.linear("s_prev", np.concatenate([_w(att.W_a.weight), _w(dec.U_zr.weight)]),
                                       name="W_a"), [a, 2 * d])
-        hidden = g.op("Tanh", g.op("Add", g.op("Unsqueeze", wa_s, g.const("axis1", [1])), "proj_keys"))  # (N, S, A)
-        energies = g.op("Squeeze", g.linear(hidden, _w(att.v_a.weight), name="v_a"), g.const("axis_last", [2]))
-        energies = g.op("Where", "mask", energies, g.const("minus_inf", np.array(-np.inf)))
-        alpha = g.op("Softmax", energies, axis=1)  # (N, S)
-        c = g.op("Squeeze", g.op("MatMul", g.op("Unsqueeze", alpha, "axis1"), "annotations"), "axis1")  # (N, C)
-        cc, c_readout = g.split(g.linear(c, np.concatenate([_w(dec.C.weight), _w(dec.C_o.weight)]), name="C"),
-                                [3 * d, 2 * m])
-        inputs += [helper.make_tensor_value_info("annotations", f, ["N", "S", att.U_a.in_features]),
-                   helper.make_tensor_value_info("proj_keys", f, ["N", "S", a]),
-                   helper.make_tensor_value_info("mask", TensorProto.BOOL, ["N", "S"])]
+        alpha, c_projected = _attention(g, att, wa_s)  # (N, S), (N, 3D + 2M)
+        cc, c_readout = g.split(c_projected, [3 * d, 2 * m])
+        gates = g.op("Add", x_i, cc)  # (N, 3D)
+        inputs += [helper.make_tensor_value_info("proj_keys", f, ["B", "S", a]),
+                   helper.make_tensor_value_info("context_values", f, ["B", "S", 3 * d + 2 * m]),
+                   helper.make_tensor_value_info("mask", TensorProto.BOOL, ["B", "S"])]
     else:
         u_zr = g.linear("s_prev", _w(dec.U_zr.weight), name="U_zr")
-        cc, c_readout = "context_gates", "context_readout"
-        inputs += [helper.make_tensor_value_info("context_gates", f, ["N", 3 * d]),
-                   helper.make_tensor_value_info("context_readout", f, ["N", 2 * m])]
-    gates_zr, gates_h = g.split(g.op("Add", x_i, cc), [2 * d, d])
+        gates, c_readout = _per_row(g, x_i, "context_gates"), None  # (N, 3D)
+        inputs += [helper.make_tensor_value_info("context_gates", f, ["B", 3 * d]),
+                   helper.make_tensor_value_info("context_readout", f, ["B", 2 * m])]
+    gates_zr, gates_h = g.split(gates, [2 * d, d])
     z, r = g.split(g.op("Sigmoid", g.op("Add", gates_zr, u_zr)), [d, d])
     s_tilde = g.op("Tanh", g.op("Add", gates_h, g.linear(g.op("Mul", r, "s_prev"), _w(dec.U.weight), name="U")))
     s = g.op("Add", "s_prev", g.op("Mul", z, g.op("Sub", s_tilde, "s_prev")))  # (1 - z) s_{i-1} + z s~_i
-    t_tilde = g.op("Add", g.op("Add", g.linear("s_prev" if dec.readout_previous else s, _w(dec.U_o.weight),
-                                               _w(dec.U_o.bias), name="U_o"), emb_readout), c_readout)
+    t_tilde = g.op("Add", g.linear("s_prev" if dec.readout_previous else s, _w(dec.U_o.weight),
+                                   _w(dec.U_o.bias), name="U_o"), emb_readout)  # (N, 2M)
+    t_tilde = g.op("Add", t_tilde, c_readout) if c_readout else _per_row(g, t_tilde, "context_readout")
     t = g.op("ReduceMax", g.op("Reshape", t_tilde, g.const("pairs", [0, m, 2])), g.const("axis_pair", [2]),
              keepdims=0)  # maxout over (2k-1, 2k): (N, M)
     logp = g.op("LogSoftmax", g.linear(t, _w(dec.W_o.weight), _w(dec.W_o.bias), name="W_o"), axis=1)
@@ -214,7 +253,7 @@ def export(translator, out_dir: str | Path) -> Path:
         if state.get("sp_proto") is not None:
             state["sp_proto"] = base64.b64encode(state["sp_proto"]).decode("ascii")
         codecs[side] = state
-    meta = {"format": FORMAT, "version": 1, "config": translator.config.model_dump(), "codecs": codecs,
+    meta = {"format": FORMAT, "version": VERSION, "config": translator.config.model_dump(), "codecs": codecs,
             "train_state": translator.train_state, "parameters": sum(p.numel() for p in model.parameters())}
     (out / "model.json").write_text(json.dumps(meta), encoding="utf-8")
     return out
