@@ -4,7 +4,7 @@
 # .gpu/ gets the wheels that machine's image lacks, the corpus xz-compressed (40 MB; gzip's 64 MB
 # would not fit), dev/test/newstest/WPT, the two scripts, and the last 447 lines of eflomal's links
 # from an earlier `experiments/aer.py` run (runs/aer), for `aer.py --reuse`.
-# Then, on the device: `bash .gpu/go.sh TESTS(0|1) MINUTES "hansards newstest2014"` with carry [".gpu"].
+# Then, on the device: `bash .gpu/go.sh TESTS(0|1) MINUTES "hansards newstest2014" [BATCH_SIZES]` with carry [".gpu"].
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 grep -q '^/.gpu/' "$(git rev-parse --git-dir)/info/exclude" 2>/dev/null || echo /.gpu/ >> "$(git rev-parse --git-dir)/info/exclude"
