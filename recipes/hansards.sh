@@ -8,8 +8,9 @@
 # invocations as the CPU time of its training loop), and each invocation continues every model
 # from its last.pt until the budget is spent. Leave it running (`nohup make hansards > log &`);
 # SIGTERM or SIGINT at any moment saves every model cleanly, and the next invocation goes on
-# where it stopped. SIGSTOP / SIGCONT pause it (e.g. while a benchmark is timed): CPU time does
-# not run while stopped.
+# where it stopped. A trainer stopped alone (a signal to it, not to this script) saves too; then no
+# further model starts, and the invocation exits 143 once the others have ended. SIGSTOP / SIGCONT
+# pause it (e.g. while a benchmark is timed): CPU time does not run while stopped.
 #
 # Usage: recipes/hansards.sh [all|train|status|report]   (`make hansards`, `make hansards-status`,
 #        `make hansards-report`). all = train, then report on whatever checkpoints exist.
@@ -72,9 +73,16 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
   trap 'kill -TERM "$pid" 2>/dev/null || true' TERM INT  # the trainer saves last.pt and exits 0
   while kill -0 "$pid" 2>/dev/null; do wait "$pid" || true; done
   wait "$pid" && rc=0 || rc=$?
+  # a trainer stopped by a signal of its own (not through this script) saves and exits 0, but has
+  # not finished: 143 tells train_all to start no further model
+  if [ "$rc" = 0 ] && tail -n 1 "$OUT/$name/train.log" | grep -q '^stopped by '; then rc=143; fi
   echo "$name: $(( $(date +%s) - start )) s wall, exit $rc" >> "$OUT/recipe.txt"
   tail -n 1 "$OUT/$name/train.log"
   return "$rc"
+}
+
+collect() {  # the exit status of a finished train_one: 143 = stopped before its end, else a failure
+  case "$1" in 0) ;; 143) stopped=1 ;; *) failed=1 ;; esac
 }
 
 train_all() {
@@ -87,15 +95,20 @@ train_all() {
   } >> "$OUT/recipe.txt"  # each invocation appends its header, then its wall times
   # SIGTERM/SIGINT: every trainer saves last.pt and exits; this script waits for them.
   trap 'echo "stopping: the trainers save last.pt"; kill -TERM $(jobs -p) 2>/dev/null; wait; exit 143' TERM INT
-  local failed=0
+  local failed=0 stopped=0 rc
   for name in $MODELS; do
-    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || failed=1; done
+    while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n && rc=0 || rc=$?; collect "$rc"; done
+    [ "$stopped" = 0 ] || break
     echo "training $name (log: $OUT/$name/train.log)"
     train_one "$name" &
   done
-  while [ -n "$(jobs -rp)" ]; do wait -n || failed=1; done
+  while [ -n "$(jobs -rp)" ]; do wait -n && rc=0 || rc=$?; collect "$rc"; done
   trap - TERM INT
   status
+  if [ "$stopped" = 1 ]; then
+    echo "a trainer was stopped by a signal before its end: no further model was started; the next invocation goes on"
+    return 143
+  fi
   return "$failed"
 }
 

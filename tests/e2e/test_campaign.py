@@ -34,9 +34,9 @@ def data_dir(synth_dir, tmp_path_factory) -> Path:
     return root
 
 
-def _recipe(data_dir: Path, out: Path, step: str, sets: str) -> subprocess.Popen:
+def _recipe(data_dir: Path, out: Path, step: str, sets: str, models: str = "rnnsearch50") -> subprocess.Popen:
     env = {**os.environ, "OUT": str(out), "DATA": str(data_dir), "PROFILE": "cpu", "THREADS": "1",
-           "BIN": str(Path(sys.executable).parent), "MODELS": "rnnsearch50", "SETS": sets,
+           "BIN": str(Path(sys.executable).parent), "MODELS": models, "JOBS": "1", "SETS": sets,
            "PYTHONPATH": str(REPO / "src")}
     return subprocess.Popen([str(REPO / "recipes" / "hansards.sh"), step], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
@@ -129,3 +129,26 @@ def test_the_core_hour_budget_counts_over_invocations(data_dir, tmp_path):
     steps = _last_step(_log(run))
     output = _finish(recipe())  # the budget is spent: a fourth invocation trains nothing
     assert "reached train.max_core_hours" in output and _last_step(_log(run)) == steps
+
+
+def test_a_trainer_stopped_on_its_own_starts_no_further_model(data_dir, tmp_path):
+    """SIGTERM to the trainer, not the recipe (as a session's end or a user may send it): the
+    trainer saves and exits 0, but the queue must not take that for its end and start the next
+    model; the next invocation continues the stopped one, then trains the next."""
+    sets, out = TINY + " --set train.max_steps=40", tmp_path / "campaign"
+    run = out / "rnnsearch50"
+    proc = _recipe(data_dir, out, "train", sets, models="rnnsearch50 rnnencdec50")
+    deadline = time.monotonic() + 300
+    while _last_step(_log(run)) < 10:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0][-3000:]
+        time.sleep(0.01)
+    subprocess.run(["pkill", "-TERM", "-f", f"rnnsearch train .* --out {run} "], check=True)  # the trainer only
+    output, _ = proc.communicate(timeout=300)
+    assert proc.returncode == 143, output[-3000:]
+    assert "no further model was started" in output and not (out / "rnnencdec50").exists(), output[-3000:]
+    stopped_at = checkpoint.load(run / "last.pt")["train_state"]["step"]
+    assert 10 <= stopped_at < 40
+    output = _finish(_recipe(data_dir, out, "train", sets, models="rnnsearch50 rnnencdec50"))
+    assert f"last.pt at step {stopped_at} (" in (run / "train.log").read_text()  # resumed, not restarted
+    for name in ("rnnsearch50", "rnnencdec50"):
+        assert checkpoint.load(out / name / "last.pt")["train_state"]["step"] == 40, name
