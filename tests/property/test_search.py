@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 
 from conftest import small_model
 from rnnsearch.data.batching import source_batch
+from rnnsearch.decoding.scoring import score_ids
 from rnnsearch.decoding.search import beam_search, greedy, length_normalise, row_topk
 from rnnsearch.data.vocab import BOS, EOS, PAD
 
@@ -15,14 +16,8 @@ sentences = st.lists(st.lists(st.integers(4, 22), min_size=1, max_size=8), min_s
 
 
 def log_prob(model, src_ids, out_ids):
-    """log p(out + </s> | src) by teacher forcing."""
-    src, mask = source_batch([src_ids])
-    tgt_in = torch.tensor([[BOS] + out_ids])
-    tgt_out = torch.tensor([out_ids + [EOS]])
-    with torch.no_grad():
-        logits, _ = model(src, mask, tgt_in)
-        logp = torch.log_softmax(logits, -1).gather(2, tgt_out[:, :, None])
-    return float(logp.sum())
+    """log p(out + </s> | src) by teacher forcing (rnnsearch score's function)."""
+    return score_ids(model, [src_ids], [out_ids], "cpu")[0].logprob
 
 
 @settings(max_examples=12, deadline=None)

@@ -1,4 +1,4 @@
-"""``rnnsearch translate``, ``evaluate`` and ``plot-alignment``."""
+"""``rnnsearch translate``, ``score``, ``evaluate`` and ``plot-alignment``."""
 from __future__ import annotations
 
 import json
@@ -18,6 +18,18 @@ def register(sub) -> None:
     p.add_argument("--n-best", type=int, default=1, help="write the n best as 'i ||| text ||| score'")
     add_decoding_args(p)
     p.set_defaults(func=translate, tune=True)
+
+    p = sub.add_parser("score", help="log p(target | source) of given sentence pairs, one line per pair")
+    p.add_argument("checkpoint")
+    p.add_argument("--src", required=True, help="source sentences (raw text)")
+    p.add_argument("--tgt", required=True, help="target sentences, line i pairs with source line i")
+    p.add_argument("--output", help="output file (default: standard output)")
+    p.add_argument("--normalize", action="store_true", help="write the log-probability per target unit")
+    p.add_argument("--json", action="store_true", help="one JSON object per pair: logprob, units, unknown")
+    p.add_argument("--batch-size", type=int, default=None, help="pairs read at once")
+    p.add_argument("--dtype", choices=["float32", "bf16"], default="float32", help="bf16: products in bfloat16")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    p.set_defaults(func=score, tune=True)
 
     p = sub.add_parser("evaluate", help="sacreBLEU, the paper's Table 1 columns and BLEU by length")
     p.add_argument("checkpoint")
@@ -55,6 +67,30 @@ def translate(args) -> int:
     finally:
         if out is not sys.stdout:
             out.close()
+    return 0
+
+
+def score(args) -> int:
+    import math
+    from rnnsearch.data.io import read_parallel
+    from rnnsearch.decoding.translator import Translator
+    srcs, tgts = read_parallel(args.src, args.tgt)
+    translator = Translator.from_checkpoint(args.checkpoint, device=args.device, dtype=args.dtype)
+    scores = translator.score(srcs, tgts, batch_size=args.batch_size)
+    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    try:
+        for s in scores:
+            if args.json:
+                out.write(json.dumps({"logprob": s.logprob, "units": s.units, "unknown": s.unknown}) + "\n")
+            else:
+                out.write(f"{s.per_unit if args.normalize else s.logprob:.6f}\n")
+    finally:
+        if out is not sys.stdout:
+            out.close()
+    units, total = sum(s.units for s in scores), sum(s.logprob for s in scores)
+    print(f"rnnsearch score: {len(scores)} pairs, {units} target units ({sum(s.unknown for s in scores)} <unk>), "
+          f"log-prob {total:.2f}, perplexity {math.exp(-total / units) if units else float('nan'):.2f}",
+          file=sys.stderr)
     return 0
 
 

@@ -15,6 +15,7 @@ from rnnsearch.decoding import unk
 from rnnsearch.data.batching import source_batch
 from rnnsearch.config import Config, from_dict, replace
 from rnnsearch.model import build_model
+from rnnsearch.decoding.scoring import Score, score_ids
 from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.data.vocab import EOS_TOKEN
@@ -150,6 +151,23 @@ class Translator:
             self.model.train(was_training)
         empty = Translation("", [], [], 0.0, None)
         return [r if r is not None else empty for r in results]
+
+    def score(self, sources: list[str], targets: list[str], batch_size: int | None = None) -> list[Score]:
+        """log p(target | source) of given pairs of raw sentences (teacher forcing), in their order:
+        what beam search would report for that output. Every source is read whole (no
+        decode.max_src_len); a blank target scores p(</s> | source)."""
+        if len(sources) != len(targets):
+            raise UsageError(f"{len(sources)} source sentences for {len(targets)} target sentences")
+        if not isinstance(self.model, torch.nn.Module) or not hasattr(self.model, "decoder"):
+            raise UsageError("scoring reads the PyTorch model: use the torch backend, without --ensemble")
+        src = [self.src_codec.vocab.encode(self.source_units(s)) for s in sources]
+        tgt = [self.tgt_codec.vocab.encode(self.tgt_codec.units(t) if t.strip() else []) for t in targets]
+        was_training = self.model.training
+        self.model.eval()
+        try:
+            return score_ids(self.model, src, tgt, self.device, batch_size or self.decode_cfg.batch_size)
+        finally:
+            self.model.train(was_training)
 
     def _search(self, units: list[list[str]], beam, n_best, alpha, ratio) -> list[list[Hypothesis]]:
         src, mask = source_batch([self.src_codec.vocab.encode(u) for u in units])

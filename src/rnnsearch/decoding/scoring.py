@@ -1,0 +1,47 @@
+"""Scores of given translations: log p(y | x) of each target sentence under the model, read with
+teacher forcing (``rnnsearch score``, ``Translator.score``): to rerank candidates that came from
+elsewhere, to filter a corpus by the model's belief in its pairs, or to measure a test set's
+perplexity. The score is the one beam search reports for its own outputs, sum_i log p(y_i | y_<i, x)
+with </s> counted as the last y_i (tests/property/test_scoring.py checks the two agree).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from rnnsearch.data.batching import make_batch
+from rnnsearch.data.vocab import PAD, UNK
+
+
+@dataclass(frozen=True)
+class Score:
+    logprob: float  # log p(y_1 .. y_T, </s> | x), natural logarithm
+    units: int      # target units scored, </s> included
+    unknown: int    # target units outside the model's vocabulary (read as <unk>)
+
+    @property
+    def per_unit(self) -> float:
+        """The log-probability per target unit."""
+        return self.logprob / self.units
+
+
+@torch.no_grad()
+def score_ids(model, src_ids: list[list[int]], tgt_ids: list[list[int]], device,
+              batch_size: int = 32) -> list[Score]:
+    """The scores of pairs given as ids (no <s> or </s>), in their order; the pairs are read in
+    batches of similar target lengths. ``model`` is a Seq2Seq in eval mode."""
+    if len(src_ids) != len(tgt_ids):
+        raise ValueError(f"{len(src_ids)} sources for {len(tgt_ids)} targets")
+    order = sorted(range(len(tgt_ids)), key=lambda i: (len(tgt_ids[i]), len(src_ids[i])))
+    scores: list[Score | None] = [None] * len(order)
+    for start in range(0, len(order), batch_size):
+        chunk = order[start:start + batch_size]
+        batch = make_batch([src_ids[i] for i in chunk], [tgt_ids[i] for i in chunk]).to(device)
+        logits, _ = model(batch.src, batch.src_mask, batch.tgt_in)  # (B, T, V)
+        logp = torch.log_softmax(logits.float(), dim=-1)  # (B, T, V)
+        picked = logp.gather(2, batch.tgt_out.unsqueeze(2)).squeeze(2)  # (B, T)
+        sums = picked.masked_fill(batch.tgt_out == PAD, 0.0).sum(1).tolist()  # (B,)
+        for i, total in zip(chunk, sums):
+            scores[i] = Score(total, len(tgt_ids[i]) + 1, sum(1 for t in tgt_ids[i] if t == UNK))
+    return scores
