@@ -59,7 +59,10 @@ def evaluate(translator, srcs: list[str], refs: list[str], beam: int | None = No
         raise DataError(f"{len(srcs)} source lines but {len(refs)} reference lines")
     hyps = [t.text for t in translator.translate(srcs, beam=beam, **search)]
     result = score_translations(hyps, refs, srcs, translator.src_codec, translator.tgt_codec)
-    result["beam"] = beam if beam is not None else translator.decode_cfg.beam
+    sampling = search.get("sampling")
+    result["beam"] = None if sampling else beam if beam is not None else translator.decode_cfg.beam
+    if sampling:
+        result["sampling"] = {"topk": sampling.topk, "temperature": sampling.temperature, "seed": sampling.seed}
     result["hypotheses"] = hyps
     return result
 

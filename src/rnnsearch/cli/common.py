@@ -17,6 +17,13 @@ def add_search_args(p, beam_default=None) -> None:
     p.add_argument("--length-penalty", type=float, default=None, help="GNMT length penalty alpha (0 = off)")
     p.add_argument("--max-len-ratio", type=float, default=None, help="output length limit: ratio x source + 5")
     p.add_argument("--batch-size", type=int, default=None, help="sentences decoded at once")
+    p.add_argument("--sample", action="store_true", help="draw outputs from the model's distribution instead "
+                   "of searching (no --beam; --n-best N draws N per sentence)")
+    p.add_argument("--sampling-topk", type=int, default=None, help="with --sample: draw among the k most "
+                   "probable tokens (default 0: all)")
+    p.add_argument("--temperature", type=float, default=None, help="with --sample: p^(1/T) (default 1)")
+    p.add_argument("--seed", type=int, default=None, help="with --sample: the draws' seed (same seed, input "
+                   "and batch size: same outputs)")
 
 
 def add_unk_args(p) -> None:
@@ -48,7 +55,19 @@ def add_decoding_args(p) -> None:
 
 def search_kwargs(args) -> dict:
     return {"length_penalty": args.length_penalty, "max_len_ratio": args.max_len_ratio,
-            "batch_size": args.batch_size}
+            "batch_size": args.batch_size, "sampling": _sampling(args)}
+
+
+def _sampling(args):
+    from rnnsearch.decoding.sampling import Sampling
+    given = [f for f, v in (("--sampling-topk", args.sampling_topk), ("--temperature", args.temperature),
+                            ("--seed", args.seed)) if v is not None]
+    if not args.sample:
+        if given:
+            raise UsageError(f"{', '.join(given)}: only with --sample")
+        return None
+    return Sampling(topk=args.sampling_topk or 0, temperature=1.0 if args.temperature is None else args.temperature,
+                    seed=args.seed)
 
 
 def load_translator(args, path: str):

@@ -53,11 +53,17 @@ def _hypothesis(tokens: torch.Tensor | list[int], score: float, attn: torch.Tens
     return Hypothesis(toks, score, length_normalise(score, len(toks) + 1, alpha), matrix)
 
 
+def most_probable(logp: torch.Tensor) -> torch.Tensor:
+    """Greedy's choice: the most probable token of each row, (N, V) -> (N,)."""
+    return logp.argmax(1)
+
+
 @torch.no_grad()
 def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, max_len_ratio: float = 2.0,
-           length_penalty: float = 0.0) -> list[Hypothesis]:
+           length_penalty: float = 0.0, pick=most_probable) -> list[Hypothesis]:
     """Most probable next token at each step; one hypothesis per sentence. Finished sentences
-    leave the batch."""
+    leave the batch. ``pick`` chooses each step's tokens from the log-probabilities (N, V) -> (N,)
+    (decoding/sampling.py draws them); the scores are the model's log-probabilities of the choices."""
     batch, device = src.size(0), src.device
     enc = model.encode(src, src_mask)
     state = model.init_state(enc)
@@ -73,7 +79,7 @@ def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, max_len_ratio: floa
     while alive.numel():
         logp, state, alpha = model.step(y, state, enc)  # (N, V)
         logp = _force_eos(logp, t + 1 >= limits[alive])
-        y = logp.argmax(1)  # (N,)
+        y = pick(logp)  # (N,)
         scores += logp.gather(1, y[:, None]).squeeze(1)
         tokens.append(y)
         rows_at.append(alive)

@@ -15,6 +15,7 @@ from rnnsearch.decoding import unk
 from rnnsearch.data.batching import source_batch
 from rnnsearch.config import Config, from_dict, replace
 from rnnsearch.model import build_model
+from rnnsearch.decoding.sampling import Sampling, sample
 from rnnsearch.decoding.scoring import Score, score_ids
 from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
 from rnnsearch.data.tokenize import TextCodec
@@ -111,10 +112,12 @@ class Translator:
 
     def translate(self, texts: list[str], beam: int | None = None, n_best: int = 1,
                   length_penalty: float | None = None, max_len_ratio: float | None = None,
-                  batch_size: int | None = None) -> list[Translation]:
-        """Translate raw sentences; empty ones give empty translations. Order is kept."""
+                  batch_size: int | None = None, sampling: Sampling | None = None) -> list[Translation]:
+        """Translate raw sentences; empty ones give empty translations. Order is kept. With
+        ``sampling``, outputs are drawn, not searched (decoding/sampling.py): ``n_best`` draws per
+        sentence, the best-scored first."""
         return self.translate_units([self.source_units(t) for t in texts], beam, n_best,
-                                    length_penalty, max_len_ratio, batch_size)
+                                    length_penalty, max_len_ratio, batch_size, sampling)
 
     def source_units(self, text: str) -> list[str]:
         """The units the model reads for one raw sentence ([] for a blank one)."""
@@ -122,11 +125,13 @@ class Translator:
 
     def translate_units(self, units: list[list[str]], beam: int | None = None, n_best: int = 1,
                         length_penalty: float | None = None, max_len_ratio: float | None = None,
-                        batch_size: int | None = None) -> list[Translation]:
+                        batch_size: int | None = None, sampling: Sampling | None = None) -> list[Translation]:
         """Translate sentences given as source units (``source_units``); order is kept."""
         d = self.decode_cfg
-        beam = d.beam if beam is None else beam
-        if beam < 1 or n_best < 1 or n_best > beam:
+        if sampling is not None and beam not in (None, 1):
+            raise UsageError(f"sampling draws each output token by token; it takes no beam (got beam={beam})")
+        beam = 1 if sampling is not None else d.beam if beam is None else beam
+        if beam < 1 or n_best < 1 or (n_best > beam and sampling is None):
             raise UsageError(f"need 1 <= n_best <= beam, got beam={beam}, n_best={n_best}")
         alpha = d.length_penalty if length_penalty is None else length_penalty
         ratio = d.max_len_ratio if max_len_ratio is None else max_len_ratio
@@ -142,10 +147,12 @@ class Translator:
         todo = sorted((i for i, u in enumerate(units) if u), key=lambda i: len(units[i]))
         was_training = self.model.training
         self.model.eval()
+        generator = sampling.generator(self.device) if sampling is not None else None  # one per call
         try:
             for start in range(0, len(todo), batch_size):
                 chunk = todo[start:start + batch_size]
-                for i, hyps in zip(chunk, self._search([units[i] for i in chunk], beam, n_best, alpha, ratio)):
+                found = self._search([units[i] for i in chunk], beam, n_best, alpha, ratio, sampling, generator)
+                for i, hyps in zip(chunk, found):
                     results[i] = self._package(units[i], hyps)
         finally:
             self.model.train(was_training)
@@ -169,9 +176,12 @@ class Translator:
         finally:
             self.model.train(was_training)
 
-    def _search(self, units: list[list[str]], beam, n_best, alpha, ratio) -> list[list[Hypothesis]]:
+    def _search(self, units: list[list[str]], beam, n_best, alpha, ratio, sampling=None,
+                generator=None) -> list[list[Hypothesis]]:
         src, mask = source_batch([self.src_codec.vocab.encode(u) for u in units])
         src, mask = src.to(self.device), mask.to(self.device)
+        if sampling is not None:
+            return sample(self.model, src, mask, sampling, n_best, ratio, alpha, generator)
         if beam == 1:
             return [[h] for h in greedy(self.model, src, mask, ratio, alpha)]
         return beam_search(self.model, src, mask, beam, ratio, alpha, n_best)

@@ -1,0 +1,58 @@
+"""Sampling: outputs drawn from the model's distribution instead of searched for, token by token,
+p(y_i | y_<i, x) sharpened or flattened by a temperature and optionally restricted to its k most
+probable tokens (top-k sampling). What back-translation with sampled sources (Edunov et al. 2018)
+and minimum-risk or MBR decoding need: several different plausible outputs per sentence.
+
+Each output's score is the model's own log p(y, </s> | x) (untempered, unrestricted), as beam
+search reports it, so scores of sampled and searched outputs compare. Draws come from a
+torch.Generator seeded with ``Sampling.seed``: the same seed, inputs and batch size give the same
+outputs.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from rnnsearch.decoding.search import Hypothesis, greedy
+from rnnsearch.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Sampling:
+    topk: int = 0             # draw among the k most probable tokens (0: the whole vocabulary)
+    temperature: float = 1.0  # p^(1/T), renormalised: < 1 sharper, > 1 flatter
+    seed: int | None = None   # None: torch's global generator
+
+    def __post_init__(self):
+        if self.topk < 0 or not self.temperature > 0:
+            raise UsageError(f"sampling needs topk >= 0 and temperature > 0, got topk={self.topk}, "
+                             f"temperature={self.temperature}")
+
+    def generator(self, device) -> torch.Generator | None:
+        return None if self.seed is None else torch.Generator(device).manual_seed(self.seed)
+
+
+def _picker(sampling: Sampling, generator: torch.Generator | None):
+    def pick(logp: torch.Tensor) -> torch.Tensor:
+        """One token per row drawn from softmax(logp / T) over the row's top k: (N, V) -> (N,)."""
+        scaled = logp.float() / sampling.temperature  # (N, V)
+        if sampling.topk:
+            scaled, columns = scaled.topk(min(sampling.topk, scaled.size(1)), dim=1)  # (N, k) each
+        drawn = torch.multinomial(torch.softmax(scaled, dim=1), 1, generator=generator)  # (N, 1)
+        return (columns.gather(1, drawn) if sampling.topk else drawn).squeeze(1)  # (N,)
+    return pick
+
+
+@torch.no_grad()
+def sample(model, src: torch.Tensor, src_mask: torch.Tensor, sampling: Sampling, n: int = 1,
+           max_len_ratio: float = 2.0, length_penalty: float = 0.0,
+           generator: torch.Generator | None = None) -> list[list[Hypothesis]]:
+    """``n`` outputs drawn for each sentence, each sentence's best-scored first. ``generator``:
+    the draws' (default: a new one from ``sampling.seed``; a caller decoding several batches
+    passes one, so that the batches do not repeat each other's draws)."""
+    rows = torch.arange(src.size(0), device=src.device).repeat_interleave(n)  # (B*n,)
+    pick = _picker(sampling, generator if generator is not None else sampling.generator(src.device))
+    drawn = greedy(model, src.index_select(0, rows), src_mask.index_select(0, rows), max_len_ratio,
+                   length_penalty, pick)
+    return [sorted(drawn[b * n:(b + 1) * n], key=lambda h: -h.norm_score) for b in range(src.size(0))]

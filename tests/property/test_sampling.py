@@ -1,0 +1,91 @@
+"""Sampling (translate --sample): top-1 sampling is greedy search; a draw's score is the model's
+log-probability of it; the first token's draws follow the (tempered, top-k) distribution; a seed
+fixes the draws; the flags are checked."""
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import small_model
+from rnnsearch.cli import main
+from rnnsearch.data.batching import source_batch
+from rnnsearch.data.vocab import BOS
+from rnnsearch.decoding.sampling import Sampling, sample
+from rnnsearch.decoding.scoring import score_ids
+from rnnsearch.decoding.search import greedy
+from rnnsearch.decoding.translator import Translator
+from rnnsearch.errors import UsageError
+
+sentences = st.lists(st.lists(st.integers(4, 22), min_size=1, max_size=8), min_size=1, max_size=4)
+
+
+@settings(max_examples=10, deadline=None)
+@given(batch=sentences, seed=st.integers(0, 1000), arch=st.sampled_from(["rnnsearch", "rnnencdec"]))
+def test_top_1_sampling_is_greedy(batch, seed, arch):
+    model = small_model(arch, seed=seed)
+    src, mask = source_batch(batch)
+    drawn = sample(model, src, mask, Sampling(topk=1, temperature=0.7, seed=seed), n=2)
+    for hyps, g in zip(drawn, greedy(model, src, mask)):
+        for h in hyps:
+            assert h.tokens == g.tokens and math.isclose(h.score, g.score, rel_tol=1e-5, abs_tol=1e-5)
+
+
+@settings(max_examples=10, deadline=None)
+@given(batch=sentences, seed=st.integers(0, 1000), topk=st.integers(0, 6), temperature=st.floats(0.3, 3.0))
+def test_a_draws_score_is_the_models_log_probability(batch, seed, topk, temperature):
+    model = small_model(seed=seed)
+    src, mask = source_batch(batch)
+    drawn = sample(model, src, mask, Sampling(topk=topk, temperature=temperature, seed=seed), n=3)
+    for sent, hyps in zip(batch, drawn):
+        assert [h.norm_score for h in hyps] == sorted((h.norm_score for h in hyps), reverse=True)
+        for h, s in zip(hyps, score_ids(model, [sent] * len(hyps), [h.tokens for h in hyps], "cpu")):
+            assert math.isclose(h.score, s.logprob, rel_tol=1e-4, abs_tol=1e-4)
+
+
+@pytest.mark.parametrize("topk, temperature", [(0, 1.0), (5, 2.0), (0, 0.5)])
+def test_the_first_tokens_follow_the_distribution(topk, temperature):
+    model, n = small_model(seed=7), 4000
+    src, mask = source_batch([[5, 9, 13, 4]])
+    with torch.no_grad():
+        enc = model.encode(src, mask)
+        logp, _, _ = model.step(torch.tensor([BOS]), model.init_state(enc), enc)  # (1, V)
+    logp = logp[0] / temperature
+    logp[:2] = float("-inf")  # <pad>, <s>: never drawn
+    if topk:
+        logp[logp < logp.topk(topk).values[-1]] = float("-inf")
+    expected = torch.softmax(logp, 0)
+    drawn = sample(model, src, mask, Sampling(topk=topk, temperature=temperature, seed=11), n=n, max_len_ratio=0.1)
+    first = torch.tensor([(h.tokens + [3])[0] for h in drawn[0]])  # </s> (3) when the draw ended at once
+    counts = torch.bincount(first, minlength=len(expected)).float() / n
+    assert float((counts - expected).abs().max()) < 0.03, (counts, expected)
+    assert float(counts[expected == 0].sum()) == 0.0  # nothing outside the top k
+
+
+def test_a_seed_fixes_the_draws():
+    model = small_model(seed=3)
+    src, mask = source_batch([[5, 6, 7, 8], [9, 10, 11]])
+    draw = lambda seed: [[h.tokens for h in hyps] for hyps in sample(model, src, mask, Sampling(seed=seed), n=4)]  # noqa: E731
+    assert draw(1) == draw(1) and draw(1) != draw(2)
+
+
+def test_translator_and_cli(trained_run, synth_dir, capsys):
+    t = Translator.from_checkpoint(trained_run / "best.pt")
+    sources = (synth_dir / "test.en").read_text().splitlines()[:5]
+    results = t.translate(sources, n_best=4, sampling=Sampling(temperature=1.5, seed=2))
+    assert all(len(r.nbest) == 4 and r.text == r.nbest[0].text for r in results)
+    with pytest.raises(UsageError, match="no beam"):
+        t.translate(sources, beam=4, sampling=Sampling())
+    with pytest.raises(UsageError, match="temperature > 0"):
+        Sampling(temperature=0.0)
+    ckpt, src = str(trained_run / "best.pt"), str(synth_dir / "test.en")
+    assert main(["translate", ckpt, "--input", src, "--temperature", "0.5"]) == 2
+    assert "--temperature: only with --sample" in capsys.readouterr().err
+    outputs = []
+    for _ in range(2):
+        assert main(["translate", ckpt, "--input", src, "--sample", "--seed", "5", "--n-best", "2"]) == 0
+        outputs.append(capsys.readouterr().out)
+    assert outputs[0] == outputs[1] and len(outputs[0].splitlines()) == 2 * len(open(src).read().splitlines())
