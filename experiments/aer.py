@@ -89,7 +89,7 @@ def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str =
                 "argmax of alpha_{i-1} (--shift -1)": {"shift": -1},
                 "argmax + alpha >= 0.3 (--threshold 0.3)": {"threshold": 0.3},
                 "argmax + alpha >= 0.2 (--threshold 0.2)": {"threshold": 0.2}}
-    natural = natural_forms(translator.config.data.src_lang, translator.config.data.tgt_lang)
+    natural = natural_forms(translator.src_codec, translator.tgt_codec)
     variants.update({"natural form: argmax of alpha_i (--natural)": {"forms": natural},
                      "natural form: argmax + alpha >= 0.3 (--natural --threshold 0.3)": {"forms": natural,
                                                                                           "threshold": 0.3},

@@ -8,18 +8,29 @@ from rnnsearch.analysis.force_align import merge
 from rnnsearch.analysis.gold_text import as_written, natural_english, natural_french
 
 WORDS = ["de", "le", "la", "les", "à", "je", "que", "si", "il", "ils", "en", "égard", "homme", "haut",
-         "ordre", "produits", "droit", ",", ".", "i", "am", "Orateur", "ce", "est"]
+         "ordre", "produits", "droit", ",", ".", "i", "am", "Orateur", "ce", "est", "-", "être", "peut"]
 
 
 @settings(max_examples=200, deadline=None)
-@given(words=st.lists(st.sampled_from(WORDS), max_size=12))
-def test_every_gold_word_is_covered_once_in_order(words):
-    for groups in (natural_french(words), natural_english(words), as_written(words)):
+@given(words=st.lists(st.sampled_from(WORDS), max_size=12), join=st.booleans())
+def test_every_gold_word_is_covered_once_in_order(words, join):
+    known = (lambda w: True) if join else None  # noqa: E731  (join every "X - Y" of two words)
+    for groups in (natural_french(words, known), natural_english(words, known), as_written(words)):
         covered = [k for _, owners in groups for k in owners]
         assert covered == list(range(len(words)))
         assert all(word for word, _ in groups)
         assert all(len(owners) == 1 or word in ("du", "des", "au", "aux", "Du", "Des", "Au", "Aux")
-                   for word, owners in groups)
+                   or (join and len(owners) == 3 and "-" in word) for word, owners in groups)
+
+
+def test_hyphenated_words_are_joined_where_the_vocabulary_has_them():
+    known = {"peut-être", "Colombie-Britannique", "part-time"}.__contains__
+    groups = natural_french("peut - être que la Colombie - Britannique - et le Québec".split(), known)
+    assert [w for w, _ in groups] == ["Peut-être", "que", "la", "Colombie-Britannique", "-", "et", "le", "Québec"]
+    assert groups[0][1] == (0, 1, 2) and groups[3][1] == (5, 6, 7)
+    assert [w for w, _ in natural_english("a part - time job - done".split(), known)] == \
+        ["A", "part-time", "job", "-", "done"]
+    assert [w for w, _ in natural_french("peut - être".split())] == ["Peut", "-", "être"]  # no vocabulary: as given
 
 
 def test_french_elisions_and_contractions_are_restored():
@@ -40,9 +51,15 @@ def test_natural_form_is_refused_for_other_languages():
     import pytest
     from rnnsearch.analysis.gold_text import natural_forms
     from rnnsearch.errors import UsageError
-    assert natural_forms("en", "fr") == (natural_english, natural_french)
+    from rnnsearch.data.tokenize import TextCodec
+    from rnnsearch.data.vocab import SPECIALS, Vocab
+    codec = lambda lang, words: TextCodec(lang, "space", Vocab(SPECIALS + words))  # noqa: E731
+    english, french = natural_forms(codec("en", ["part-time"]), codec("fr", ["peut-être"]))
+    assert [w for w, _ in english("part - time".split())] == ["Part-time"]
+    assert [w for w, _ in french("peut - être".split())] == ["Peut-être"]
+    assert [w for w, _ in french("part - time".split())] == ["Part", "-", "time"]  # not in the French vocabulary
     with pytest.raises(UsageError, match="this model translates de -> en"):
-        natural_forms("de", "en")
+        natural_forms(codec("de", []), codec("en", []))
 
 
 def test_english_first_word_and_i_are_capitalised():

@@ -8,10 +8,17 @@ forms. These functions give the words back their natural form, each with the ind
 gold words it stands for, so attention is read on the text the model knows and its links are
 put back on the gold set's words: "du" stands for "de le" (both words), "l'" for "le".
 
+The gold set also splits hyphenated words ("peut - être", "Colombie - Britannique", "part -
+time"), which Hansards writes whole; given the model's word vocabulary (``known``), "X - Y" is read
+"X-Y" where the vocabulary has that word, and left as it is elsewhere (a dash between two words).
+
 A group is ``(word, (index, ...))``: one natural word and the gold words (0-based) it covers.
 Every gold word is covered by exactly one group, in order.
 """
 from __future__ import annotations
+
+from functools import partial
+from typing import Callable
 
 from rnnsearch.errors import UsageError
 
@@ -45,17 +52,38 @@ def _capitalised(groups: list[Group]) -> list[Group]:
     return [(word[:1].upper() + word[1:], owners)] + groups[1:]
 
 
-def natural_english(words: list[str]) -> list[Group]:
-    """English gold words in natural form: the first word capitalised, "i" written "I"."""
-    return _capitalised([("I" if w == "i" else w, (k,)) for k, w in enumerate(words)])
+def _hyphens_joined(groups: list[Group], known: Callable[[str], bool] | None) -> list[Group]:
+    """"X" "-" "Y" -> "X-Y" (one group covering the three gold words) where ``known`` has "X-Y"
+    (as it is or lowercased); unchanged without ``known``."""
+    if known is None:
+        return groups
+    out, k = [], 0
+    while k < len(groups):
+        if k + 2 < len(groups) and groups[k + 1][0] == "-" and all(
+                any(c.isalnum() for c in groups[j][0]) for j in (k, k + 2)):
+            word = f"{groups[k][0]}-{groups[k + 2][0]}"
+            if known(word) or known(word.lower()):
+                out.append((word, groups[k][1] + groups[k + 1][1] + groups[k + 2][1]))
+                k += 3
+                continue
+        out.append(groups[k])
+        k += 1
+    return out
 
 
-def natural_french(words: list[str]) -> list[Group]:
+def natural_english(words: list[str], known: Callable[[str], bool] | None = None) -> list[Group]:
+    """English gold words in natural form: the first word capitalised, "i" written "I"; with
+    ``known``, hyphenated words joined."""
+    return _capitalised(_hyphens_joined([("I" if w == "i" else w, (k,)) for k, w in enumerate(words)], known))
+
+
+def natural_french(words: list[str], known: Callable[[str], bool] | None = None) -> list[Group]:
     """French gold words in natural form: "de le" -> "du", "de les" -> "des", "à le" -> "au",
     "à les" -> "aux" (not before an elision: "à le égard" -> "à l'égard"); "le", "la", "de", "je",
     "que"... -> "l'", "d'", "j'", "qu'"... before a vowel or a mute h; "si il(s)" -> "s'il(s)"; the
-    first word capitalised. Moses splits an elided word from the next ("l'" "égard"), so only
-    contractions join two gold words in one model word."""
+    first word capitalised; with ``known``, hyphenated words joined. Moses splits an elided word
+    from the next ("l'" "égard"), so only contractions and hyphenated words join gold words in one
+    model word."""
     out: list[Group] = []
     k = 0
     while k < len(words):
@@ -74,7 +102,7 @@ def natural_french(words: list[str]) -> list[Group]:
         else:
             out.append((word, (k,)))
         k += 1
-    return _capitalised(out)
+    return _capitalised(_hyphens_joined(out, known))
 
 
 def as_written(words: list[str]) -> list[Group]:
@@ -82,10 +110,19 @@ def as_written(words: list[str]) -> list[Group]:
     return [(w, (k,)) for k, w in enumerate(words)]
 
 
-def natural_forms(src_lang: str, tgt_lang: str):
-    """The (source, target) natural-form functions of a model's languages: WPT 2003's English ->
-    French only."""
-    if (src_lang, tgt_lang) != ("en", "fr"):
+def known_words(codec) -> Callable[[str], bool] | None:
+    """Whether a word is one unit of ``codec``'s word vocabulary; None for a SentencePiece codec,
+    whose pieces read any word (there the gold text's hyphens are left as they are)."""
+    if codec.mode != "word":
+        return None
+    return codec.vocab.stoi.__contains__
+
+
+def natural_forms(src_codec, tgt_codec):
+    """The (source, target) natural-form functions of a model's codecs: WPT 2003's English ->
+    French only; hyphenated words are joined where the codec's word vocabulary has them."""
+    if (src_codec.lang, tgt_codec.lang) != ("en", "fr"):
         raise UsageError(f"natural form: only for WPT 2003 English -> French gold text; this model "
-                         f"translates {src_lang} -> {tgt_lang}")
-    return natural_english, natural_french
+                         f"translates {src_codec.lang} -> {tgt_codec.lang}")
+    return (partial(natural_english, known=known_words(src_codec)),
+            partial(natural_french, known=known_words(tgt_codec)))

@@ -93,8 +93,7 @@ def align(args) -> int:
     if args.format == "npz" and not args.out:
         raise UsageError("--format npz needs --out FILE")
     translator = Translator.from_checkpoint(args.checkpoint)
-    data = translator.config.data
-    forms = natural_forms(data.src_lang, data.tgt_lang) if args.natural else None
+    forms = natural_forms(translator.src_codec, translator.tgt_codec) if args.natural else None
     alignments = force_align(translator, _pairs(args), shift=args.shift, threshold=args.threshold, forms=forms)
     if args.format == "npz":
         import numpy as np
