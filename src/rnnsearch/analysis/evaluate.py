@@ -2,6 +2,8 @@
 by source-length bucket (the paper's Figure 2)."""
 from __future__ import annotations
 
+import dataclasses
+
 from sacrebleu.metrics import BLEU
 from rnnsearch.data.io import DataError
 
@@ -62,7 +64,7 @@ def evaluate(translator, srcs: list[str], refs: list[str], beam: int | None = No
     sampling = search.get("sampling")
     result["beam"] = None if sampling else beam if beam is not None else translator.decode_cfg.beam
     if sampling:
-        result["sampling"] = {"topk": sampling.topk, "temperature": sampling.temperature, "seed": sampling.seed}
+        result["sampling"] = dataclasses.asdict(sampling)
     result["hypotheses"] = hyps
     return result
 

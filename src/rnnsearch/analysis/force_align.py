@@ -23,6 +23,7 @@ import torch
 from rnnsearch.analysis.gold_text import Group, as_written
 from rnnsearch.data.batching import make_batch
 from rnnsearch.errors import UsageError
+from rnnsearch.model import evaluating
 
 
 @dataclass
@@ -92,15 +93,11 @@ def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, 
     model, src_codec, tgt_codec = translator.model, translator.src_codec, translator.tgt_codec
     if getattr(model, "arch", "rnnsearch") != "rnnsearch":
         raise UsageError("this model has no attention (arch: rnnencdec): nothing to align")
-    was_training = model.training
-    model.eval()
     out: list[Alignment] = []
-    try:
+    with evaluating(model):
         for start in range(0, len(pairs), batch_size):
             out.extend(_align_batch(model, src_codec, tgt_codec, pairs[start:start + batch_size],
                                     translator.device, shift, threshold, forms or (as_written, as_written)))
-    finally:
-        model.train(was_training)
     return out
 
 

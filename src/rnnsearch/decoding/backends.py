@@ -98,7 +98,8 @@ class OnnxModel:
 
     def _per_row(self, enc: Rows, rows: int) -> Rows:
         """Exports of version 1: their graph reads one encoder row per decoder row; with K rows per
-        sentence, each sentence's row repeated K times (kept until the search's ``enc`` changes, when sentences finish)."""
+        sentence, each sentence's row repeated K times (kept until the search's ``enc`` changes,
+        when sentences finish)."""
         batch = len(next(iter(enc.tensors.values())))
         if batch == rows:
             return enc

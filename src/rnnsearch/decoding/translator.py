@@ -14,7 +14,7 @@ from rnnsearch.decoding import backends
 from rnnsearch.decoding import unk
 from rnnsearch.data.batching import source_batch
 from rnnsearch.config import Config, from_dict, replace
-from rnnsearch.model import build_model
+from rnnsearch.model import build_model, evaluating
 from rnnsearch.decoding.sampling import Sampling, sample
 from rnnsearch.decoding.scoring import Score, score_ids
 from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
@@ -145,17 +145,13 @@ class Translator:
                 units[i] = u[:limit]
         results: list[Translation | None] = [None] * len(units)
         todo = sorted((i for i, u in enumerate(units) if u), key=lambda i: len(units[i]))
-        was_training = self.model.training
-        self.model.eval()
         generator = sampling.generator(self.device) if sampling is not None else None  # one per call
-        try:
+        with evaluating(self.model):
             for start in range(0, len(todo), batch_size):
                 chunk = todo[start:start + batch_size]
                 found = self._search([units[i] for i in chunk], beam, n_best, alpha, ratio, sampling, generator)
                 for i, hyps in zip(chunk, found):
                     results[i] = self._package(units[i], hyps)
-        finally:
-            self.model.train(was_training)
         empty = Translation("", [], [], 0.0, None)
         return [r if r is not None else empty for r in results]
 
@@ -169,12 +165,8 @@ class Translator:
             raise UsageError("scoring reads the PyTorch model: use the torch backend, without --ensemble")
         src = [self.src_codec.vocab.encode(self.source_units(s)) for s in sources]
         tgt = [self.tgt_codec.vocab.encode(self.tgt_codec.units(t) if t.strip() else []) for t in targets]
-        was_training = self.model.training
-        self.model.eval()
-        try:
+        with evaluating(self.model):
             return score_ids(self.model, src, tgt, self.device, batch_size or self.decode_cfg.batch_size)
-        finally:
-            self.model.train(was_training)
 
     def _search(self, units: list[list[str]], beam, n_best, alpha, ratio, sampling=None,
                 generator=None) -> list[list[Hypothesis]]:

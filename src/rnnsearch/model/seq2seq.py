@@ -1,6 +1,8 @@
 """RNNsearch and RNNencdec: encoder + decoder, the paper's initialisation, the loss."""
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import torch
 from torch import nn
 
@@ -8,6 +10,18 @@ from rnnsearch.data.vocab import PAD
 from rnnsearch.model.decoder import Decoder, DecoderState, EncoderOutput
 from rnnsearch.model.encoder import Encoder
 from rnnsearch.model.output import linear_cross_entropy
+
+
+@contextmanager
+def evaluating(model):
+    """``model`` in eval mode inside the block (no dropout), back in its own mode after it, even
+    on an error. Any object with ``training`` and ``train(mode)``: a Seq2Seq or a decoding back end."""
+    was_training = model.training
+    model.eval()
+    try:
+        yield model
+    finally:
+        model.train(was_training)
 
 
 class Seq2Seq(nn.Module):

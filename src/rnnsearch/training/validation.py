@@ -10,23 +10,21 @@ import torch
 from rnnsearch.analysis.evaluate import corpus_bleu
 from rnnsearch.data.batching import make_batch
 from rnnsearch.data.corpus import Corpus
+from rnnsearch.model import evaluating
 from rnnsearch.training import distributed
 
 
 def dev_loss(model, corpus: Corpus, batch_size: int = 64, ctx=None) -> tuple[float, int]:
     """Mean per-token negative log-likelihood on ``corpus`` (teacher forcing), summed over ranks."""
     ctx = ctx or distributed.Context()
-    was_training = model.training
-    model.eval()
     order = distributed.shard(np.argsort(corpus.tgt_lens, kind="stable"), ctx)
     total, tokens = 0.0, 0
-    with torch.no_grad():
+    with torch.no_grad(), evaluating(model):
         for start in range(0, len(order), batch_size):
             idx = order[start:start + batch_size]
             b = make_batch([corpus.src_ids[i] for i in idx], [corpus.tgt_ids[i] for i in idx]).to(ctx.device)
             nll, n = model.loss(b.src, b.src_mask, b.tgt_in, b.tgt_out)
             total, tokens = total + float(nll), tokens + n
-    model.train(was_training)
     total, tokens = distributed.all_sum([total, tokens], ctx)
     return total / max(tokens, 1), int(tokens)
 
