@@ -54,13 +54,14 @@ def _capitalised(groups: list[Group]) -> list[Group]:
 
 def _hyphens_joined(groups: list[Group], known: Callable[[str], bool] | None) -> list[Group]:
     """"X" "-" "Y" -> "X-Y" (one group covering the three gold words) where ``known`` has "X-Y"
-    (as it is or lowercased); unchanged without ``known``."""
+    (as it is or lowercased) and X and Y are gold words each (a contraction such as "du" is not
+    part of a hyphenated word); unchanged without ``known``."""
     if known is None:
         return groups
     out, k = [], 0
     while k < len(groups):
         if k + 2 < len(groups) and groups[k + 1][0] == "-" and all(
-                any(c.isalnum() for c in groups[j][0]) for j in (k, k + 2)):
+                len(groups[j][1]) == 1 and any(c.isalnum() for c in groups[j][0]) for j in (k, k + 2)):
             word = f"{groups[k][0]}-{groups[k + 2][0]}"
             if known(word) or known(word.lower()):
                 out.append((word, groups[k][1] + groups[k + 1][1] + groups[k + 2][1]))
