@@ -89,6 +89,22 @@ def test_fuzz_translate_answers_200_or_4xx_json(app, body, raw):
         assert client.get("/health").status_code == 200
 
 
+PAIR = st.fixed_dictionaries({}, optional={"source": ODD_TEXT | JSON, "target": ODD_TEXT | JSON, "extra": JSON})
+SCORE_FIELDS = st.fixed_dictionaries({}, optional={
+    "source": ODD_TEXT | JSON, "target": ODD_TEXT | JSON, "pairs": st.lists(PAIR, max_size=5) | JSON, "extra": JSON})
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(body=SCORE_FIELDS | JSON)
+def test_fuzz_score_answers_200_or_4xx_json(app, body):
+    with TestClient(app, raise_server_exceptions=False) as client:
+        r = client.post("/score", content=_body(body), headers={"content-type": "application/json"})
+        assert r.status_code == 200 or 400 <= r.status_code < 500, (r.status_code, r.text[:300])
+        assert isinstance(r.json(), dict)
+        if r.status_code >= 400:
+            assert r.json()["kind"] and r.json()["request_id"] == r.headers["x-request-id"]
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

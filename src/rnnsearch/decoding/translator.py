@@ -155,13 +155,18 @@ class Translator:
         empty = Translation("", [], [], 0.0, None)
         return [r if r is not None else empty for r in results]
 
+    @property
+    def can_score(self) -> bool:
+        """Whether ``score`` works: it reads one PyTorch model (not an ONNX session or an ensemble)."""
+        return isinstance(self.model, torch.nn.Module) and hasattr(self.model, "decoder")
+
     def score(self, sources: list[str], targets: list[str], batch_size: int | None = None) -> list[Score]:
         """log p(target | source) of given pairs of raw sentences (teacher forcing), in their order:
         what beam search would report for that output. Every source is read whole (no
         decode.max_src_len); a blank target scores p(</s> | source)."""
         if len(sources) != len(targets):
             raise UsageError(f"{len(sources)} source sentences for {len(targets)} target sentences")
-        if not isinstance(self.model, torch.nn.Module) or not hasattr(self.model, "decoder"):
+        if not self.can_score:
             raise UsageError("scoring reads the PyTorch model: use the torch backend, without --ensemble")
         src = [self.src_codec.vocab.encode(self.source_units(s)) for s in sources]
         tgt = [self.tgt_codec.vocab.encode(self.tgt_codec.units(t) if t.strip() else []) for t in targets]

@@ -1,7 +1,8 @@
-"""The FastAPI application: ``/translate``, ``/health``, ``/metrics`` (Prometheus) and
-``/metrics.json``, the page at ``/`` and self-hosted API docs at ``/docs`` (no CDN: fastapi-offline).
-While the server drains (``app.state.draining``, set by serve/server.py on SIGTERM) new /translate
-requests get 503 and /health says so; the requests already accepted are answered."""
+"""The FastAPI application: ``/translate`` (searched or sampled), ``/score`` (log p(target | source)
+of given pairs), ``/health``, ``/metrics`` (Prometheus) and ``/metrics.json``, the page at ``/`` and
+self-hosted API docs at ``/docs`` (no CDN: fastapi-offline). While the server drains
+(``app.state.draining``, set by serve/server.py on SIGTERM) new /translate and /score requests get
+503 and /health says so; the requests already accepted are answered."""
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
@@ -15,12 +16,13 @@ from starlette.concurrency import run_in_threadpool
 
 from rnnsearch import __version__
 from rnnsearch.serve import errors
-from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut
+from rnnsearch.decoding.sampling import Sampling
+from rnnsearch.serve.batcher import SCORING, Batcher, Overloaded, TimedOut, translating
 from rnnsearch.serve.errors import ServeError
 from rnnsearch.serve.guard import Guard
 from rnnsearch.serve.metrics import Metrics
-from rnnsearch.serve.schemas import (ErrorBody, HealthResponse, Hypothesis, ModelSummary, TranslateRequest,
-                                     TranslateResponse, Translation)
+from rnnsearch.serve.schemas import (ErrorBody, HealthResponse, Hypothesis, ModelSummary, PairScore, ScoreRequest,
+                                     ScoreResponse, TranslateRequest, TranslateResponse, Translation)
 from rnnsearch.serve.settings import ServeSettings
 
 STATIC = Path(__file__).parent / "static"
@@ -43,21 +45,41 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
     @app.post("/translate", response_model=TranslateResponse, response_model_exclude_none=False,
               responses={400: error_body, 413: error_body, 415: error_body, 422: error_body, 503: error_body})
     async def translate(req: TranslateRequest) -> TranslateResponse:
-        """Translate one or more sentences; optionally with n-best lists and attention matrices."""
+        """Translate one or more sentences; optionally with n-best lists and attention matrices, or
+        with outputs drawn from the model's distribution (``sample``: n_best draws per sentence)."""
         texts, field = ([req.text], "text") if req.text is not None else (req.texts, "texts")
-        beam = translator.decode_cfg.beam if req.beam is None else req.beam
-        _check(texts, field, beam, req.n_best, settings)
+        sampling = None
+        if req.sample is not None:
+            if req.beam not in (None, 1):
+                raise ServeError(422, "invalid_request", f"sampling takes no beam (got beam {req.beam})",
+                                 field="beam")
+            sampling = Sampling(req.sample.topk, float(req.sample.temperature), req.sample.seed)
+        beam = 1 if sampling else translator.decode_cfg.beam if req.beam is None else req.beam
+        _check(texts, field, beam, req.n_best, settings, sampled=sampling is not None)
         units = await run_in_threadpool(lambda: [translator.source_units(t) for t in texts])
         _check_units(units, field, translator.decode_cfg.max_src_len)
-        try:
-            results = await batcher.submit(units, beam, req.n_best)
-        except Overloaded:
-            raise ServeError(503, "max_queue", f"the server is busy: {batcher.queued} sentences are waiting",
-                             "max_queue", settings.max_queue) from None
-        except TimedOut:
-            raise ServeError(503, "timeout_s", f"no answer within {settings.timeout_s} s", "timeout_s",
-                             settings.timeout_s) from None
-        return _response(translator, beam, results, req.return_attention)
+        results = await _submit(batcher, settings, units, translating(beam, req.n_best, sampling))
+        return _response(translator, beam, results, req.return_attention, req.sample)
+
+    @app.post("/score", response_model=ScoreResponse,
+              responses={400: error_body, 413: error_body, 415: error_body, 422: error_body, 501: error_body,
+                         503: error_body})
+    async def score(req: ScoreRequest) -> ScoreResponse:
+        """log p(target | source) of given translations, read with teacher forcing: to rerank
+        candidates from elsewhere or to filter pairs by the model's belief in them."""
+        if not translator.can_score:
+            raise ServeError(501, "not_supported", "scoring reads the PyTorch model; this server runs "
+                             f"the {type(translator.model).__name__} backend")
+        one = req.pairs is None
+        pairs = [(req.source, req.target)] if one else [(p.source, p.target) for p in req.pairs]
+        field = "source" if one else "pairs"
+        _check([src for src, _ in pairs], field, 1, 1, settings, where=lambda i: field if one else f"pairs[{i}].source")
+        _check_targets([tgt for _, tgt in pairs], one, settings)
+        units = await run_in_threadpool(lambda: [translator.source_units(src) for src, _ in pairs])
+        _check_units(units, field, translator.decode_cfg.max_src_len)
+        scores = await _submit(batcher, settings, pairs, SCORING)
+        return ScoreResponse(model=translator.config.name, scores=[
+            PairScore(logprob=s.logprob, units=s.units, per_unit=s.per_unit, unknown=s.unknown) for s in scores])
 
     @app.get("/health", responses={503: {"model": HealthResponse}})
     async def health() -> HealthResponse:
@@ -95,29 +117,55 @@ def _lifespan(batcher: Batcher, settings: ServeSettings):
     return lifespan
 
 
-def _check(texts: list[str], field: str, beam: int, n_best: int, s: ServeSettings) -> None:
+async def _submit(batcher: Batcher, settings: ServeSettings, items: list, key: tuple) -> list:
+    try:
+        return await batcher.submit(items, key)
+    except Overloaded:
+        raise ServeError(503, "max_queue", f"the server is busy: {batcher.queued} sentences are waiting",
+                         "max_queue", settings.max_queue) from None
+    except TimedOut:
+        raise ServeError(503, "timeout_s", f"no answer within {settings.timeout_s} s", "timeout_s",
+                         settings.timeout_s) from None
+
+
+def _check(texts: list[str], field: str, beam: int, n_best: int, s: ServeSettings, sampled: bool = False,
+           where=None) -> None:
+    """The request's size and its source texts; ``where(i)`` names text i (default text / texts[i])."""
+    where = where or (lambda i: field if field == "text" else f"{field}[{i}]")
     if not texts:
-        raise ServeError(422, "invalid_request", "'texts' is empty: give at least one sentence", field=field)
+        raise ServeError(422, "invalid_request", f"'{field}' is empty: give at least one", field=field)
     if len(texts) > s.max_texts:
         raise ServeError(413, "max_texts", f"{len(texts)} texts in one request; at most {s.max_texts}",
                          "max_texts", s.max_texts, field)
     for i, text in enumerate(texts):
-        where = field if field == "text" else f"texts[{i}]"
         if not text.strip():
-            raise ServeError(422, "empty_text", f"{where} is empty", field=where)
-        bad = next((i for i, c in enumerate(text) if "\ud800" <= c <= "\udfff"), None)
-        if bad is not None:  # JSON escapes can carry them; they are not text and cannot be encoded
-            raise ServeError(422, "invalid_text", f"{where} holds a lone surrogate (U+{ord(text[bad]):04X}) at "
-                             f"character {bad}: not Unicode text", field=where)
-        if len(text) > s.max_chars:
-            raise ServeError(413, "max_chars", f"{where} has {len(text)} characters; at most {s.max_chars}",
-                             "max_chars", s.max_chars, where)
+            raise ServeError(422, "empty_text", f"{where(i)} is empty", field=where(i))
+        _check_text(text, where(i), s)
     if beam > s.max_beam:
         raise ServeError(422, "max_beam", f"beam {beam} is over the limit {s.max_beam}", "max_beam",
                          s.max_beam, "beam")
-    if n_best > beam:
+    if sampled and n_best > s.max_beam:
+        raise ServeError(422, "max_beam", f"n_best {n_best} draws per sentence are over the limit {s.max_beam}",
+                         "max_beam", s.max_beam, "n_best")
+    if n_best > beam and not sampled:
         raise ServeError(422, "invalid_request", f"n_best {n_best} is larger than the beam {beam}",
                          field="n_best")
+
+
+def _check_text(text: str, where: str, s: ServeSettings) -> None:
+    bad = next((i for i, c in enumerate(text) if "\ud800" <= c <= "\udfff"), None)
+    if bad is not None:  # JSON escapes can carry them; they are not text and cannot be encoded
+        raise ServeError(422, "invalid_text", f"{where} holds a lone surrogate (U+{ord(text[bad]):04X}) at "
+                         f"character {bad}: not Unicode text", field=where)
+    if len(text) > s.max_chars:
+        raise ServeError(413, "max_chars", f"{where} has {len(text)} characters; at most {s.max_chars}",
+                         "max_chars", s.max_chars, where)
+
+
+def _check_targets(targets: list[str], one: bool, s: ServeSettings) -> None:
+    """A target may be blank (it scores p(</s> | source)), but not over the limits."""
+    for i, text in enumerate(targets):
+        _check_text(text, "target" if one else f"pairs[{i}].target", s)
 
 
 def _check_units(units: list[list[str]], field: str, limit: int) -> None:
@@ -128,12 +176,12 @@ def _check_units(units: list[list[str]], field: str, limit: int) -> None:
                              f"most {limit} (decode.max_src_len)", "decode.max_src_len", limit, where)
 
 
-def _response(translator, beam: int, results, with_attention: bool) -> TranslateResponse:
+def _response(translator, beam: int, results, with_attention: bool, sample) -> TranslateResponse:
     def attention(r):
         if not with_attention or r.attention is None:
             return None
         return [[round(float(a), 4) for a in row] for row in r.attention]
-    return TranslateResponse(model=translator.config.name, beam=beam, translations=[
+    return TranslateResponse(model=translator.config.name, beam=beam, sample=sample, translations=[
         Translation(text=r.text, tokens=r.tokens, source_tokens=r.source_tokens, score=r.score,
                     nbest=[Hypothesis(text=h.text, tokens=h.tokens, score=h.score) for h in r.nbest],
                     attention=attention(r))
@@ -148,7 +196,8 @@ def _health(translator, settings: ServeSettings, metrics: Metrics, checkpoint, d
                            vocab={"mode": translator.src_codec.mode, "src": len(translator.src_codec.vocab),
                                   "tgt": len(translator.tgt_codec.vocab)},
                            beam=d.beam, max_src_len=d.max_src_len)
-    return HealthResponse(status="draining" if draining else "ok", version=__version__, model=cfg.name, checkpoint=checkpoint, config=summary,
+    return HealthResponse(status="draining" if draining else "ok", version=__version__, model=cfg.name,
+                          checkpoint=checkpoint, config=summary,
                           parameters=sum(p.numel() for p in translator.model.parameters()),
-                          device=str(translator.device), attention=m.arch == "rnnsearch",
+                          device=str(translator.device), attention=m.arch == "rnnsearch", score=translator.can_score,
                           settings=settings.limits(), uptime_s=round(metrics.uptime(), 1))

@@ -1,10 +1,12 @@
-"""Gathers concurrent requests into batches for the batched search, off the event loop.
+"""Gathers concurrent requests into batches for the model, off the event loop.
 
-Each request becomes a ``Job`` (its sentences as source units, its beam and n-best). One
-collector task takes the waiting jobs (after a short window, or at once when ``max_batch``
-sentences wait), groups them by search settings and runs each group as one call of
-``Translator.translate_units`` in a single worker thread, so the event loop keeps answering.
-With batching off every job is searched on its own.
+Each request becomes a ``Job``: its sentences (source units to translate, or (source, target)
+pairs to score) and a key naming the work (``translating(beam, n_best, sampling)`` or
+``SCORING``). One collector task takes the waiting jobs (after a short window, or at once when
+``max_batch`` sentences wait), groups them by key and runs each group as one call of
+``Translator.translate_units`` or ``Translator.score`` in a single worker thread, so the event
+loop keeps answering and the model does one thing at a time. With batching off every job runs on
+its own; so does every sampling job with a seed, whose draws then depend on its request alone.
 """
 from __future__ import annotations
 
@@ -29,12 +31,25 @@ class TimedOut(Exception):
     """A request waited longer than ``timeout_s``."""
 
 
-@dataclass
+SCORING = ("score",)
+
+
+def translating(beam: int, n_best: int, sampling=None) -> tuple:
+    """The key of a translation job: jobs with equal keys share searches."""
+    return ("translate", beam, n_best, sampling)
+
+
+@dataclass(eq=False)
 class Job:
-    units: list[list[str]]
-    beam: int
-    n_best: int
+    items: list   # source units per sentence (translating), or (source, target) pairs (SCORING)
+    key: tuple
     future: asyncio.Future
+
+    @property
+    def alone(self) -> bool:
+        """Seeded sampling: the draws must not depend on which other requests share the batch."""
+        sampling = self.key[3] if self.key[0] == "translate" else None
+        return sampling is not None and sampling.seed is not None
 
 
 class Batcher:
@@ -66,14 +81,15 @@ class Batcher:
             if not job.future.done():
                 job.future.set_exception(RuntimeError("the server is shutting down"))
 
-    async def submit(self, units: list[list[str]], beam: int, n_best: int):
-        """Translations for ``units``, in order; raises Overloaded or TimedOut."""
+    async def submit(self, items: list, key: tuple):
+        """The results for ``items`` (translations, or scores with key SCORING), in order; raises
+        Overloaded or TimedOut."""
         s = self.settings
-        if self.queued + len(units) > s.max_queue:
+        if self.queued + len(items) > s.max_queue:
             raise Overloaded()
-        job = Job(units, beam, n_best, asyncio.get_running_loop().create_future())
+        job = Job(items, key, asyncio.get_running_loop().create_future())
         self.queue.append(job)
-        self.queued += len(units)
+        self.queued += len(items)
         self._arrived.set()
         try:
             return await asyncio.wait_for(asyncio.shield(job.future), s.timeout_s)
@@ -86,7 +102,7 @@ class Batcher:
         for i, queued in enumerate(self.queue):
             if queued is job:
                 del self.queue[i]
-                self.queued -= len(job.units)
+                self.queued -= len(job.items)
                 return
 
     async def _run(self) -> None:
@@ -103,7 +119,7 @@ class Batcher:
                 await self._wait_for_company(loop)
             jobs = self._take()
             for group in _groups(jobs):
-                await self._search(loop, group)
+                await self._work(loop, group)
 
     async def _wait_for_company(self, loop) -> None:
         """Wait up to the window for ``max_batch`` sentences."""
@@ -122,35 +138,44 @@ class Batcher:
         """The next batch: whole jobs up to max_batch sentences (at least one job)."""
         limit = self.settings.max_batch if self.settings.batching else 1
         jobs, size = [], 0
-        while self.queue and (not jobs or (self.settings.batching and size + len(self.queue[0].units) <= limit)):
+        while self.queue and (not jobs or (self.settings.batching and size + len(self.queue[0].items) <= limit)):
             job = self.queue.popleft()
-            self.queued -= len(job.units)
+            self.queued -= len(job.items)
             jobs.append(job)
-            size += len(job.units)
+            size += len(job.items)
         return jobs
 
-    async def _search(self, loop, jobs: list[Job]) -> None:
-        units = [u for job in jobs for u in job.units]
-        beam, n_best = jobs[0].beam, jobs[0].n_best
+    def _call(self, key: tuple, items: list) -> list:
+        """The model's work for one group, in the worker thread."""
+        if key == SCORING:
+            return self.translator.score([src for src, _ in items], [tgt for _, tgt in items])
+        _, beam, n_best, sampling = key
+        return self.translator.translate_units(items, beam=beam, n_best=n_best, sampling=sampling)
+
+    async def _work(self, loop, jobs: list[Job]) -> None:
+        items, key = [x for job in jobs for x in job.items], jobs[0].key
         try:
-            results = await loop.run_in_executor(
-                self._executor, lambda: self.translator.translate_units(units, beam=beam, n_best=n_best))
+            results = await loop.run_in_executor(self._executor, lambda: self._call(key, items))
         except Exception as exc:  # the model failed: every request of the batch gets the error
             for job in jobs:
                 if not job.future.done():
                     job.future.set_exception(exc)
             return
-        self.metrics.record_search(len(units))
+        if key == SCORING:
+            self.metrics.record_scoring(len(items))
+        else:
+            self.metrics.record_search(len(items))
         start = 0
         for job in jobs:
             if not job.future.done():
-                job.future.set_result(results[start:start + len(job.units)])
-            start += len(job.units)
+                job.future.set_result(results[start:start + len(job.items)])
+            start += len(job.items)
 
 
 def _groups(jobs: list[Job]) -> list[list[Job]]:
-    """Jobs with the same beam and n-best, in order of arrival of each group's first job."""
-    groups: dict[tuple[int, int], list[Job]] = {}
+    """Jobs with the same key, in order of arrival of each group's first job; a job that must run
+    alone (``Job.alone``) is a group of its own."""
+    groups: dict[object, list[Job]] = {}
     for job in jobs:
-        groups.setdefault((job.beam, job.n_best), []).append(job)
+        groups.setdefault(job if job.alone else job.key, []).append(job)
     return list(groups.values())

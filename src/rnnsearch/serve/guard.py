@@ -1,9 +1,9 @@
 """The ASGI middleware in front of every route: a request id for every request (the client's
 X-Request-ID when it is a sane token, else a new one; returned in the X-Request-ID header and in
 error bodies, and written in the server log next to any internal error); the body limit, checked
-before the body is read; refusal of new /translate requests while the server drains (503 with
-Retry-After); a safe 500 for any exception the routes let through (serve/errors.py); and the
-metrics of every response, with the in-flight count the drain waits on."""
+before the body is read; refusal of new /translate and /score requests while the server drains
+(503 with Retry-After); a safe 500 for any exception the routes let through (serve/errors.py); and
+the metrics of every response, with the in-flight count the drain waits on."""
 from __future__ import annotations
 
 import re
@@ -39,7 +39,8 @@ class Guard:
             await send(message)
 
         translate = scope["path"] == "/translate" and scope["method"] == "POST"
-        if translate and getattr(self.state, "draining", False):
+        model_work = translate or (scope["path"] == "/score" and scope["method"] == "POST")
+        if model_work and getattr(self.state, "draining", False):
             body = ErrorBody(error="the server is shutting down; retry on another instance or later",
                              kind="draining", request_id=request_id)
             return await self._refuse(scope, receive, tagged_send, 503, body)
@@ -53,7 +54,7 @@ class Guard:
         async def replayed_receive():
             return replay.pop() if replay else await receive()
 
-        if translate:
+        if model_work:
             self.metrics.begin()
         try:
             await self.app(scope, replayed_receive, tagged_send)
@@ -64,7 +65,7 @@ class Guard:
             await JSONResponse(internal_error_body(request_id, exc).model_dump(exclude_none=True),
                                status_code=500)(scope, receive, tagged_send)
         finally:
-            if translate:
+            if model_work:
                 self.metrics.end()
             code = status[0]
             kind = (scope["state"].get("error_kind") or f"http_{code}") if code >= 400 else None

@@ -25,13 +25,14 @@ class Metrics:
         self.batch = Histogram("rnnsearch_search_batch_sentences", "sentences per batched search",
                                buckets=BATCH_BUCKETS, registry=r)
         self.sentences_total = Counter("rnnsearch_sentences_translated", "sentences translated", registry=r)
+        self.pairs_total = Counter("rnnsearch_pairs_scored", "sentence pairs scored (POST /score)", registry=r)
         self.queue = Gauge("rnnsearch_queue_sentences", "sentences waiting for the model", registry=r)
-        self.in_flight = Gauge("rnnsearch_translate_requests_in_flight", "accepted /translate requests not yet "
-                               "answered", registry=r)
+        self.in_flight = Gauge("rnnsearch_translate_requests_in_flight", "accepted /translate and /score "
+                               "requests not yet answered", registry=r)
         Gauge("rnnsearch_start_time_seconds", "when the server started (Unix time)", registry=r).set(time.time())
         # for the JSON view: exact counts and a window of latencies
         self.requests, self.status, self.kinds = 0, Tally(), Tally()
-        self.sentences, self.searches, self.active = 0, 0, 0
+        self.sentences, self.searches, self.active, self.pairs = 0, 0, 0, 0
         self.latencies = deque(maxlen=window)
 
     def uptime(self) -> float:
@@ -49,7 +50,7 @@ class Metrics:
             self.latency.observe(seconds)
 
     def begin(self) -> None:
-        """An accepted /translate request starts."""
+        """An accepted /translate or /score request starts."""
         self.active += 1
         self.in_flight.set(self.active)
 
@@ -62,6 +63,10 @@ class Metrics:
         self.sentences += sentences
         self.sentences_total.inc(sentences)
         self.batch.observe(sentences)
+
+    def record_scoring(self, pairs: int) -> None:
+        self.pairs += pairs
+        self.pairs_total.inc(pairs)
 
     def exposition(self, queued: int) -> bytes:
         """The Prometheus text format."""
@@ -81,6 +86,7 @@ class Metrics:
             "sentences": self.sentences,
             "searches": self.searches,
             "mean_batch_size": round(self.sentences / self.searches, 2) if self.searches else None,
+            "pairs_scored": self.pairs,
             "queued_sentences": queued,
             "in_flight": self.active,
             "latency_ms": {**pct, "mean": round(float(lat.mean()), 2) if lat.size else None,

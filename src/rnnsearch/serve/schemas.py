@@ -1,7 +1,18 @@
-"""Request and response bodies of ``POST /translate`` (they make the OpenAPI schema at /docs)."""
+"""Request and response bodies of ``POST /translate`` and ``POST /score`` (they make the OpenAPI
+schema at /docs)."""
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
+
+
+class SampleOptions(BaseModel):
+    """Draw the outputs from the model's distribution instead of searching (decoding/sampling.py)."""
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    topk: StrictInt = Field(0, ge=0, description="draw among the k most probable tokens (0: all of them)")
+    temperature: StrictFloat | StrictInt = Field(1.0, gt=0, description="p^(1/T), renormalised: < 1 sharper")
+    seed: StrictInt | None = Field(None, description="the same seed and request give the same draws "
+                                                     "(such a request is searched alone)")
 
 
 class TranslateRequest(BaseModel):
@@ -13,6 +24,8 @@ class TranslateRequest(BaseModel):
     beam: StrictInt | None = Field(None, ge=1, description="beam size (1 = greedy); default: the model's")
     n_best: StrictInt = Field(1, ge=1, description="hypotheses returned per sentence (<= beam)")
     return_attention: StrictBool = Field(False, description="include each translation's alignment matrix")
+    sample: SampleOptions | None = Field(None, description="sample instead of searching: n_best outputs drawn "
+                                                           "per sentence (no beam, or beam 1)")
 
     @model_validator(mode="after")
     def _one_input(self):
@@ -41,7 +54,44 @@ class Translation(BaseModel):
 class TranslateResponse(BaseModel):
     model: str
     beam: int
+    sample: SampleOptions | None = Field(None, description="the sampling options, when sampled")
     translations: list[Translation]
+
+
+class Pair(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    source: StrictStr
+    target: StrictStr = Field(description="a translation of source to score (blank: p(</s> | source))")
+
+
+class ScoreRequest(BaseModel):
+    """One pair (``source`` and ``target``) or several (``pairs``); unknown fields are errors."""
+    model_config = ConfigDict(extra="forbid")
+
+    source: StrictStr | None = Field(None, description="one source sentence")
+    target: StrictStr | None = Field(None, description="its translation, to score")
+    pairs: list[Pair] | None = Field(None, description="several (source, target) pairs")
+
+    @model_validator(mode="after")
+    def _one_input(self):
+        one = self.source is not None or self.target is not None
+        if one == (self.pairs is not None) or (one and (self.source is None or self.target is None)):
+            raise ValueError("give either 'source' and 'target' (strings) or 'pairs' (a list of "
+                             "{source, target})")
+        return self
+
+
+class PairScore(BaseModel):
+    logprob: float = Field(description="log p(target, </s> | source), natural log: what beam search reports")
+    units: int = Field(description="target units scored, </s> included")
+    per_unit: float = Field(description="logprob / units")
+    unknown: int = Field(description="target units outside the model's vocabulary (read as <unk>)")
+
+
+class ScoreResponse(BaseModel):
+    model: str
+    scores: list[PairScore]
 
 
 class ErrorBody(BaseModel):
@@ -77,5 +127,6 @@ class HealthResponse(BaseModel):
     parameters: int
     device: str
     attention: bool = Field(description="whether translations come with alignments (RNNsearch)")
+    score: bool = Field(description="whether POST /score works (the torch backend)")
     settings: dict = Field(description="the server's limits (rnnsearch serve --help)")
     uptime_s: float

@@ -1,8 +1,8 @@
 """Running the app under uvicorn with a drain: the first SIGTERM or SIGINT stops the server from
-taking new /translate requests (503 with Retry-After, /health 503 "draining"), answers every request
-it had accepted, waits ``linger`` seconds more (so that clients on open connections read their 503
-rather than a closed socket), then shuts down and exits 0. ``drain_s`` bounds the wait; a second
-signal stops at once."""
+taking new /translate and /score requests (503 with Retry-After, /health 503 "draining"), answers
+every request it had accepted, waits ``linger`` seconds more (so that clients on open connections
+read their 503 rather than a closed socket), then shuts down and exits 0. ``drain_s`` bounds the
+wait; a second signal stops at once."""
 from __future__ import annotations
 
 import asyncio

@@ -1,0 +1,130 @@
+"""`POST /score` (log p(target | source) of given pairs) and sampled translations through
+`POST /translate`: equal to the Python API, batched or not, with clear errors for bad requests."""
+from __future__ import annotations
+
+import json
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from fastapi.testclient import TestClient
+
+from rnnsearch.decoding.sampling import Sampling
+from rnnsearch.decoding.translator import Translator
+from rnnsearch.serve import ServeSettings, create_app
+
+SOURCES = ["The big dog sees a cat .", "A small white cat sleeps in the old house .", "The dog eats ."]
+
+
+@pytest.fixture(scope="module")
+def translator(trained_run):
+    return Translator.from_checkpoint(trained_run / "best.pt")
+
+
+def client_for(translator, **settings) -> TestClient:
+    return TestClient(create_app(translator, ServeSettings(**settings)), raise_server_exceptions=False)
+
+
+def test_scores_equal_the_python_api_and_the_search_scores(translator):
+    """A pair's score is Translator.score's; the score of the server's own best translation is the
+    score the search reported for it; one pair and several agree; metrics count the pairs."""
+    found = translator.translate(SOURCES, beam=3)
+    targets = [t.text for t in found[:2]] + ["Le chat mange un oiseau inconnu ."]
+    with client_for(translator, max_batch=4, window_ms=50) as client:
+        many = client.post("/score", json={"pairs": [{"source": s, "target": t} for s, t in zip(SOURCES, targets)]})
+        with ThreadPoolExecutor(3) as pool:  # concurrent requests are scored in shared batches
+            ones = list(pool.map(lambda st: client.post("/score", json={"source": st[0], "target": st[1]}),
+                                 zip(SOURCES, targets)))
+        metrics = client.get("/metrics.json").json()
+        health = client.get("/health").json()
+    assert many.status_code == 200, many.text
+    expected = translator.score(SOURCES, targets)
+    scores = many.json()["scores"]
+    assert many.json()["model"] == "tiny" and len(scores) == 3
+    for got, want in zip(scores, expected, strict=True):
+        assert got["logprob"] == pytest.approx(want.logprob, abs=1e-4) and got["units"] == want.units
+        assert got["unknown"] == want.unknown and got["per_unit"] == pytest.approx(want.per_unit, abs=1e-4)
+    for t, got in zip(found[:2], scores):
+        assert got["logprob"] == pytest.approx(t.score, abs=1e-3)
+    assert [r.json()["scores"][0]["logprob"] for r in ones] == pytest.approx([s.logprob for s in expected], abs=1e-4)
+    assert metrics["pairs_scored"] == 6 and metrics["sentences"] == 0 and metrics["in_flight"] == 0
+    assert health["score"] is True
+
+
+def test_a_blank_target_scores_the_end_of_sentence(translator):
+    with client_for(translator) as client:
+        r = client.post("/score", json={"source": SOURCES[0], "target": " "})
+    assert r.status_code == 200 and r.json()["scores"][0]["units"] == 1
+    assert r.json()["scores"][0]["logprob"] == pytest.approx(translator.score([SOURCES[0]], [""])[0].logprob, abs=1e-4)
+
+
+@pytest.mark.parametrize("body, status, kind, field", [
+    ({"source": "a"}, 422, "invalid_request", "body"),
+    ({"source": "a", "target": "b", "pairs": []}, 422, "invalid_request", "body"),
+    ({"pairs": []}, 422, "invalid_request", "pairs"),
+    ({"pairs": [{"source": "a"}]}, 422, "invalid_request", "pairs[0].target"),
+    ({"pairs": [{"source": "a", "target": "b", "x": 1}]}, 422, "invalid_request", "pairs[0].x"),
+    ({"source": " ", "target": "b"}, 422, "empty_text", "source"),
+    ({"pairs": [{"source": "a", "target": "b"}, {"source": "", "target": "b"}]}, 422, "empty_text",
+     "pairs[1].source"),
+    ({"pairs": [{"source": "a", "target": "b"}, {"source": "a", "target": "x" * 11}]}, 413, "max_chars",
+     "pairs[1].target"),
+    ({"source": "a", "target": "\ud800"}, 422, "invalid_text", "target"),
+    ({"pairs": [{"source": "a", "target": "b"}] * 3}, 413, "max_texts", "pairs"),
+])
+def test_bad_score_requests_get_clear_4xx(translator, body, status, kind, field):
+    with client_for(translator, max_chars=10, max_texts=2) as client:
+        r = client.post("/score", content=json.dumps(body, ensure_ascii=True),  # lone surrogates escaped
+                        headers={"content-type": "application/json"})
+    assert r.status_code == status, r.text
+    assert r.json()["kind"] == kind and r.json()["field"] == field and r.json()["error"]
+
+
+def test_scoring_needs_the_torch_backend(trained_run):
+    onnx = Translator.from_checkpoint(trained_run / "best.pt", backend="onnx")
+    with client_for(onnx) as client:
+        r = client.post("/score", json={"source": "a", "target": "b"})
+        health = client.get("/health").json()
+    assert r.status_code == 501 and r.json()["kind"] == "not_supported" and "PyTorch" in r.json()["error"]
+    assert health["score"] is False
+
+
+def test_seeded_samples_equal_the_python_api_whatever_shares_the_batch(translator):
+    """A request with a seed is drawn alone, so its draws are the Python API's for that request,
+    even when other requests arrive with it; n_best is the number of draws per sentence."""
+    sample = {"temperature": 1.5, "topk": 5, "seed": 7}
+    alone = translator.translate(SOURCES, n_best=3, sampling=Sampling(5, 1.5, 7))
+    body = {"texts": SOURCES, "n_best": 3, "sample": sample}
+    with client_for(translator, max_batch=16, window_ms=100) as client:
+        with ThreadPoolExecutor(4) as pool:
+            answers = list(pool.map(lambda b: client.post("/translate", json=b),
+                                    [body, {"text": SOURCES[0]}, body, {"texts": SOURCES[1:], "beam": 2}]))
+    assert all(r.status_code == 200 for r in answers), [r.text for r in answers]
+    for r in (answers[0], answers[2]):
+        got = r.json()
+        assert got["beam"] == 1 and got["sample"] == sample
+        for t, want in zip(got["translations"], alone, strict=True):
+            assert [h["text"] for h in t["nbest"]] == [h.text for h in want.nbest] and len(t["nbest"]) == 3
+            assert [h["score"] for h in t["nbest"]] == pytest.approx([h.score for h in want.nbest], abs=1e-4)
+    assert answers[1].json()["sample"] is None
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"text": "a", "sample": {}, "beam": 3}, "beam"),
+    ({"text": "a", "sample": {"temperature": 0}}, "sample.temperature"),
+    ({"text": "a", "sample": {"topk": -1}}, "sample.topk"),
+    ({"text": "a", "sample": {"top_k": 2}}, "sample.top_k"),
+    ({"text": "a", "sample": {}, "n_best": 21}, "n_best"),
+])
+def test_bad_sampling_requests_name_the_field(translator, body, field):
+    with client_for(translator) as client:
+        r = client.post("/translate", json=body)
+    assert r.status_code == 422 and r.json()["field"] == field, r.text
+
+
+def test_a_draining_server_refuses_new_scores_too(translator):
+    with client_for(translator) as client:
+        client.app.state.draining = True
+        r = client.post("/score", json={"source": "a", "target": "b"})
+        health = client.get("/health")
+    assert r.status_code == 503 and r.json()["kind"] == "draining" and r.headers["retry-after"] == "1"
+    assert health.status_code == 503 and health.json()["status"] == "draining"
