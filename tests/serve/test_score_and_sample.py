@@ -128,3 +128,12 @@ def test_a_draining_server_refuses_new_scores_too(translator):
         health = client.get("/health")
     assert r.status_code == 503 and r.json()["kind"] == "draining" and r.headers["retry-after"] == "1"
     assert health.status_code == 503 and health.json()["status"] == "draining"
+
+
+def test_a_source_over_the_models_length_limit_is_named(translator):
+    limit = translator.decode_cfg.max_src_len
+    pairs = [{"source": "a b", "target": "c"}, {"source": "dog " * (limit + 1), "target": "chien"}]
+    with client_for(translator, max_chars=100000, max_body_bytes=10**6) as client:
+        r = client.post("/score", json={"pairs": pairs})
+    assert r.status_code == 413 and r.json()["limit"] == "decode.max_src_len", r.text
+    assert r.json()["field"] == "pairs[1].source"

@@ -47,19 +47,7 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
     async def translate(req: TranslateRequest) -> TranslateResponse:
         """Translate one or more sentences; optionally with n-best lists and attention matrices, or
         with outputs drawn from the model's distribution (``sample``: n_best draws per sentence)."""
-        texts, field = ([req.text], "text") if req.text is not None else (req.texts, "texts")
-        sampling = None
-        if req.sample is not None:
-            if req.beam not in (None, 1):
-                raise ServeError(422, "invalid_request", f"sampling takes no beam (got beam {req.beam})",
-                                 field="beam")
-            sampling = Sampling(req.sample.topk, float(req.sample.temperature), req.sample.seed)
-        beam = 1 if sampling else translator.decode_cfg.beam if req.beam is None else req.beam
-        _check(texts, field, beam, req.n_best, settings, sampled=sampling is not None)
-        units = await run_in_threadpool(lambda: [translator.source_units(t) for t in texts])
-        _check_units(units, field, translator.decode_cfg.max_src_len)
-        results = await _submit(batcher, settings, units, translating(beam, req.n_best, sampling))
-        return _response(translator, beam, results, req.return_attention, req.sample)
+        return await _translate(req, translator, batcher, settings)
 
     @app.post("/score", response_model=ScoreResponse,
               responses={400: error_body, 413: error_body, 415: error_body, 422: error_body, 501: error_body,
@@ -67,19 +55,7 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
     async def score(req: ScoreRequest) -> ScoreResponse:
         """log p(target | source) of given translations, read with teacher forcing: to rerank
         candidates from elsewhere or to filter pairs by the model's belief in them."""
-        if not translator.can_score:
-            raise ServeError(501, "not_supported", "scoring reads the PyTorch model; this server runs "
-                             f"the {type(translator.model).__name__} backend")
-        one = req.pairs is None
-        pairs = [(req.source, req.target)] if one else [(p.source, p.target) for p in req.pairs]
-        field = "source" if one else "pairs"
-        _check([src for src, _ in pairs], field, 1, 1, settings, where=lambda i: field if one else f"pairs[{i}].source")
-        _check_targets([tgt for _, tgt in pairs], one, settings)
-        units = await run_in_threadpool(lambda: [translator.source_units(src) for src, _ in pairs])
-        _check_units(units, field, translator.decode_cfg.max_src_len)
-        scores = await _submit(batcher, settings, pairs, SCORING)
-        return ScoreResponse(model=translator.config.name, scores=[
-            PairScore(logprob=s.logprob, units=s.units, per_unit=s.per_unit, unknown=s.unknown) for s in scores])
+        return await _score(req, translator, batcher, settings)
 
     @app.get("/health", responses={503: {"model": HealthResponse}})
     async def health() -> HealthResponse:
@@ -115,6 +91,40 @@ def _lifespan(batcher: Batcher, settings: ServeSettings):
         yield
         await batcher.stop()
     return lifespan
+
+
+async def _translate(req: TranslateRequest, translator, batcher: Batcher,
+                     settings: ServeSettings) -> TranslateResponse:
+    texts, field = ([req.text], "text") if req.text is not None else (req.texts, "texts")
+    sampling = None
+    if req.sample is not None:
+        if req.beam not in (None, 1):
+            raise ServeError(422, "invalid_request", f"sampling takes no beam (got beam {req.beam})",
+                             field="beam")
+        sampling = Sampling(req.sample.topk, float(req.sample.temperature), req.sample.seed)
+    beam = 1 if sampling else translator.decode_cfg.beam if req.beam is None else req.beam
+    _check(texts, field, beam, req.n_best, settings, sampled=sampling is not None)
+    units = await run_in_threadpool(lambda: [translator.source_units(t) for t in texts])
+    _check_units(units, field, translator.decode_cfg.max_src_len)
+    results = await _submit(batcher, settings, units, translating(beam, req.n_best, sampling))
+    return _response(translator, beam, results, req.return_attention, req.sample)
+
+
+async def _score(req: ScoreRequest, translator, batcher: Batcher, settings: ServeSettings) -> ScoreResponse:
+    if not translator.can_score:
+        raise ServeError(501, "not_supported", "scoring reads the PyTorch model; this server runs "
+                         f"the {type(translator.model).__name__} backend")
+    one = req.pairs is None
+    pairs = [(req.source, req.target)] if one else [(p.source, p.target) for p in req.pairs]
+    field = "source" if one else "pairs"
+    where = lambda i: field if one else f"pairs[{i}].source"  # noqa: E731
+    _check([src for src, _ in pairs], field, 1, 1, settings, where=where)
+    _check_targets([tgt for _, tgt in pairs], one, settings)
+    units = await run_in_threadpool(lambda: [translator.source_units(src) for src, _ in pairs])
+    _check_units(units, field, translator.decode_cfg.max_src_len, where)
+    scores = await _submit(batcher, settings, pairs, SCORING)
+    return ScoreResponse(model=translator.config.name, scores=[
+        PairScore(logprob=s.logprob, units=s.units, per_unit=s.per_unit, unknown=s.unknown) for s in scores])
 
 
 async def _submit(batcher: Batcher, settings: ServeSettings, items: list, key: tuple) -> list:
@@ -168,12 +178,12 @@ def _check_targets(targets: list[str], one: bool, s: ServeSettings) -> None:
         _check_text(text, "target" if one else f"pairs[{i}].target", s)
 
 
-def _check_units(units: list[list[str]], field: str, limit: int) -> None:
+def _check_units(units: list[list[str]], field: str, limit: int, where=None) -> None:
+    where = where or (lambda i: field if field == "text" else f"{field}[{i}]")
     for i, u in enumerate(units):
         if len(u) > limit:
-            where = field if field == "text" else f"texts[{i}]"
-            raise ServeError(413, "max_src_len", f"{where} has {len(u)} source tokens; the model reads at "
-                             f"most {limit} (decode.max_src_len)", "decode.max_src_len", limit, where)
+            raise ServeError(413, "max_src_len", f"{where(i)} has {len(u)} source tokens; the model reads at "
+                             f"most {limit} (decode.max_src_len)", "decode.max_src_len", limit, where(i))
 
 
 def _response(translator, beam: int, results, with_attention: bool, sample) -> TranslateResponse:
