@@ -93,6 +93,14 @@ def drive_page(url: str, sentence: str, screenshot: Path) -> dict:
             found["after_leave"] = page.locator("#heatmap .hl").count()
             page.hover('#heatmap th.out[data-row="0"]')
             page.screenshot(path=str(screenshot), full_page=True)
+            page.check("#sample")  # then the same sentence sampled: n-best draws at a temperature
+            page.fill("#temperature", "1.5")
+            page.click("#submit")
+            page.wait_for_function("document.getElementById('status').textContent.includes('sampled')",
+                                   timeout=60000)
+            found["sampled_status"] = page.inner_text("#status")
+            found["sampled_nbest"] = page.locator("#nbest li").count()
+            found["sampled_cells"] = page.locator("#heatmap td.cell").count()
             found["requested"] = requested
             return found
         finally:
@@ -125,4 +133,6 @@ def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
     assert (tmp_path / "page.png").read_bytes()[:4] == b"\x89PNG"
     base = f"http://127.0.0.1:{port}/"
     assert found["requested"] and all(u.startswith(base) for u in found["requested"]), found["requested"]
-    assert metrics["responses_by_status"].get("200", 0) >= 2 and metrics["errors"] == 0
+    assert found["sampled_status"] == "done (3 sampled at temperature 1.5)" and found["sampled_nbest"] == 3
+    assert found["sampled_cells"] > 0
+    assert metrics["responses_by_status"].get("200", 0) >= 3 and metrics["errors"] == 0

@@ -1,5 +1,6 @@
-// The rnnsearch page: POST /translate with return_attention, then draw the n-best list and
-// the attention matrix alpha_ij (one row per output token and </s>, one column per source token).
+// The rnnsearch page: POST /translate with return_attention (searched with a beam, or sampled:
+// n-best draws at a temperature), then draw the n-best list and the attention matrix alpha_ij
+// (one row per output token and </s>, one column per source token).
 "use strict";
 const $ = (id) => document.getElementById(id);
 const THRESHOLD = 0.2;  // a word counts as attending to another when alpha_ij >= this (or is its maximum)
@@ -26,19 +27,24 @@ async function translate(event) {
   event.preventDefault();
   const text = $("source").value;
   if (!text.trim()) { setStatus("Type a sentence first.", true); return; }
+  const sampled = $("sample").checked;
   const beam = parseInt($("beam").value, 10) || 1;
-  const nBest = Math.min(parseInt($("nbest-count").value, 10) || 1, beam);
+  const count = parseInt($("nbest-count").value, 10) || 1;
+  const request = {text: text, n_best: sampled ? count : Math.min(count, beam), return_attention: true};
+  if (sampled) request.sample = {temperature: parseFloat($("temperature").value) || 1};
+  else request.beam = beam;
   setStatus("translating…", false);
   $("submit").disabled = true;
   try {
     const response = await fetch("/translate", {
       method: "POST", headers: {"Content-Type": "application/json"},
-      body: JSON.stringify({text: text, beam: beam, n_best: nBest, return_attention: true}),
+      body: JSON.stringify(request),
     });
     const body = await response.json();
     if (!response.ok) { setStatus(`${response.status}: ${body.error}`, true); return; }
     show(body.translations[0]);
-    setStatus(`done (beam ${body.beam})`, false);
+    setStatus(body.sample ? `done (${request.n_best} sampled at temperature ${body.sample.temperature})`
+                          : `done (beam ${body.beam})`, false);
   } catch (err) {
     setStatus(`request failed: ${err}`, true);
   } finally {
