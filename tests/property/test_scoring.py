@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 import torch
 from hypothesis import given, settings
@@ -27,11 +28,22 @@ pairs = st.lists(st.tuples(st.lists(st.integers(4, 22), min_size=0, max_size=9),
 def test_a_pairs_score_does_not_depend_on_its_batch(batch, seed, arch):
     model = small_model(arch, seed=seed).eval()
     src, tgt = [s for s, _ in batch], [t for _, t in batch]
-    together = score_ids(model, src, tgt, "cpu", batch_size=len(batch))
-    alone = [score_ids(model, [s], [t], "cpu")[0] for s, t in batch]
-    for a, b, t in zip(together, alone, tgt):
+    together = score_ids(model, src, tgt, "cpu", batch_size=len(batch), details=True)
+    alone = [score_ids(model, [s], [t], "cpu", details=True)[0] for s, t in batch]
+    for a, b, s, t in zip(together, alone, src, tgt):
         assert math.isclose(a.logprob, b.logprob, rel_tol=1e-5, abs_tol=1e-5)
         assert a.units == len(t) + 1 and a.unknown == t.count(1) and a.logprob <= 0.0
+        # the details: one term per unit, </s> last, adding up to the score; alpha_ij over the
+        # source and its </s>, a distribution per step, whatever else shares the batch
+        assert len(a.unit_logprobs) == a.units and all(x <= 0.0 for x in a.unit_logprobs)
+        assert math.isclose(sum(a.unit_logprobs), a.logprob, rel_tol=1e-5, abs_tol=1e-4)
+        assert a.unit_logprobs == pytest.approx(b.unit_logprobs, abs=1e-5)
+        if arch == "rnnencdec":
+            assert a.attention is None and b.attention is None
+        else:
+            assert a.attention.shape == (a.units, len(s) + 1)
+            assert np.allclose(a.attention.sum(1), 1.0, atol=1e-5)
+            assert np.allclose(a.attention, b.attention, atol=1e-5)
 
 
 def test_a_blank_target_scores_the_end_of_sentence(trained_run):
@@ -54,9 +66,12 @@ def test_the_score_of_a_search_output_is_the_score_the_search_reported(trained_r
     # "professeur. un" inside a degenerate hypothesis, which it reads as "professeur." "un")
     hyps = [(s, h) for s, h in every if translator.tgt_codec.units(h.text) == h.tokens]
     assert len(hyps) >= 0.8 * len(every)
-    scores = translator.score([s for s, _ in hyps], [h.text for _, h in hyps], batch_size=7)
-    for (_, h), s in zip(hyps, scores, strict=True):
+    scores = translator.score([s for s, _ in hyps], [h.text for _, h in hyps], batch_size=7, details=True)
+    for (src, h), s in zip(hyps, scores, strict=True):
         assert math.isclose(s.logprob, h.score, rel_tol=1e-4, abs_tol=1e-4), (h.text, s.logprob, h.score)
+        # teacher forcing the search's output reads the attention the search reported for it
+        assert list(s.tokens) == h.tokens and list(s.source_tokens) == h.source_tokens
+        assert np.allclose(s.attention, h.attention, atol=1e-4), h.text
 
 
 def test_bad_requests_are_refused(trained_run, tmp_path, capsys):
@@ -87,3 +102,12 @@ def test_cli_writes_one_score_per_pair(trained_run, synth_dir, tmp_path, capsys)
     rows = [__import__("json").loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["logprob"] for r in rows] == pytest.approx(values, abs=1e-5)
     assert per_unit == pytest.approx([r["logprob"] / r["units"] for r in rows], abs=1e-5)
+    assert main(["score", str(trained_run / "best.pt"), "--src", str(src), "--tgt", str(ref), "--json", "--units"]) == 0
+    detailed = [__import__("json").loads(line) for line in capsys.readouterr().out.splitlines()]
+    codec = Translator.from_checkpoint(trained_run / "best.pt").tgt_codec
+    for r, d, text in zip(rows, detailed, ref.read_text().splitlines(), strict=True):
+        assert d["logprob"] == r["logprob"] and d["tokens"] == codec.units(text)
+        assert len(d["unit_logprobs"]) == d["units"] == len(d["tokens"]) + 1
+        assert sum(d["unit_logprobs"]) == pytest.approx(d["logprob"], abs=1e-4)
+    assert main(["score", str(trained_run / "best.pt"), "--src", str(src), "--tgt", str(ref), "--units"]) == 2
+    assert "--units adds fields to the JSON lines: give --json too" in capsys.readouterr().err

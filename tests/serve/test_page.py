@@ -1,6 +1,7 @@
 """The web page in a real headless Chromium (Debian's package, driven by Playwright): type a
 sentence, submit, wait for the translation, check the heatmap has one cell per (output token,
-source token), that hovering highlights, and that the page asks nothing of any other host."""
+source token), that hovering highlights, that sampling and scoring a translation of one's own
+work, and that the page asks nothing of any other host."""
 from __future__ import annotations
 
 import os
@@ -60,8 +61,16 @@ def start_server(checkpoint: Path, port: int, *extra: str) -> subprocess.Popen:
     raise RuntimeError("rnnsearch serve did not answer /health within 120 s")
 
 
-def drive_page(url: str, sentence: str, screenshot: Path) -> dict:
-    """Open the page, translate ``sentence``, hover, screenshot; returns what the checks need."""
+def submit(page, field: str, value: str, button: str, status: str, done: str) -> None:
+    """Fill ``field``, press ``button`` and wait until element ``status`` says ``done``."""
+    page.fill(field, value)
+    page.click(f"#{button}")
+    page.wait_for_function(f"document.getElementById('{status}').textContent.includes('{done}')", timeout=60000)
+
+
+def drive_page(url: str, sentence: str, target: str, screenshot: Path) -> dict:
+    """Open the page, translate ``sentence``, hover, screenshot, sample, then score ``target`` as a
+    translation of it; returns what the checks need."""
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
@@ -94,17 +103,24 @@ def drive_page(url: str, sentence: str, screenshot: Path) -> dict:
             page.hover('#heatmap th.out[data-row="0"]')
             page.screenshot(path=str(screenshot), full_page=True)
             page.check("#sample")  # then the same sentence sampled: n-best draws at a temperature
-            page.fill("#temperature", "1.5")
-            page.click("#submit")
-            page.wait_for_function("document.getElementById('status').textContent.includes('sampled')",
-                                   timeout=60000)
+            submit(page, "#temperature", "1.5", "submit", "status", "sampled")
             found["sampled_status"] = page.inner_text("#status")
             found["sampled_nbest"] = page.locator("#nbest li").count()
             found["sampled_cells"] = page.locator("#heatmap td.cell").count()
+            # then a translation of one's own, scored and aligned
+            submit(page, "#target", target, "score-submit", "score-status", "scored")
+            found["scored_summary"] = page.inner_text("#score-summary")
+            found["scored_units"] = page.locator("#units span").all_inner_texts()
+            found["scored_rows"] = page.locator("#heatmap th.out").count()
+            found["scored_cells"] = page.locator("#heatmap td.cell").count()
+            found["scored_nbest_hidden"] = page.is_hidden("#nbest-part")
             found["requested"] = requested
             return found
         finally:
             browser.close()
+
+
+TARGET = "Le gros chien voit un chat ."
 
 
 def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
@@ -113,7 +129,7 @@ def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
     server = start_server(trained_run / "best.pt", port)
     try:
         sentence = "The big dog sees a small cat ."
-        found = drive_page(f"http://127.0.0.1:{port}/", sentence, tmp_path / "page.png")
+        found = drive_page(f"http://127.0.0.1:{port}/", sentence, TARGET, tmp_path / "page.png")
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics.json") as r:
             import json
             metrics = json.load(r)
@@ -121,7 +137,9 @@ def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
         server.terminate()
         server.wait(30)
     from rnnsearch.decoding.translator import Translator
-    expected = Translator.from_checkpoint(trained_run / "best.pt").translate([sentence], beam=3, n_best=3)[0]
+    translator = Translator.from_checkpoint(trained_run / "best.pt")
+    expected = translator.translate([sentence], beam=3, n_best=3)[0]
+    [scored] = translator.score([sentence], [TARGET], details=True)
     assert found["translation"] == expected.text
     assert found["nbest"] == 3  # the page asks for min(5, beam) of the model's beam 3
     assert found["rows"] == len(expected.tokens) + 1 and found["cols"] == len(expected.source_tokens)
@@ -135,4 +153,8 @@ def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
     assert found["requested"] and all(u.startswith(base) for u in found["requested"]), found["requested"]
     assert found["sampled_status"] == "done (3 sampled at temperature 1.5)" and found["sampled_nbest"] == 3
     assert found["sampled_cells"] > 0
-    assert metrics["responses_by_status"].get("200", 0) >= 3 and metrics["errors"] == 0
+    assert found["scored_units"] == list(scored.tokens) + ["</s>"] and found["scored_nbest_hidden"]
+    assert found["scored_summary"].startswith(f"log p = {scored.logprob:.3f} over {scored.units} units")
+    assert found["scored_rows"] == scored.units and found["scored_cells"] == scored.units * found["cols"]
+    assert metrics["responses_by_status"].get("200", 0) >= 4 and metrics["errors"] == 0
+    assert metrics["pairs_scored"] == 1

@@ -5,11 +5,14 @@ from __future__ import annotations
 import json
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
 import pytest
 from fastapi.testclient import TestClient
 
+from rnnsearch.config import replace
 from rnnsearch.decoding.sampling import Sampling
 from rnnsearch.decoding.translator import Translator
+from rnnsearch.model import build_model
 from rnnsearch.serve import ServeSettings, create_app
 
 SOURCES = ["The big dog sees a cat .", "A small white cat sleeps in the old house .", "The dog eats ."]
@@ -48,6 +51,42 @@ def test_scores_equal_the_python_api_and_the_search_scores(translator):
     assert [r.json()["scores"][0]["logprob"] for r in ones] == pytest.approx([s.logprob for s in expected], abs=1e-4)
     assert metrics["pairs_scored"] == 6 and metrics["sentences"] == 0 and metrics["in_flight"] == 0
     assert health["score"] is True
+
+
+def test_units_and_attention_of_a_given_translation(translator):
+    """return_units / return_attention: each unit's log-probability (adding up to the score) and the
+    attention of the steps that emitted the target; for the server's own translation, the attention
+    /translate returned with it. Without them the fields are null; an RNNencdec has no attention."""
+    found = translator.translate(SOURCES[:2], beam=3)
+    pairs = [{"source": SOURCES[0], "target": found[0].text}, {"source": SOURCES[1], "target": "Un chat ."}]
+    with client_for(translator, max_batch=4, window_ms=50) as client:
+        with ThreadPoolExecutor(2) as pool:  # a plain and a detailed request at once: not mixed up
+            plain, full = pool.map(lambda body: client.post("/score", json=body), [
+                {"pairs": pairs}, {"pairs": pairs, "return_units": True, "return_attention": True}])
+        searched = client.post("/translate", json={"text": SOURCES[0], "beam": 3, "return_attention": True})
+        only_attention = client.post("/score", json={**pairs[0], "return_attention": True})
+    assert plain.status_code == full.status_code == only_attention.status_code == 200, full.text
+    assert all(v is None for sc in plain.json()["scores"]
+               for k, v in sc.items() if k in ("tokens", "source_tokens", "unit_logprobs", "attention"))
+    expected = translator.score([p["source"] for p in pairs], [p["target"] for p in pairs], details=True)
+    for got, want in zip(full.json()["scores"], expected, strict=True):
+        assert got["tokens"] == list(want.tokens) and got["source_tokens"] == list(want.source_tokens)
+        assert len(got["unit_logprobs"]) == got["units"] == len(got["tokens"]) + 1
+        assert sum(got["unit_logprobs"]) == pytest.approx(got["logprob"], abs=1e-4)
+        assert len(got["attention"]) == got["units"] and all(len(r) == len(got["source_tokens"]) for r in got["attention"])
+        assert [sum(r) for r in got["attention"]] == pytest.approx([1.0] * got["units"], abs=1e-3)
+    t = searched.json()["translations"][0]
+    assert np.allclose(full.json()["scores"][0]["attention"], t["attention"], atol=2e-4)
+    one = only_attention.json()["scores"][0]
+    assert one["tokens"] is None and one["unit_logprobs"] is None and one["source_tokens"] == t["source_tokens"]
+
+    model_cfg = replace(translator.config.model, arch="rnnencdec")
+    encdec = Translator(build_model(model_cfg, len(translator.src_codec.vocab), len(translator.tgt_codec.vocab), seed=0),
+                        translator.src_codec, translator.tgt_codec, replace(translator.config, model=model_cfg))
+    with client_for(encdec) as client:
+        r = client.post("/score", json={**pairs[1], "return_units": True, "return_attention": True})
+    assert r.status_code == 200 and r.json()["scores"][0]["attention"] is None
+    assert len(r.json()["scores"][0]["unit_logprobs"]) == r.json()["scores"][0]["units"]
 
 
 def test_a_blank_target_scores_the_end_of_sentence(translator):

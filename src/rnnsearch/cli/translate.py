@@ -26,6 +26,8 @@ def register(sub) -> None:
     p.add_argument("--output", help="output file (default: standard output)")
     p.add_argument("--normalize", action="store_true", help="write the log-probability per target unit")
     p.add_argument("--json", action="store_true", help="one JSON object per pair: logprob, units, unknown")
+    p.add_argument("--units", action="store_true", help="with --json, also each target unit and its "
+                   "log-probability (tokens, unit_logprobs: </s> last)")
     p.add_argument("--batch-size", type=int, default=None, help="pairs read at once")
     p.add_argument("--dtype", choices=["float32", "bf16"], default="float32", help="bf16: products in bfloat16")
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
@@ -74,14 +76,19 @@ def score(args) -> int:
     import math
     from rnnsearch.data.io import read_parallel
     from rnnsearch.decoding.translator import Translator
+    if args.units and not args.json:
+        raise UsageError("--units adds fields to the JSON lines: give --json too")
     srcs, tgts = read_parallel(args.src, args.tgt)
     translator = Translator.from_checkpoint(args.checkpoint, device=args.device, dtype=args.dtype)
-    scores = translator.score(srcs, tgts, batch_size=args.batch_size)
+    scores = translator.score(srcs, tgts, batch_size=args.batch_size, details=args.units)
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
         for s in scores:
             if args.json:
-                out.write(json.dumps({"logprob": s.logprob, "units": s.units, "unknown": s.unknown}) + "\n")
+                row = {"logprob": s.logprob, "units": s.units, "unknown": s.unknown}
+                if args.units:
+                    row.update(tokens=list(s.tokens), unit_logprobs=[round(x, 6) for x in s.unit_logprobs])
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
             else:
                 out.write(f"{s.per_unit if args.normalize else s.logprob:.6f}\n")
     finally:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace as with_fields
 
 import numpy as np
 import torch
@@ -160,18 +160,26 @@ class Translator:
         """Whether ``score`` works: it reads one PyTorch model (not an ONNX session or an ensemble)."""
         return isinstance(self.model, torch.nn.Module) and hasattr(self.model, "decoder")
 
-    def score(self, sources: list[str], targets: list[str], batch_size: int | None = None) -> list[Score]:
+    def score(self, sources: list[str], targets: list[str], batch_size: int | None = None,
+              details: bool = False) -> list[Score]:
         """log p(target | source) of given pairs of raw sentences (teacher forcing), in their order:
         what beam search would report for that output. Every source is read whole (no
-        decode.max_src_len); a blank target scores p(</s> | source)."""
+        decode.max_src_len); a blank target scores p(</s> | source). ``details``: each score also
+        gives its units, their log-probabilities and (RNNsearch) the attention alpha_ij."""
         if len(sources) != len(targets):
             raise UsageError(f"{len(sources)} source sentences for {len(targets)} target sentences")
         if not self.can_score:
             raise UsageError("scoring reads the PyTorch model: use the torch backend, without --ensemble")
-        src = [self.src_codec.vocab.encode(self.source_units(s)) for s in sources]
-        tgt = [self.tgt_codec.vocab.encode(self.tgt_codec.units(t) if t.strip() else []) for t in targets]
+        src_units = [self.source_units(s) for s in sources]
+        tgt_units = [self.tgt_codec.units(t) if t.strip() else [] for t in targets]
+        src = [self.src_codec.vocab.encode(u) for u in src_units]
+        tgt = [self.tgt_codec.vocab.encode(u) for u in tgt_units]
         with evaluating(self.model):
-            return score_ids(self.model, src, tgt, self.device, batch_size or self.decode_cfg.batch_size)
+            scores = score_ids(self.model, src, tgt, self.device, batch_size or self.decode_cfg.batch_size, details)
+        if not details:
+            return scores
+        return [with_fields(s, tokens=tuple(t), source_tokens=(*u, EOS_TOKEN))
+                for s, t, u in zip(scores, tgt_units, src_units)]
 
     def _search(self, units: list[list[str]], beam, n_best, alpha, ratio, sampling=None,
                 generator=None) -> list[list[Hypothesis]]:

@@ -17,7 +17,7 @@ from starlette.concurrency import run_in_threadpool
 from rnnsearch import __version__
 from rnnsearch.serve import errors
 from rnnsearch.decoding.sampling import Sampling
-from rnnsearch.serve.batcher import SCORING, Batcher, Overloaded, TimedOut, translating
+from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut, scoring, translating
 from rnnsearch.serve.errors import ServeError
 from rnnsearch.serve.guard import Guard
 from rnnsearch.serve.metrics import Metrics
@@ -122,9 +122,19 @@ async def _score(req: ScoreRequest, translator, batcher: Batcher, settings: Serv
     _check_targets([tgt for _, tgt in pairs], one, settings)
     units = await run_in_threadpool(lambda: [translator.source_units(src) for src, _ in pairs])
     _check_units(units, field, translator.decode_cfg.max_src_len, where)
-    scores = await _submit(batcher, settings, pairs, SCORING)
-    return ScoreResponse(model=translator.config.name, scores=[
-        PairScore(logprob=s.logprob, units=s.units, per_unit=s.per_unit, unknown=s.unknown) for s in scores])
+    scores = await _submit(batcher, settings, pairs, scoring(req.return_units or req.return_attention))
+    return ScoreResponse(model=translator.config.name, scores=[_pair_score(s, req) for s in scores])
+
+
+def _pair_score(s, req: ScoreRequest) -> PairScore:
+    extra = {}
+    if req.return_units:
+        extra.update(tokens=list(s.tokens), unit_logprobs=[round(x, 6) for x in s.unit_logprobs])
+    if req.return_units or req.return_attention:
+        extra.update(source_tokens=list(s.source_tokens))
+    if req.return_attention and s.attention is not None:
+        extra.update(attention=[[round(float(a), 4) for a in row] for row in s.attention])
+    return PairScore(logprob=s.logprob, units=s.units, per_unit=s.per_unit, unknown=s.unknown, **extra)
 
 
 async def _submit(batcher: Batcher, settings: ServeSettings, items: list, key: tuple) -> list:

@@ -2,7 +2,7 @@
 
 Each request becomes a ``Job``: its sentences (source units to translate, or (source, target)
 pairs to score) and a key naming the work (``translating(beam, n_best, sampling)`` or
-``SCORING``). One collector task takes the waiting jobs (after a short window, or at once when
+``scoring(details)``). One collector task takes the waiting jobs (after a short window, or at once when
 ``max_batch`` sentences wait), groups them by key and runs each group as one call of
 ``Translator.translate_units`` or ``Translator.score`` in a single worker thread, so the event
 loop keeps answering and the model does one thing at a time. With batching off every job runs on
@@ -31,7 +31,12 @@ class TimedOut(Exception):
     """A request waited longer than ``timeout_s``."""
 
 
-SCORING = ("score",)
+def scoring(details: bool = False) -> tuple:
+    """The key of a scoring job; ``details``: with each unit's log-probability and the attention."""
+    return ("score", details)
+
+
+SCORING = scoring()
 
 
 def translating(beam: int, n_best: int, sampling=None) -> tuple:
@@ -41,7 +46,7 @@ def translating(beam: int, n_best: int, sampling=None) -> tuple:
 
 @dataclass(eq=False)
 class Job:
-    items: list   # source units per sentence (translating), or (source, target) pairs (SCORING)
+    items: list   # source units per sentence (translating), or (source, target) pairs (scoring)
     key: tuple
     future: asyncio.Future
 
@@ -82,7 +87,7 @@ class Batcher:
                 job.future.set_exception(RuntimeError("the server is shutting down"))
 
     async def submit(self, items: list, key: tuple):
-        """The results for ``items`` (translations, or scores with key SCORING), in order; raises
+        """The results for ``items`` (translations, or scores with a ``scoring`` key), in order; raises
         Overloaded or TimedOut."""
         s = self.settings
         if self.queued + len(items) > s.max_queue:
@@ -147,8 +152,8 @@ class Batcher:
 
     def _call(self, key: tuple, items: list) -> list:
         """The model's work for one group, in the worker thread."""
-        if key == SCORING:
-            return self.translator.score([src for src, _ in items], [tgt for _, tgt in items])
+        if key[0] == "score":
+            return self.translator.score([src for src, _ in items], [tgt for _, tgt in items], details=key[1])
         _, beam, n_best, sampling = key
         return self.translator.translate_units(items, beam=beam, n_best=n_best, sampling=sampling)
 
@@ -161,7 +166,7 @@ class Batcher:
                 if not job.future.done():
                     job.future.set_exception(exc)
             return
-        if key == SCORING:
+        if key[0] == "score":
             self.metrics.record_scoring(len(items))
         else:
             self.metrics.record_search(len(items))

@@ -72,6 +72,10 @@ class ScoreRequest(BaseModel):
     source: StrictStr | None = Field(None, description="one source sentence")
     target: StrictStr | None = Field(None, description="its translation, to score")
     pairs: list[Pair] | None = Field(None, description="several (source, target) pairs")
+    return_units: StrictBool = Field(False, description="include the units read and each target unit's "
+                                     "log-probability")
+    return_attention: StrictBool = Field(False, description="include the attention alpha_ij of the steps "
+                                         "that emitted the target (RNNsearch): the model's alignment of the pair")
 
     @model_validator(mode="after")
     def _one_input(self):
@@ -87,6 +91,14 @@ class PairScore(BaseModel):
     units: int = Field(description="target units scored, </s> included")
     per_unit: float = Field(description="logprob / units")
     unknown: int = Field(description="target units outside the model's vocabulary (read as <unk>)")
+    tokens: list[str] | None = Field(None, description="return_units: the target units, </s> excluded")
+    source_tokens: list[str] | None = Field(None, description="return_units or return_attention: the source "
+                                            "units, '</s>' last")
+    unit_logprobs: list[float] | None = Field(None, description="return_units: log p(y_i | y_<i, x) of each "
+                                              "target unit and </s> (len(tokens) + 1); they sum to logprob")
+    attention: list[list[float]] | None = Field(
+        None, description="return_attention: alpha_ij, one row per target unit and the final </s>, one "
+                          "column per source token; null for a model without attention (RNNencdec)")
 
 
 class ScoreResponse(BaseModel):

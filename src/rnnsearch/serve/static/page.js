@@ -1,6 +1,7 @@
 // The rnnsearch page: POST /translate with return_attention (searched with a beam, or sampled:
 // n-best draws at a temperature), then draw the n-best list and the attention matrix alpha_ij
-// (one row per output token and </s>, one column per source token).
+// (one row per output token and </s>, one column per source token). Or POST /score a translation
+// the user typed: each word's log-probability, and the attention of the steps that emitted it.
 "use strict";
 const $ = (id) => document.getElementById(id);
 const THRESHOLD = 0.2;  // a word counts as attending to another when alpha_ij >= this (or is its maximum)
@@ -13,14 +14,16 @@ async function loadInfo() {
       ` · ${health.parameters.toLocaleString()} parameters`;
     if (c.beam) { $("beam").value = c.beam; $("nbest-count").value = Math.min(5, c.beam); }
     $("beam").max = health.settings.max_beam;
+    $("score-form").hidden = !health.score;  // scoring reads the PyTorch model (not ONNX)
   } catch (err) {
     $("model-info").textContent = "model information unavailable";
   }
 }
 
-function setStatus(text, isError) {
-  $("status").textContent = text;
-  $("status").className = isError ? "error" : "";
+function setStatus(text, isError, id = "status") {
+  for (const other of ["status", "score-status"]) $(other).textContent = "";
+  $(id).textContent = text;
+  $(id).className = isError ? "error" : "";
 }
 
 async function translate(event) {
@@ -52,9 +55,58 @@ async function translate(event) {
   }
 }
 
-function show(t) {
+async function scoreTarget(event) {
+  event.preventDefault();
+  const source = $("source").value, target = $("target").value;
+  if (!source.trim()) { setStatus("Type the source sentence first.", true, "score-status"); return; }
+  setStatus("scoring…", false, "score-status");
+  $("score-submit").disabled = true;
+  try {
+    const response = await fetch("/score", {
+      method: "POST", headers: {"Content-Type": "application/json"},
+      body: JSON.stringify({source: source, target: target, return_units: true, return_attention: true}),
+    });
+    const body = await response.json();
+    if (!response.ok) { setStatus(`${response.status}: ${body.error}`, true, "score-status"); return; }
+    showScore(target, body.scores[0]);
+    setStatus("done (scored)", false, "score-status");
+  } catch (err) {
+    setStatus(`request failed: ${err}`, true, "score-status");
+  } finally {
+    $("score-submit").disabled = false;
+  }
+}
+
+function showScore(target, s) {
+  showResult("Your translation", target.trim() || "(empty: the end of the sentence only)", false);
+  $("score-summary").textContent = `log p = ${s.logprob.toFixed(3)} over ${s.units} units ` +
+    `(${s.per_unit.toFixed(3)} per unit${s.unknown ? `; ${s.unknown} unknown, read as <unk>` : ""})`;
+  const units = $("units");
+  units.replaceChildren();
+  s.tokens.concat(["</s>"]).forEach((tok, i) => {
+    const span = document.createElement("span");
+    const p = Math.exp(s.unit_logprobs[i]);
+    const level = Math.round(255 * p);  // white when certain, dark red when unlikely
+    span.style.background = `rgb(255, ${level}, ${level})`;
+    span.style.color = p < 0.4 ? "#fff" : "#1b1b1b";
+    span.textContent = tok;
+    span.title = `log p = ${s.unit_logprobs[i].toFixed(3)} (p = ${p.toFixed(3)})`;
+    units.appendChild(span);
+  });
+  $("no-attention").hidden = s.attention !== null;
+  drawHeatmap(s.attention ? s : null);
+}
+
+function showResult(title, text, searched) {
   $("result").hidden = false;
-  $("translation").textContent = t.text;
+  $("result-title").textContent = title;
+  $("translation").textContent = text;
+  $("nbest-part").hidden = !searched;
+  $("units-part").hidden = searched;
+}
+
+function show(t) {
+  showResult("Translation", t.text, true);
   const list = $("nbest");
   list.replaceChildren();
   for (const h of t.nbest) {
@@ -134,6 +186,7 @@ function clearHighlight() {
 }
 
 $("form").addEventListener("submit", translate);
+$("score-form").addEventListener("submit", scoreTarget);
 $("source").addEventListener("keydown", (e) => {
   if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("form").requestSubmit();
 });
