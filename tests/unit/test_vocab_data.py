@@ -17,6 +17,17 @@ def test_vocab_shortlist_keeps_most_frequent():
     assert v.has_unk(["c"]) and not v.has_unk(["a", "b"])
 
 
+def test_control_tokens_written_in_text_are_unknown_words():
+    """Whitespace tokenisation keeps "<pad>", "<s>", "</s>" whole: as text they are <unk>, never the
+    ids that pad a batch, start or end a sentence (a "<pad>" would be masked out of its source)."""
+    from rnnsearch.data.tokenize import pretokenize
+    vocab = Vocab.build([["a", "b"], ["a"]], size=10)
+    units = pretokenize("a <pad> b </s> <s> <unk> c", "space", "en")
+    assert vocab.encode(units) == [vocab.stoi["a"], UNK, vocab.stoi["b"], UNK, UNK, UNK, UNK]
+    assert vocab.has_unk(["a", "</s>"]) and not vocab.has_unk(["a", "b"])
+    assert vocab.decode([vocab.stoi["a"], BOS, PAD, vocab.stoi["b"], EOS, vocab.stoi["a"]]) == ["a", "b"]
+
+
 def test_read_lines_plain_gzip_bom_crlf(tmp_path):
     plain = tmp_path / "a.txt"
     plain.write_bytes("\ufeffone\r\ntwo\u2028still two\n".encode("utf-8"))

@@ -17,6 +17,9 @@ class Vocab:
             raise ValueError(f"vocabulary must start with {SPECIALS}, got {itos[:4]}")
         self.itos = list(itos)
         self.stoi = {s: i for i, s in enumerate(self.itos)}
+        # what text may map to: a "<pad>", "<s>" or "</s>" written in a sentence (whitespace
+        # tokenisation keeps them whole) is a word the model does not know, not a control id
+        self._text_ids = {s: i for s, i in self.stoi.items() if i not in (PAD, BOS, EOS)}
 
     @classmethod
     def build(cls, sentences: Iterable[list[str]], size: int, min_freq: int = 1) -> "Vocab":
@@ -32,7 +35,8 @@ class Vocab:
         return len(self.itos)
 
     def encode(self, tokens: list[str]) -> list[int]:
-        return [self.stoi.get(t, UNK) for t in tokens]
+        """Units of text -> ids; unknown units, and the control tokens written out, are <unk>."""
+        return [self._text_ids.get(t, UNK) for t in tokens]
 
     def decode(self, ids: Iterable[int]) -> list[str]:
         """Ids -> units, stopping at </s> and skipping <pad> and <s>."""
@@ -46,4 +50,4 @@ class Vocab:
         return out
 
     def has_unk(self, tokens: list[str]) -> bool:
-        return any(t not in self.stoi for t in tokens)
+        return any(t not in self._text_ids for t in tokens)
