@@ -68,9 +68,10 @@ def submit(page, field: str, value: str, button: str, status: str, done: str) ->
     page.wait_for_function(f"document.getElementById('{status}').textContent.includes('{done}')", timeout=60000)
 
 
-def drive_page(url: str, sentence: str, target: str, screenshot: Path) -> dict:
-    """Open the page, translate ``sentence``, hover, screenshot, sample, then score ``target`` as a
-    translation of it; returns what the checks need."""
+def drive_page(url: str, sentence: str, target: str, prefix: str, screenshot: Path) -> dict:
+    """Open the page, translate ``sentence``, hover, screenshot, sample, score ``target`` as a
+    translation of it, then translate it again starting with ``prefix``; returns what the checks
+    need."""
     from playwright.sync_api import sync_playwright
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_FLAGS)
@@ -114,6 +115,10 @@ def drive_page(url: str, sentence: str, target: str, screenshot: Path) -> dict:
             found["scored_rows"] = page.locator("#heatmap th.out").count()
             found["scored_cells"] = page.locator("#heatmap td.cell").count()
             found["scored_nbest_hidden"] = page.is_hidden("#nbest-part")
+            page.uncheck("#sample")  # then searched again, completing a prefix
+            submit(page, "#prefix", prefix, "submit", "status", "done (beam")
+            found["prefixed"] = page.inner_text("#translation")
+            found["prefixed_nbest"] = page.locator("#nbest li").all_inner_texts()
             found["requested"] = requested
             return found
         finally:
@@ -121,6 +126,7 @@ def drive_page(url: str, sentence: str, target: str, screenshot: Path) -> dict:
 
 
 TARGET = "Le gros chien voit un chat ."
+PREFIX = "Un chat"
 
 
 def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
@@ -129,7 +135,7 @@ def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
     server = start_server(trained_run / "best.pt", port)
     try:
         sentence = "The big dog sees a small cat ."
-        found = drive_page(f"http://127.0.0.1:{port}/", sentence, TARGET, tmp_path / "page.png")
+        found = drive_page(f"http://127.0.0.1:{port}/", sentence, TARGET, PREFIX, tmp_path / "page.png")
         with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics.json") as r:
             import json
             metrics = json.load(r)
@@ -140,6 +146,7 @@ def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
     translator = Translator.from_checkpoint(trained_run / "best.pt")
     expected = translator.translate([sentence], beam=3, n_best=3)[0]
     [scored] = translator.score([sentence], [TARGET], details=True)
+    [prefixed] = translator.translate([sentence], beam=3, n_best=3, prefixes=[PREFIX])
     assert found["translation"] == expected.text
     assert found["nbest"] == 3  # the page asks for min(5, beam) of the model's beam 3
     assert found["rows"] == len(expected.tokens) + 1 and found["cols"] == len(expected.source_tokens)
@@ -156,5 +163,7 @@ def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
     assert found["scored_units"] == list(scored.tokens) + ["</s>"] and found["scored_nbest_hidden"]
     assert found["scored_summary"].startswith(f"log p = {scored.logprob:.3f} over {scored.units} units")
     assert found["scored_rows"] == scored.units and found["scored_cells"] == scored.units * found["cols"]
-    assert metrics["responses_by_status"].get("200", 0) >= 4 and metrics["errors"] == 0
+    assert found["prefixed"] == prefixed.text and prefixed.text.startswith(PREFIX)
+    assert len(found["prefixed_nbest"]) == 3 and all(t.startswith(PREFIX) for t in found["prefixed_nbest"])
+    assert metrics["responses_by_status"].get("200", 0) >= 5 and metrics["errors"] == 0
     assert metrics["pairs_scored"] == 1

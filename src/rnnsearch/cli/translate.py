@@ -16,6 +16,8 @@ def register(sub) -> None:
     p.add_argument("--input", help="input file (default: standard input)")
     p.add_argument("--output", help="output file (default: standard output)")
     p.add_argument("--n-best", type=int, default=1, help="write the n best as 'i ||| text ||| score'")
+    p.add_argument("--prefix", metavar="F", help="a file of output prefixes, one per input line (blank: "
+                   "none): each translation begins with its line's prefix, the model completes it")
     add_decoding_args(p)
     p.set_defaults(func=translate, tune=True)
 
@@ -60,7 +62,15 @@ def translate(args) -> int:
     translator = load_translator(args, args.checkpoint)
     where = args.input if args.input not in (None, "-") else "<stdin>"
     translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)
-    results = translator.translate(read_input(args.input), beam=args.beam, n_best=args.n_best,
+    texts = read_input(args.input)
+    prefixes = None
+    if args.prefix:
+        from rnnsearch.data.io import read_lines
+        prefixes = read_lines(args.prefix)
+        if len(prefixes) != len(texts):
+            raise UsageError(f"{args.prefix} has {len(prefixes)} prefixes but {where} has {len(texts)} lines: "
+                             "give one per input line (blank for none)")
+    results = translator.translate(texts, beam=args.beam, n_best=args.n_best, prefixes=prefixes,
                                    **search_kwargs(args))
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:

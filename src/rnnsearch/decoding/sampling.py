@@ -47,12 +47,13 @@ def _picker(sampling: Sampling, generator: torch.Generator | None):
 @torch.no_grad()
 def sample(model, src: torch.Tensor, src_mask: torch.Tensor, sampling: Sampling, n: int = 1,
            max_len_ratio: float = 2.0, length_penalty: float = 0.0,
-           generator: torch.Generator | None = None) -> list[list[Hypothesis]]:
+           generator: torch.Generator | None = None, prefix: torch.Tensor | None = None) -> list[list[Hypothesis]]:
     """``n`` outputs drawn for each sentence, each sentence's best-scored first. ``generator``:
     the draws' (default: a new one from ``sampling.seed``; a caller decoding several batches
-    passes one, so that the batches do not repeat each other's draws)."""
+    passes one, so that the batches do not repeat each other's draws). ``prefix`` (B, P): each
+    output begins with it (decoding/search.py)."""
     rows = torch.arange(src.size(0), device=src.device).repeat_interleave(n)  # (B*n,)
     pick = _picker(sampling, generator if generator is not None else sampling.generator(src.device))
     drawn = greedy(model, src.index_select(0, rows), src_mask.index_select(0, rows), max_len_ratio,
-                   length_penalty, pick)
+                   length_penalty, pick, None if prefix is None else prefix.index_select(0, rows))
     return [sorted(drawn[b * n:(b + 1) * n], key=lambda h: -h.norm_score) for b in range(src.size(0))]

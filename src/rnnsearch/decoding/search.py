@@ -6,6 +6,10 @@ sentence that already has f finished hypotheses, and a hypothesis that emits </s
 finished; a sentence is done when it has K finished hypotheses. Hypotheses reaching the
 length limit are ended with </s>. Scores are log p(y, </s> | x); with a length penalty
 alpha > 0 the finished hypotheses are ranked by score / ((5 + |y|) / 6)^alpha (Wu et al. 2016).
+
+A ``prefix`` (B, P) of output ids (PAD past each sentence's own) forces each output to begin with
+those tokens, which keep their log-probabilities; the search continues from there (interactive
+translation: complete what a translator has typed). The length limit makes room for the prefix.
 """
 from __future__ import annotations
 
@@ -46,6 +50,22 @@ def _force_eos(logp: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     return logp
 
 
+def _force_prefix(logp: torch.Tensor, prefix: torch.Tensor | None, t: int) -> torch.Tensor:
+    """Rows whose prefix (N, P) has a token at step t may emit only that token, with its own
+    log-probability: (N, V) -> (N, V)."""
+    if prefix is None or t >= prefix.size(1):
+        return logp
+    token = prefix[:, t : t + 1]  # (N, 1)
+    forced = torch.full_like(logp, float("-inf")).scatter_(1, token, logp.gather(1, token))  # (N, V)
+    return torch.where(token != PAD, forced, logp)  # (N, V)
+
+
+def _limits(src_mask: torch.Tensor, ratio: float, prefix: torch.Tensor | None) -> torch.Tensor:
+    """max_lengths, at least the prefix and </s>: (B,)."""
+    limits = max_lengths(src_mask, ratio)  # (B,)
+    return limits if prefix is None else torch.maximum(limits, (prefix != PAD).sum(1) + 1)
+
+
 def _hypothesis(tokens: torch.Tensor | list[int], score: float, attn: torch.Tensor | None, src_len: int,
                 alpha: float) -> Hypothesis:
     toks = [int(t) for t in tokens]
@@ -60,14 +80,15 @@ def most_probable(logp: torch.Tensor) -> torch.Tensor:
 
 @torch.no_grad()
 def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, max_len_ratio: float = 2.0,
-           length_penalty: float = 0.0, pick=most_probable) -> list[Hypothesis]:
+           length_penalty: float = 0.0, pick=most_probable, prefix: torch.Tensor | None = None) -> list[Hypothesis]:
     """Most probable next token at each step; one hypothesis per sentence. Finished sentences
     leave the batch. ``pick`` chooses each step's tokens from the log-probabilities (N, V) -> (N,)
-    (decoding/sampling.py draws them); the scores are the model's log-probabilities of the choices."""
+    (decoding/sampling.py draws them); the scores are the model's log-probabilities of the choices.
+    ``prefix``: see the module's docstring."""
     batch, device = src.size(0), src.device
     enc = model.encode(src, src_mask)
     state = model.init_state(enc)
-    limits = max_lengths(src_mask, max_len_ratio)  # (B,)
+    limits = _limits(src_mask, max_len_ratio, prefix)  # (B,)
     src_lens = src_mask.sum(1).tolist()
     alive = torch.arange(batch, device=device)  # (N,) original index of each active row
     y = torch.full((batch,), BOS, dtype=torch.long, device=device)  # (N,)
@@ -78,7 +99,7 @@ def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, max_len_ratio: floa
     t = 0
     while alive.numel():
         logp, state, alpha = model.step(y, state, enc)  # (N, V)
-        logp = _force_eos(logp, t + 1 >= limits[alive])
+        logp = _force_prefix(_force_eos(logp, t + 1 >= limits[alive]), None if prefix is None else prefix[alive], t)
         y = pick(logp)  # (N,)
         scores += logp.gather(1, y[:, None]).squeeze(1)
         tokens.append(y)
@@ -171,12 +192,13 @@ def _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens
 @torch.no_grad()
 def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, beam: int,
                 max_len_ratio: float = 2.0, length_penalty: float = 0.0,
-                n_best: int = 1) -> list[list[Hypothesis]]:
-    """Batched beam search: for each sentence its ``n_best`` best finished hypotheses."""
+                n_best: int = 1, prefix: torch.Tensor | None = None) -> list[list[Hypothesis]]:
+    """Batched beam search: for each sentence its ``n_best`` best finished hypotheses.
+    ``prefix``: see the module's docstring."""
     batch, k = src.size(0), beam
     device = src.device
     src_lens = src_mask.sum(1).tolist()
-    limits = max_lengths(src_mask, max_len_ratio)  # (B,)
+    limits = _limits(src_mask, max_len_ratio, prefix)  # (B,)
     enc = model.encode(src, src_mask)  # one row per sentence; the model reads it for the K hypotheses
     state = model.init_state(enc).select(torch.arange(batch, device=device).repeat_interleave(k))  # (B*K, D)
     alive = torch.arange(batch, device=device)  # (N,) original index of each active sentence
@@ -194,6 +216,8 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, beam: int,
         logp, state, alpha = model.step(y, state, enc)  # (N*K, V)
         vocab = logp.size(1)
         logp = _force_eos(logp, (t + 1 >= limits[alive]).repeat_interleave(k))
+        if prefix is not None:
+            logp = _force_prefix(logp, prefix[alive].repeat_interleave(k, 0), t)  # (N*K, V)
         top, token, beam_of = _best_extensions(scores, logp.view(n, k, vocab), k)  # (N, K) each
         live = slots[None, :] < (k - n_done[alive])[:, None]  # (N, K): K - f slots stay open
         top = top.masked_fill(~live, float("-inf"))

@@ -12,7 +12,7 @@ import torch
 from rnnsearch import checkpoint
 from rnnsearch.decoding import backends
 from rnnsearch.decoding import unk
-from rnnsearch.data.batching import source_batch
+from rnnsearch.data.batching import pad, source_batch
 from rnnsearch.config import Config, from_dict, replace
 from rnnsearch.model import build_model, evaluating
 from rnnsearch.decoding.sampling import Sampling, sample
@@ -112,12 +112,23 @@ class Translator:
 
     def translate(self, texts: list[str], beam: int | None = None, n_best: int = 1,
                   length_penalty: float | None = None, max_len_ratio: float | None = None,
-                  batch_size: int | None = None, sampling: Sampling | None = None) -> list[Translation]:
+                  batch_size: int | None = None, sampling: Sampling | None = None,
+                  prefixes: list[str] | None = None) -> list[Translation]:
         """Translate raw sentences; empty ones give empty translations. Order is kept. With
         ``sampling``, outputs are drawn, not searched (decoding/sampling.py): ``n_best`` draws per
-        sentence, the best-scored first."""
+        sentence, the best-scored first. ``prefixes``, one per text ("" for none): each output
+        begins with that text, and the model completes it (interactive translation)."""
         return self.translate_units([self.source_units(t) for t in texts], beam, n_best,
-                                    length_penalty, max_len_ratio, batch_size, sampling)
+                                    length_penalty, max_len_ratio, batch_size, sampling,
+                                    self.prefix_units(prefixes, len(texts)))
+
+    def prefix_units(self, prefixes: list[str] | None, count: int) -> list[list[str]] | None:
+        """The output units each of ``count`` outputs must begin with (None: no prefixes)."""
+        if prefixes is None:
+            return None
+        if len(prefixes) != count:
+            raise UsageError(f"{len(prefixes)} prefixes for {count} sentences: give one per sentence ('' for none)")
+        return [self.tgt_codec.units(p) if p.strip() else [] for p in prefixes]
 
     def source_units(self, text: str) -> list[str]:
         """The units the model reads for one raw sentence ([] for a blank one)."""
@@ -125,8 +136,10 @@ class Translator:
 
     def translate_units(self, units: list[list[str]], beam: int | None = None, n_best: int = 1,
                         length_penalty: float | None = None, max_len_ratio: float | None = None,
-                        batch_size: int | None = None, sampling: Sampling | None = None) -> list[Translation]:
-        """Translate sentences given as source units (``source_units``); order is kept."""
+                        batch_size: int | None = None, sampling: Sampling | None = None,
+                        prefixes: list[list[str]] | None = None) -> list[Translation]:
+        """Translate sentences given as source units (``source_units``); order is kept.
+        ``prefixes``: the output units each output begins with (``prefix_units``)."""
         d = self.decode_cfg
         if sampling is not None and beam not in (None, 1):
             raise UsageError(f"sampling draws each output token by token; it takes no beam (got beam={beam})")
@@ -137,6 +150,8 @@ class Translator:
         ratio = d.max_len_ratio if max_len_ratio is None else max_len_ratio
         batch_size = batch_size or d.batch_size
         units = list(units)
+        if prefixes is not None and len(prefixes) != len(units):
+            raise UsageError(f"{len(prefixes)} prefixes for {len(units)} sentences: give one per sentence")
         limit = d.max_src_len
         for i, u in enumerate(units):
             if len(u) > limit:
@@ -149,9 +164,10 @@ class Translator:
         with evaluating(self.model):
             for start in range(0, len(todo), batch_size):
                 chunk = todo[start:start + batch_size]
-                found = self._search([units[i] for i in chunk], beam, n_best, alpha, ratio, sampling, generator)
+                prefix = None if not prefixes else [prefixes[i] for i in chunk]
+                found = self._search([units[i] for i in chunk], beam, n_best, alpha, ratio, sampling, generator, prefix)
                 for i, hyps in zip(chunk, found):
-                    results[i] = self._package(units[i], hyps)
+                    results[i] = self._package(units[i], hyps, prefixes[i] if prefixes else [])
         empty = Translation("", [], [], 0.0, None)
         return [r if r is not None else empty for r in results]
 
@@ -182,14 +198,17 @@ class Translator:
                 for s, t, u in zip(scores, tgt_units, src_units)]
 
     def _search(self, units: list[list[str]], beam, n_best, alpha, ratio, sampling=None,
-                generator=None) -> list[list[Hypothesis]]:
+                generator=None, prefixes: list[list[str]] | None = None) -> list[list[Hypothesis]]:
         src, mask = source_batch([self.src_codec.vocab.encode(u) for u in units])
         src, mask = src.to(self.device), mask.to(self.device)
+        prefix = None
+        if prefixes is not None and any(prefixes):
+            prefix = pad([self.tgt_codec.vocab.encode(p) for p in prefixes]).to(self.device)  # (B, P)
         if sampling is not None:
-            return sample(self.model, src, mask, sampling, n_best, ratio, alpha, generator)
+            return sample(self.model, src, mask, sampling, n_best, ratio, alpha, generator, prefix)
         if beam == 1:
-            return [[h] for h in greedy(self.model, src, mask, ratio, alpha)]
-        return beam_search(self.model, src, mask, beam, ratio, alpha, n_best)
+            return [[h] for h in greedy(self.model, src, mask, ratio, alpha, prefix=prefix)]
+        return beam_search(self.model, src, mask, beam, ratio, alpha, n_best, prefix)
 
     def set_unk_replacement(self, mode: str | None, lexicon: dict[str, str] | None = None) -> None:
         """Replace each <unk> in outputs by its most attended source word (``copy``) or that
@@ -205,11 +224,12 @@ class Translator:
                 raise UsageError("replace-unk dict needs a lexicon (rnnsearch lexicon ... --out F; --lexicon F)")
         self.replace_unk, self.lexicon = mode, lexicon
 
-    def _package(self, src_units: list[str], hyps: list[Hypothesis]) -> Translation:
+    def _package(self, src_units: list[str], hyps: list[Hypothesis], prefix: list[str]) -> Translation:
         source_tokens = src_units + [EOS_TOKEN]
         nbest = []
         for h in hyps:
             tokens = self.tgt_codec.vocab.decode(h.tokens)
+            tokens = prefix + tokens[len(prefix):]  # the prefix as given, its unknown words included
             if self.replace_unk:
                 tokens = unk.replace(tokens, src_units, h.attention, self.replace_unk, self.lexicon)
             nbest.append(Translation(self.tgt_codec.units_to_text(tokens), tokens, source_tokens,

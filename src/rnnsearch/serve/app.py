@@ -106,7 +106,9 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     _check(texts, field, beam, req.n_best, settings, sampled=sampling is not None)
     units = await run_in_threadpool(lambda: [translator.source_units(t) for t in texts])
     _check_units(units, field, translator.decode_cfg.max_src_len)
-    results = await _submit(batcher, settings, units, translating(beam, req.n_best, sampling))
+    prefixes = _prefixes(req, len(texts), settings)
+    prefix_units = await run_in_threadpool(lambda: translator.prefix_units(prefixes, len(texts)) or [[]] * len(texts))
+    results = await _submit(batcher, settings, list(zip(units, prefix_units)), translating(beam, req.n_best, sampling))
     return _response(translator, beam, results, req.return_attention, req.sample)
 
 
@@ -170,6 +172,21 @@ def _check(texts: list[str], field: str, beam: int, n_best: int, s: ServeSetting
     if n_best > beam and not sampled:
         raise ServeError(422, "invalid_request", f"n_best {n_best} is larger than the beam {beam}",
                          field="n_best")
+
+
+def _prefixes(req: TranslateRequest, count: int, s: ServeSettings) -> list[str] | None:
+    """The request's prefixes, one per text, checked (None: none)."""
+    if req.prefix is None and req.prefixes is None:
+        return None
+    if req.prefix is not None:
+        _check_text(req.prefix, "prefix", s)
+        return [req.prefix]
+    if len(req.prefixes) != count:
+        raise ServeError(422, "invalid_request", f"{len(req.prefixes)} prefixes for {count} texts: give one "
+                         "per text ('' for none)", field="prefixes")
+    for i, prefix in enumerate(req.prefixes):
+        _check_text(prefix, f"prefixes[{i}]", s)
+    return req.prefixes
 
 
 def _check_text(text: str, where: str, s: ServeSettings) -> None:

@@ -1,9 +1,10 @@
 """Gathers concurrent requests into batches for the model, off the event loop.
 
-Each request becomes a ``Job``: its sentences (source units to translate, or (source, target)
-pairs to score) and a key naming the work (``translating(beam, n_best, sampling)`` or
-``scoring(details)``). One collector task takes the waiting jobs (after a short window, or at once when
-``max_batch`` sentences wait), groups them by key and runs each group as one call of
+Each request becomes a ``Job``: its sentences (source units to translate, each with the units its
+output must begin with, or (source, target) pairs to score) and a key naming the work
+(``translating(beam, n_best, sampling)`` or ``scoring(details)``). One collector task takes the
+waiting jobs (after a short window, or at once when ``max_batch`` sentences wait), groups them by
+key and runs each group as one call of
 ``Translator.translate_units`` or ``Translator.score`` in a single worker thread, so the event
 loop keeps answering and the model does one thing at a time. With batching off every job runs on
 its own; so does every sampling job with a seed, whose draws then depend on its request alone.
@@ -46,7 +47,7 @@ def translating(beam: int, n_best: int, sampling=None) -> tuple:
 
 @dataclass(eq=False)
 class Job:
-    items: list   # source units per sentence (translating), or (source, target) pairs (scoring)
+    items: list   # per sentence: (source units, prefix units) to translate, or (source, target) to score
     key: tuple
     future: asyncio.Future
 
@@ -155,7 +156,9 @@ class Batcher:
         if key[0] == "score":
             return self.translator.score([src for src, _ in items], [tgt for _, tgt in items], details=key[1])
         _, beam, n_best, sampling = key
-        return self.translator.translate_units(items, beam=beam, n_best=n_best, sampling=sampling)
+        prefixes = [prefix for _, prefix in items]
+        return self.translator.translate_units([units for units, _ in items], beam=beam, n_best=n_best,
+                                               sampling=sampling, prefixes=prefixes if any(prefixes) else None)
 
     async def _work(self, loop, jobs: list[Job]) -> None:
         items, key = [x for job in jobs for x in job.items], jobs[0].key

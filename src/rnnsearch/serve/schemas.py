@@ -26,11 +26,16 @@ class TranslateRequest(BaseModel):
     return_attention: StrictBool = Field(False, description="include each translation's alignment matrix")
     sample: SampleOptions | None = Field(None, description="sample instead of searching: n_best outputs drawn "
                                                            "per sentence (no beam, or beam 1)")
+    prefix: StrictStr | None = Field(None, description="with text: the translation begins with this text and "
+                                                       "the model completes it (interactive translation)")
+    prefixes: list[StrictStr] | None = Field(None, description="with texts: one prefix per text ('' for none)")
 
     @model_validator(mode="after")
     def _one_input(self):
         if (self.text is None) == (self.texts is None):
             raise ValueError("give exactly one of 'text' (a string) or 'texts' (a list of strings)")
+        if (self.prefix is not None and self.text is None) or (self.prefixes is not None and self.texts is None):
+            raise ValueError("'prefix' goes with 'text', 'prefixes' (one per text) with 'texts'")
         return self
 
 

@@ -1,6 +1,7 @@
 // The rnnsearch page: POST /translate with return_attention (searched with a beam, or sampled:
 // n-best draws at a temperature), then draw the n-best list and the attention matrix alpha_ij
-// (one row per output token and </s>, one column per source token). Or POST /score a translation
+// (one row per output token and </s>, one column per source token); with a prefix, the
+// translations begin with it. Or POST /score a translation
 // the user typed: each word's log-probability, and the attention of the steps that emitted it.
 "use strict";
 const $ = (id) => document.getElementById(id);
@@ -36,6 +37,7 @@ async function translate(event) {
   const request = {text: text, n_best: sampled ? count : Math.min(count, beam), return_attention: true};
   if (sampled) request.sample = {temperature: parseFloat($("temperature").value) || 1};
   else request.beam = beam;
+  if ($("prefix").value.trim()) request.prefix = $("prefix").value;  // the model completes it
   setStatus("translating…", false);
   $("submit").disabled = true;
   try {
