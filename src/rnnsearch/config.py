@@ -89,6 +89,8 @@ class TrainConfig(Section):
     rho: Number = Field(0.95, description="Adadelta's decay, in (0, 1)")
     eps: Number = Field(1e-6, ge=0)
     clip: Number = Field(1.0, ge=0, description="gradient L2 norm; 0 = off")
+    label_smoothing: Number = Field(0.0, ge=0, lt=1, description="eps: train on (1 - eps) NLL + eps x the "
+                                    "mean -log p over the vocabulary (not in the paper: 0); dev loss stays NLL")
     loss_scale: Literal["token", "sentence"] = Field(
         "token", description="token: summed NLL / target tokens; sentence: summed over time, averaged over "
                              "the minibatch's sentences (GroundHog's cost)")

@@ -148,3 +148,24 @@ def test_speed_per_core_second_skips_a_resume():
 def test_status_of_a_directory_without_a_log(tmp_path):
     with pytest.raises(UsageError, match="no log.jsonl"):
         run_status(tmp_path)
+
+
+def test_label_smoothing_trains_on_the_smoothed_loss_and_validates_on_the_nll(synth_dir, tmp_path):
+    """train.label_smoothing eps: the trainer's loss is PyTorch's label-smoothed cross-entropy of
+    the model's logits; the model's own loss (what validation reads) stays the plain NLL."""
+    from rnnsearch.data.batching import make_batch
+    from rnnsearch.data.vocab import PAD
+    cfg = demo_config(synth_dir, label_smoothing=0.2, max_steps=1)
+    cfg["model"].update(dropout=0.0)
+    trainer = Trainer(from_dict(cfg), tmp_path / "run", log=lambda *_: None)
+    data = trainer.train_data
+    b = make_batch([data.src_ids[i] for i in range(6)], [data.tgt_ids[i] for i in range(6)])
+    with torch.no_grad():
+        logits, _ = trainer.model(b.src, b.src_mask, b.tgt_in)  # (B, T, V)
+        real = b.tgt_out != PAD  # (B, T)
+        for eps, got in [(0.2, trainer.loss_fn(b.src, b.src_mask, b.tgt_in, b.tgt_out)[0]),
+                         (0.0, trainer.model.loss(b.src, b.src_mask, b.tgt_in, b.tgt_out)[0])]:
+            want = torch.nn.functional.cross_entropy(logits[real], b.tgt_out[real], reduction="sum",
+                                                     label_smoothing=eps)
+            assert float(got) == pytest.approx(float(want), rel=1e-5), eps
+    assert trainer.train_step(np.arange(6))[2]

@@ -21,21 +21,23 @@ from rnnsearch.data.vocab import PAD
 
 
 @settings(max_examples=25, deadline=None)
-@given(rows=st.integers(1, 2 * CHUNK_ROWS + 3), vocab=st.integers(5, 60), seed=st.integers(0, 99))
-def test_linear_cross_entropy_equals_cross_entropy(rows, vocab, seed):
+@given(rows=st.integers(1, 2 * CHUNK_ROWS + 3), vocab=st.integers(5, 60), seed=st.integers(0, 99),
+       smoothing=st.sampled_from([0.0, 0.1, 0.35]))
+def test_linear_cross_entropy_equals_cross_entropy(rows, vocab, seed, smoothing):
+    """The fused loss is PyTorch's cross-entropy, label smoothing included, values and gradients."""
     g = torch.Generator(torch.get_default_device()).manual_seed(seed)
     x = torch.randn(rows, 7, generator=g, dtype=torch.float64, requires_grad=True)
     w = torch.randn(vocab, 7, generator=g, dtype=torch.float64, requires_grad=True)
     b = torch.randn(vocab, generator=g, dtype=torch.float64, requires_grad=True)
     y = torch.randint(0, vocab, (rows,), generator=g)
-    plain = torch.nn.functional.cross_entropy(x @ w.T + b, y, reduction="sum")
+    plain = torch.nn.functional.cross_entropy(x @ w.T + b, y, reduction="sum", label_smoothing=smoothing)
     grads = torch.autograd.grad(plain * 0.37, (x, w, b))
-    fused = linear_cross_entropy(x, w, b, y)
+    fused = linear_cross_entropy(x, w, b, y, smoothing)
     assert fused.item() == pytest.approx(plain.item(), rel=1e-6)
     for a, e in zip(torch.autograd.grad(fused * 0.37, (x, w, b)), grads):
         torch.testing.assert_close(a.double(), e, rtol=1e-5, atol=1e-6)
     with torch.no_grad():
-        assert linear_cross_entropy(x, w, b, y).item() == pytest.approx(plain.item(), rel=1e-6)
+        assert linear_cross_entropy(x, w, b, y, smoothing).item() == pytest.approx(plain.item(), rel=1e-6)
 
 
 @settings(max_examples=25, deadline=None)
@@ -224,27 +226,28 @@ def _bf16(t: torch.Tensor) -> torch.Tensor:
 
 @settings(max_examples=15, deadline=None)
 @given(rows=st.integers(1, CHUNK_ROWS + 3), vocab=st.integers(5, 60), seed=st.integers(0, 99),
-       small=st.booleans())
-def test_linear_cross_entropy_under_bf16_autocast_is_autocasts_linear_then_float32_loss(rows, vocab, seed, small):
+       small=st.booleans(), smoothing=st.sampled_from([0.0, 0.1]))
+def test_linear_cross_entropy_under_bf16_autocast_is_autocasts_linear_then_float32_loss(rows, vocab, seed, small,
+                                                                                       smoothing):
     """Under bf16 autocast the fused loss equals what autocast's own F.linear followed by a float32
     cross-entropy computes: bfloat16 operands, the bias, softmax and loss in float32; the gradients
     are those of that computation to bfloat16 precision, and come back in float32. ``small``: in
     chunks of 4 rows, gradients in groups of 3 chunks (the last ones partial)."""
     with mock.patch.object(output, "CHUNK_ROWS", 4 if small else CHUNK_ROWS), \
             mock.patch.object(output, "GROUP_ELEMENTS", 12 * vocab if small else output.GROUP_ELEMENTS):
-        _bf16_linear_cross_entropy_is_autocasts(rows, vocab, seed)
+        _bf16_linear_cross_entropy_is_autocasts(rows, vocab, seed, smoothing)
 
 
-def _bf16_linear_cross_entropy_is_autocasts(rows, vocab, seed):
+def _bf16_linear_cross_entropy_is_autocasts(rows, vocab, seed, smoothing=0.0):
     g = torch.Generator(torch.get_default_device()).manual_seed(seed)
     x = torch.randn(rows, 7, generator=g, requires_grad=True)
     w = torch.randn(vocab, 7, generator=g, requires_grad=True)
     b = torch.randn(vocab, generator=g, requires_grad=True)
     y = torch.randint(0, vocab, (rows,), generator=g)
     with torch.autocast("cpu", dtype=torch.bfloat16):
-        fused = linear_cross_entropy(x, w, b, y)
+        fused = linear_cross_entropy(x, w, b, y, smoothing)
         logits = torch.nn.functional.linear(x, w)  # (N, V) in bfloat16
-    plain = torch.nn.functional.cross_entropy(logits.float() + b, y, reduction="sum")
+    plain = torch.nn.functional.cross_entropy(logits.float() + b, y, reduction="sum", label_smoothing=smoothing)
     assert fused.dtype == torch.float32
     assert fused.item() == pytest.approx(plain.item(), rel=1e-5, abs=1e-4)
     fast = torch.autograd.grad(fused, [x, w, b])

@@ -4,7 +4,8 @@ Training never materialises the (N, V) logits of a whole batch: rows are process
 and as the loss is the last operation, the gradient of each chunk's logits (softmax - one-hot)
 is known in the forward pass and folded straight into the gradients of t, W_o and b_o. The
 mathematics is that of ``cross_entropy(t @ W_o.T + b_o, y, reduction="sum")`` (a test checks it
-to float tolerance); the memory is one chunk of logits instead of all of them (under bf16, and
+to float tolerance), with label smoothing eps as PyTorch's ``label_smoothing``: (1 - eps) NLL +
+eps mean_v(-log p_v), whose logits' gradient is softmax - (1 - eps) one-hot - eps / V; the memory is one chunk of logits instead of all of them (under bf16, and
 a group of chunks' gradients: see ``group_rows``).
 
 Under bf16 autocast the three products take bfloat16 operands (as autocast's own linear would),
@@ -41,9 +42,9 @@ def chunk_rows(vocab: int) -> int:
 
 class _LinearCrossEntropy(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x, weight, bias, target, with_grad: bool, compute: torch.dtype):
-        """x (N, M), weight (V, M), bias (V,), target (N,) -> summed NLL (scalar, float32 at least);
-        the products in ``compute``, everything else in ``bias.dtype``."""
+    def forward(ctx, x, weight, bias, target, with_grad: bool, compute: torch.dtype, smoothing: float = 0.0):
+        """x (N, M), weight (V, M), bias (V,), target (N,) -> summed NLL (scalar, float32 at least),
+        label-smoothed by ``smoothing``; the products in ``compute``, everything else in ``bias.dtype``."""
         dtype = bias.dtype
         total = torch.zeros((), dtype=torch.float64, device=x.device)
         gx = torch.empty(x.shape, dtype=dtype, device=x.device) if with_grad else None  # (N, M)
@@ -54,7 +55,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
         mixed = with_grad and compute != dtype  # bf16 products: logits' gradients kept per group
         group = group_rows(len(weight), step, len(x)) if mixed else step
         rows = min(step, len(x))
-        minus_one = torch.full((rows, 1), -1.0, dtype=dtype, device=x.device)
+        minus_one = torch.full((rows, 1), smoothing - 1.0, dtype=dtype, device=x.device)  # -(1 - eps)
         logits_buf = bias.new_empty(rows, len(weight))  # (n, V), one pair of buffers for all chunks
         logp_buf = bias.new_empty(rows, len(weight))  # (n, V)
         grads = x.new_empty(min(group, len(x)), len(weight), dtype=compute) if mixed else None  # (G, V)
@@ -68,11 +69,15 @@ class _LinearCrossEntropy(torch.autograd.Function):
                 else:
                     logits = torch.add(torch.mm(xs, wc.t()), bias, out=logits_buf[: len(xs)])  # (n, V)
                 logp = torch.log_softmax(logits, dim=1, out=logp_buf[: len(xs)])  # (n, V)
-                total -= logp.gather(1, ys).sum(dtype=torch.float64)
+                total -= (1.0 - smoothing) * logp.gather(1, ys).sum(dtype=torch.float64)
+                if smoothing:
+                    total -= smoothing * logp.mean(1).sum(dtype=torch.float64)
                 if not with_grad:
                     continue
                 grad = logp.clamp_(min=MIN_LOG_PROB).exp_()  # softmax, in place (n, V); see MIN_LOG_PROB
-                grad.scatter_add_(1, ys, minus_one[: len(xs)])  # softmax - one-hot
+                grad.scatter_add_(1, ys, minus_one[: len(xs)])  # softmax - (1 - eps) one-hot
+                if smoothing:
+                    grad.sub_(smoothing / len(weight))  # - eps / V
                 gb += grad.sum(0)  # (V,)
                 if mixed:
                     grads[start - first:end - first] = grad  # (n, V) in bfloat16
@@ -92,17 +97,17 @@ class _LinearCrossEntropy(torch.autograd.Function):
         if gx is None:
             raise RuntimeError("linear_cross_entropy was called without gradients; cannot backpropagate")
         x_dtype, w_dtype = ctx.dtypes
-        return (gx * grad_out).to(x_dtype), (gw * grad_out).to(w_dtype), gb * grad_out, None, None, None
+        return (gx * grad_out).to(x_dtype), (gw * grad_out).to(w_dtype), gb * grad_out, None, None, None, None
 
 
 def linear_cross_entropy(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor,
-                         target: torch.Tensor) -> torch.Tensor:
-    """Summed ``cross_entropy(x @ weight.T + bias, target)`` over the rows of x (N, M), the
-    softmax and loss in float32 at least; under autocast the products take the autocast dtype.
-    Callers pass only real (non-padding) rows."""
+                         target: torch.Tensor, smoothing: float = 0.0) -> torch.Tensor:
+    """Summed ``cross_entropy(x @ weight.T + bias, target, label_smoothing=smoothing)`` over the
+    rows of x (N, M), the softmax and loss in float32 at least; under autocast the products take
+    the autocast dtype. Callers pass only real (non-padding) rows."""
     with_grad = torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad or bias.requires_grad)
     dtype = torch.promote_types(torch.promote_types(x.dtype, weight.dtype), torch.float32)
     device = x.device.type
     compute = torch.get_autocast_dtype(device) if torch.is_autocast_enabled(device) else dtype
     with torch.autocast(device, enabled=False):
-        return _LinearCrossEntropy.apply(x, weight, bias.to(dtype), target, with_grad, compute)
+        return _LinearCrossEntropy.apply(x, weight, bias.to(dtype), target, with_grad, compute, float(smoothing))

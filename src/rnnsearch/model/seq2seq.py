@@ -73,14 +73,15 @@ class Seq2Seq(nn.Module):
         """Teacher forcing: logits (B, T, V) and attention (B, T, S) or None."""
         return self.decoder(tgt_in, self.encode(src, src_mask))
 
-    def loss(self, src, src_mask, tgt_in, tgt_out) -> tuple[torch.Tensor, int]:
-        """Summed negative log-likelihood of tgt_out (B, T) and the number of real target tokens."""
+    def loss(self, src, src_mask, tgt_in, tgt_out, smoothing: float = 0.0) -> tuple[torch.Tensor, int]:
+        """Summed negative log-likelihood of tgt_out (B, T), label-smoothed by ``smoothing`` (0: the
+        paper's plain NLL), and the number of real target tokens."""
         t, _ = self.decoder.features(tgt_in, self.encode(src, src_mask))  # (B, T, M)
         real = (tgt_out != PAD).flatten()  # (B*T,)
         rows = real.nonzero().squeeze(1)  # (N,) real target positions only
         out = self.decoder.W_o
         nll = linear_cross_entropy(t.flatten(0, 1).index_select(0, rows), out.weight, out.bias,
-                                   tgt_out.flatten().index_select(0, rows))
+                                   tgt_out.flatten().index_select(0, rows), smoothing)
         return nll, len(rows)
 
 

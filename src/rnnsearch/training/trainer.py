@@ -34,14 +34,15 @@ __all__ = ["Trainer", "TrainError", "train"]
 
 
 class _Loss(nn.Module):
-    """The model's summed NLL as ``forward``, so that DistributedDataParallel can wrap it."""
+    """The model's summed training loss (NLL, label-smoothed by ``train.label_smoothing``) as
+    ``forward``, so that DistributedDataParallel can wrap it."""
 
-    def __init__(self, model):
+    def __init__(self, model, smoothing: float = 0.0):
         super().__init__()
-        self.model = model
+        self.model, self.smoothing = model, smoothing
 
     def forward(self, src, src_mask, tgt_in, tgt_out):
-        return self.model.loss(src, src_mask, tgt_in, tgt_out)
+        return self.model.loss(src, src_mask, tgt_in, tgt_out, self.smoothing)
 
 
 class Trainer:
@@ -72,7 +73,7 @@ class Trainer:
         self.state = TrainState()
         if payload is not None:
             self._restore(payload)
-        loss = _Loss(self.model)
+        loss = _Loss(self.model, t.label_smoothing)
         if self.ctx.enabled:
             ids = [self.ctx.device] if self.ctx.device.type == "cuda" else None
             loss = nn.parallel.DistributedDataParallel(loss, device_ids=ids)
