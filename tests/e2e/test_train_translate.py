@@ -67,6 +67,17 @@ def test_cli_translate_keeps_lines_and_names_the_cut_line(trained_run, tmp_path,
     assert rows[1] == "" and rows[2] == "" and rows[0] and rows[3] and rows[4]
     err = capsys.readouterr().err
     assert f"{src} line 4: 350 source units, translating the first 256" in err
+    assert "sentences" not in err  # the progress bar is for terminals only
+
+
+def test_progress_counts_every_sentence_once(trained_run, synth_dir):
+    """Translator.translate(progress=f): f(n) after each batch, blank lines first; the counts add up
+    to the input (what the CLI's tqdm bar shows on a terminal)."""
+    translator = Translator.from_checkpoint(trained_run / "best.pt")
+    texts = (synth_dir / "test.en").read_text().splitlines()[:23] + ["", "  "]
+    calls = []
+    found = translator.translate(texts, beam=2, batch_size=5, progress=calls.append)
+    assert calls == [2, 5, 5, 5, 5, 3] and [r.text for r in found] == [r.text for r in translator.translate(texts, beam=2)]
 
 
 def test_cli_translate_evaluate_plot(trained_run, synth_dir, tmp_path, capsys):

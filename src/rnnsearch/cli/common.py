@@ -1,6 +1,7 @@
 """Flags and helpers shared by several subcommands."""
 from __future__ import annotations
 
+import contextlib
 import sys
 from pathlib import Path
 
@@ -51,6 +52,16 @@ def add_decoding_args(p) -> None:
     add_search_args(p)
     add_backend_args(p)
     add_unk_args(p)
+
+
+@contextlib.contextmanager
+def progress_bar(total: int, what: str):
+    """A tqdm bar of sentences on standard error while a file is translated (none when standard error
+    is not a terminal); yields the callback the Translator calls after each batch."""
+    from tqdm import tqdm
+    with tqdm(total=total, desc=what, unit=" sentences", file=sys.stderr, disable=None, dynamic_ncols=True,
+              leave=False) as bar:
+        yield bar.update
 
 
 def search_kwargs(args) -> dict:

@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from rnnsearch.cli.common import add_decoding_args, load_translator, read_input, search_kwargs
+from rnnsearch.cli.common import add_decoding_args, load_translator, progress_bar, read_input, search_kwargs
 from rnnsearch.errors import UsageError
 from rnnsearch.data.vocab import EOS_TOKEN
 
@@ -70,8 +70,9 @@ def translate(args) -> int:
         if len(prefixes) != len(texts):
             raise UsageError(f"{args.prefix} has {len(prefixes)} prefixes but {where} has {len(texts)} lines: "
                              "give one per input line (blank for none)")
-    results = translator.translate(texts, beam=args.beam, n_best=args.n_best, prefixes=prefixes,
-                                   **search_kwargs(args))
+    with progress_bar(len(texts), "translate") as advance:
+        results = translator.translate(texts, beam=args.beam, n_best=args.n_best, prefixes=prefixes,
+                                       progress=advance, **search_kwargs(args))
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
         for i, r in enumerate(results):
@@ -122,7 +123,9 @@ def evaluate(args) -> int:
         raise UsageError(f"--names gives {len(names)} names for {len(paths)} checkpoints")
     results = {}
     for name, path in zip(names, paths):
-        results[name] = score(load_translator(args, path), srcs, refs, beam=args.beam, **search_kwargs(args))
+        with progress_bar(len(srcs), name) as advance:
+            results[name] = score(load_translator(args, path), srcs, refs, beam=args.beam, progress=advance,
+                                  **search_kwargs(args))
         if args.hyp_out and len(paths) == 1:
             Path(args.hyp_out).write_text("".join(h + "\n" for h in results[name]["hypotheses"]), encoding="utf-8")
     for r in results.values():

@@ -113,14 +113,15 @@ class Translator:
     def translate(self, texts: list[str], beam: int | None = None, n_best: int = 1,
                   length_penalty: float | None = None, max_len_ratio: float | None = None,
                   batch_size: int | None = None, sampling: Sampling | None = None,
-                  prefixes: list[str] | None = None) -> list[Translation]:
+                  prefixes: list[str] | None = None, progress=None) -> list[Translation]:
         """Translate raw sentences; empty ones give empty translations. Order is kept. With
         ``sampling``, outputs are drawn, not searched (decoding/sampling.py): ``n_best`` draws per
         sentence, the best-scored first. ``prefixes``, one per text ("" for none): each output
-        begins with that text, and the model completes it (interactive translation)."""
+        begins with that text, and the model completes it (interactive translation). ``progress``:
+        called with the number of sentences done, after each batch (e.g. a tqdm bar's update)."""
         return self.translate_units([self.source_units(t) for t in texts], beam, n_best,
                                     length_penalty, max_len_ratio, batch_size, sampling,
-                                    self.prefix_units(prefixes, len(texts)))
+                                    self.prefix_units(prefixes, len(texts)), progress)
 
     def prefix_units(self, prefixes: list[str] | None, count: int) -> list[list[str]] | None:
         """The output units each of ``count`` outputs must begin with (None: no prefixes)."""
@@ -137,9 +138,10 @@ class Translator:
     def translate_units(self, units: list[list[str]], beam: int | None = None, n_best: int = 1,
                         length_penalty: float | None = None, max_len_ratio: float | None = None,
                         batch_size: int | None = None, sampling: Sampling | None = None,
-                        prefixes: list[list[str]] | None = None) -> list[Translation]:
+                        prefixes: list[list[str]] | None = None, progress=None) -> list[Translation]:
         """Translate sentences given as source units (``source_units``); order is kept.
-        ``prefixes``: the output units each output begins with (``prefix_units``)."""
+        ``prefixes``: the output units each output begins with (``prefix_units``); ``progress``:
+        see ``translate``."""
         d = self.decode_cfg
         if sampling is not None and beam not in (None, 1):
             raise UsageError(f"sampling draws each output token by token; it takes no beam (got beam={beam})")
@@ -161,6 +163,8 @@ class Translator:
         results: list[Translation | None] = [None] * len(units)
         todo = sorted((i for i, u in enumerate(units) if u), key=lambda i: len(units[i]))
         generator = sampling.generator(self.device) if sampling is not None else None  # one per call
+        progress = progress or (lambda done: None)
+        progress(len(units) - len(todo))  # the blank ones
         with evaluating(self.model):
             for start in range(0, len(todo), batch_size):
                 chunk = todo[start:start + batch_size]
@@ -168,6 +172,7 @@ class Translator:
                 found = self._search([units[i] for i in chunk], beam, n_best, alpha, ratio, sampling, generator, prefix)
                 for i, hyps in zip(chunk, found):
                     results[i] = self._package(units[i], hyps, prefixes[i] if prefixes else [])
+                progress(len(chunk))
         empty = Translation("", [], [], 0.0, None)
         return [r if r is not None else empty for r in results]
 
