@@ -89,7 +89,8 @@ def test_cli_translate_evaluate_plot(trained_run, synth_dir, tmp_path, capsys):
     assert main(["evaluate", ckpt, "--src", str(synth_dir / "test.en"), "--ref", str(synth_dir / "test.fr"),
                  "--beam", "2", "--json"]) == 0
     result = json.loads(capsys.readouterr().out)
-    assert {"bleu", "signature", "bleu_no_unk", "n_no_unk", "by_length"} <= result.keys()
+    assert {"bleu", "signature", "bleu_no_unk", "n_no_unk", "by_length", "chrf", "chrf_signature"} <= result.keys()
+    assert 0 < result["chrf"] <= 100 and "nc:6" in result["chrf_signature"]
     assert result["bleu"] == pytest.approx(corpus_bleu(read_lines(out), read_lines(synth_dir / "test.fr"))[0])
     plot = tmp_path / "len.png"
     assert main(["evaluate", ckpt, "--src", str(synth_dir / "test.en"), "--ref", str(synth_dir / "test.fr"),

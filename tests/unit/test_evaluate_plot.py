@@ -5,7 +5,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from rnnsearch.analysis.evaluate import bleu_by_length, bucket_of, corpus_bleu, format_table, score_translations
+from rnnsearch.analysis.evaluate import (bleu_by_length, bucket_of, corpus_bleu, corpus_chrf, format_table,
+                                         score_translations)
 from rnnsearch.analysis.plot import plot_alignment, plot_bleu_by_length
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.data.vocab import Vocab
@@ -16,7 +17,7 @@ HYPS = ["Un homme fait du vélo dans une rue.", "Deux chiens jouent sur l'herbe.
         "Une femme lit un livre.", "Les enfants courent sur la plage."]
 
 
-def test_bleu_equals_the_sacrebleu_command_line(tmp_path):
+def test_bleu_and_chrf_equal_the_sacrebleu_command_line(tmp_path):
     ref, hyp = tmp_path / "ref.fr", tmp_path / "hyp.fr"
     ref.write_text("\n".join(REFS) + "\n", encoding="utf-8")
     hyp.write_text("\n".join(HYPS) + "\n", encoding="utf-8")
@@ -25,6 +26,11 @@ def test_bleu_equals_the_sacrebleu_command_line(tmp_path):
     ours, signature = corpus_bleu(HYPS, REFS)
     assert abs(ours - float(out.stdout.strip())) < 1e-4  # the CLI rounds to 4 decimals
     assert "tok:13a" in signature and "nrefs:1" in signature
+    out = subprocess.run([str(cli), str(ref), "-i", str(hyp), "-m", "chrf", "-b", "-w", "4"], capture_output=True,
+                         text=True, check=True)
+    ours, signature = corpus_chrf(HYPS, REFS)
+    assert abs(ours - float(out.stdout.strip())) < 1e-4 and 0 < ours < 100
+    assert "nc:6" in signature and "nw:0" in signature
 
 
 def test_buckets():
@@ -46,8 +52,9 @@ def test_no_unk_subset_uses_the_vocabularies():
     assert result["n"] == 4 and result["n_no_unk"] == 2
     subset = corpus_bleu([HYPS[0], HYPS[3]], [refs[0], refs[3]])[0]
     assert result["bleu_no_unk"] == pytest.approx(subset)
+    assert result["chrf"] == pytest.approx(corpus_chrf(HYPS, refs)[0])
     table = format_table({"m": result})
-    assert "| m | " in table and "No UNK" in table
+    assert "| m | " in table and "No UNK" in table and f"| m | {result['chrf']:.2f} |" in table
 
 
 def test_alignment_plot(tmp_path):

@@ -1,10 +1,10 @@
 """Scoring: sacreBLEU on everything, on the "No UNK" subset (the paper's Table 1) and
-by source-length bucket (the paper's Figure 2)."""
+by source-length bucket (the paper's Figure 2); sacreBLEU's chrF on everything."""
 from __future__ import annotations
 
 import dataclasses
 
-from sacrebleu.metrics import BLEU
+from sacrebleu.metrics import BLEU, CHRF
 from rnnsearch.data.io import DataError
 
 BUCKET_WIDTH = 10
@@ -14,6 +14,13 @@ LAST_BUCKET = 60  # sentences longer than this share one bucket
 def corpus_bleu(hyps: list[str], refs: list[str]) -> tuple[float, str]:
     """sacreBLEU's corpus BLEU (default 13a tokenisation, exp smoothing) and its signature."""
     metric = BLEU()
+    score = metric.corpus_score(hyps, [refs])
+    return float(score.score), str(metric.get_signature())
+
+
+def corpus_chrf(hyps: list[str], refs: list[str]) -> tuple[float, str]:
+    """sacreBLEU's corpus chrF (chrF2: character 6-grams, beta 2, no word n-grams) and its signature."""
+    metric = CHRF()
     score = metric.corpus_score(hyps, [refs])
     return float(score.score), str(metric.get_signature())
 
@@ -51,8 +58,10 @@ def score_translations(hyps: list[str], refs: list[str], srcs: list[str], src_co
               if not src_codec.has_unk(srcs[i]) and not tgt_codec.has_unk(refs[i])]
     bleu_no_unk = corpus_bleu([hyps[i] for i in no_unk], [refs[i] for i in no_unk])[0] if no_unk else None
     lengths = [len(src_codec.words(s)) for s in srcs]
+    chrf, chrf_signature = corpus_chrf(hyps, refs)
     return {"bleu": bleu, "signature": signature, "n": len(srcs), "bleu_no_unk": bleu_no_unk,
-            "n_no_unk": len(no_unk), "by_length": bleu_by_length(hyps, refs, lengths)}
+            "n_no_unk": len(no_unk), "chrf": chrf, "chrf_signature": chrf_signature,
+            "by_length": bleu_by_length(hyps, refs, lengths)}
 
 
 def evaluate(translator, srcs: list[str], refs: list[str], beam: int | None = None, **search) -> dict:
@@ -85,8 +94,14 @@ def table1(results: dict[str, dict], paper: dict[str, tuple[float, float]] | Non
 
 
 def format_table(results: dict[str, dict]) -> str:
-    """Markdown: Table 1 (All, No UNK) and BLEU by source length, one row per model."""
-    return "\n".join(table1(results) + ["", "BLEU by source length (words):", ""] + length_table(results))
+    """Markdown: Table 1 (All, No UNK), chrF and BLEU by source length, one row per model."""
+    return "\n".join(table1(results) + [""] + chrf_table(results) + ["", "BLEU by source length (words):", ""]
+                     + length_table(results))
+
+
+def chrf_table(results: dict[str, dict]) -> list[str]:
+    """Markdown rows: each model's chrF on every sentence (a character-level score, beside BLEU)."""
+    return ["| Model | chrF |", "| --- | --- |"] + [f"| {name} | {r['chrf']:.2f} |" for name, r in results.items()]
 
 
 def length_table(results: dict[str, dict]) -> list[str]:

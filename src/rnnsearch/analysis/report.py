@@ -21,7 +21,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from rnnsearch.analysis.evaluate import evaluate, length_table, table1  # noqa: E402
+from rnnsearch.analysis.evaluate import chrf_table, evaluate, length_table, table1  # noqa: E402
 from rnnsearch.analysis.plot import plot_alignment, plot_bleu_by_length  # noqa: E402
 from rnnsearch.decoding.translator import Translator  # noqa: E402
 from rnnsearch.errors import UsageError
@@ -159,6 +159,7 @@ def _markdown(models, results, src_path, ref_path, figures3, curves, aligner, lo
              "All: every test sentence. No UNK: sentences with no unknown unit on either side. The paper's "
              "numbers (newstest2014, its own vocabularies) are beside for reference.", ""]
     lines += table1(results, PAPER_TABLE1)
+    lines += ["", f"chrF on every sentence (sacreBLEU, `{any_r['chrf_signature']}`):", ""] + chrf_table(results)
     lines += ["", "## Figure 2: BLEU by source sentence length", "", "![Figure 2](figure2.png)", ""]
     lines += ["BLEU by source length (words), with the number of sentences:", ""] + length_table(results)
     if aligner is None:

@@ -137,6 +137,7 @@ def evaluate(args) -> int:
     else:
         print(format_table(results))
         print(f"\nsacreBLEU signature: {results[names[0]]['signature']}")
+        print(f"chrF signature: {results[names[0]]['chrf_signature']}")
         if args.plot:
             print(f"plot: {args.plot}")
     return 0
