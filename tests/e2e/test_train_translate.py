@@ -68,6 +68,22 @@ def test_cli_translate_keeps_lines_and_names_the_cut_line(trained_run, tmp_path,
     err = capsys.readouterr().err
     assert f"{src} line 4: 350 source units, translating the first 256" in err
     assert "sentences" not in err  # the progress bar is for terminals only
+    # two lines at a time: the same output, written part by part, the warning on the same line
+    parts = tmp_path / "parts.fr"
+    assert main(["translate", ckpt, "--input", str(src), "--output", str(parts), "--beam", "2", "--buffer-size", "2"]) == 0
+    assert parts.read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
+    assert f"{src} line 4: 350 source units" in capsys.readouterr().err
+    nbest = [main(["translate", ckpt, "--input", str(src), "--beam", "2", "--n-best", "2", "--buffer-size", size])
+             or capsys.readouterr().out for size in ("3", "10000")]
+    assert nbest[0] == nbest[1] and nbest[0].splitlines()[-1].startswith("4 ||| ")
+    sampled = [main(["translate", ckpt, "--input", str(src), "--sample", "--seed", "3", "--buffer-size", "2"])
+               or capsys.readouterr().out for _ in range(2)]
+    assert sampled[0] == sampled[1] and len(sampled[0].splitlines()) == 5  # the seed's draws go on over the parts
+    refused = tmp_path / "refused.fr"
+    assert main(["translate", ckpt, "--input", str(src), "--output", str(refused), "--beam", "2", "--n-best", "3"]) == 2
+    assert not refused.exists() and "n_best <= beam" in capsys.readouterr().err
+    assert main(["translate", ckpt, "--input", str(src), "--buffer-size", "0"]) == 2
+    assert "--buffer-size must be at least 1, got 0" in capsys.readouterr().err
 
 
 def test_progress_counts_every_sentence_once(trained_run, synth_dir):

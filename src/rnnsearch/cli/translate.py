@@ -16,6 +16,8 @@ def register(sub) -> None:
     p.add_argument("--input", help="input file (default: standard input)")
     p.add_argument("--output", help="output file (default: standard output)")
     p.add_argument("--n-best", type=int, default=1, help="write the n best as 'i ||| text ||| score'")
+    p.add_argument("--buffer-size", type=int, default=10000, metavar="N",
+                   help="translate and write N lines at a time (sorted by length within each part; default 10000)")
     p.add_argument("--prefix", metavar="F", help="a file of output prefixes, one per input line (blank: "
                    "none): each translation begins with its line's prefix, the model completes it")
     add_decoding_args(p)
@@ -63,24 +65,36 @@ def translate(args) -> int:
     where = args.input if args.input not in (None, "-") else "<stdin>"
     translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)
     texts = read_input(args.input)
-    prefixes = None
-    if args.prefix:
-        from rnnsearch.data.io import read_lines
-        prefixes = read_lines(args.prefix)
-        if len(prefixes) != len(texts):
-            raise UsageError(f"{args.prefix} has {len(prefixes)} prefixes but {where} has {len(texts)} lines: "
-                             "give one per input line (blank for none)")
-    with progress_bar(len(texts), "translate") as advance:
-        results = translator.translate(texts, beam=args.beam, n_best=args.n_best, prefixes=prefixes,
-                                       progress=advance, **search_kwargs(args))
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
+    prefixes = _read_prefixes(args.prefix, where, len(texts)) if args.prefix else None
+    if args.buffer_size < 1:
+        raise UsageError(f"--buffer-size must be at least 1, got {args.buffer_size}")
+    search = search_kwargs(args)
+    generator = search["sampling"].generator(translator.device) if search["sampling"] else None  # over all parts
+    out = None  # opened once the first part is translated: a refused request leaves no file behind
     try:
-        for i, r in enumerate(results):
-            out.write("".join(line + "\n" for line in format_nbest(i, r)) if args.n_best > 1 else r.text + "\n")
+        with progress_bar(len(texts), "translate") as advance:
+            for first in range(0, max(len(texts), 1), args.buffer_size):  # part by part, in input order
+                part = slice(first, first + args.buffer_size)
+                results = translator.translate(texts[part], beam=args.beam, n_best=args.n_best, progress=advance,
+                                               prefixes=prefixes[part] if prefixes else None, generator=generator,
+                                               first_line=first + 1, **search)
+                out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)
+                for i, r in enumerate(results, start=first):
+                    out.write("".join(line + "\n" for line in format_nbest(i, r)) if args.n_best > 1 else r.text + "\n")
+                out.flush()
     finally:
-        if out is not sys.stdout:
+        if out not in (None, sys.stdout):
             out.close()
     return 0
+
+
+def _read_prefixes(path: str, where: str, count: int) -> list[str]:
+    from rnnsearch.data.io import read_lines
+    prefixes = read_lines(path)
+    if len(prefixes) != count:
+        raise UsageError(f"{path} has {len(prefixes)} prefixes but {where} has {count} lines: "
+                         "give one per input line (blank for none)")
+    return prefixes
 
 
 def score(args) -> int:

@@ -113,15 +113,19 @@ class Translator:
     def translate(self, texts: list[str], beam: int | None = None, n_best: int = 1,
                   length_penalty: float | None = None, max_len_ratio: float | None = None,
                   batch_size: int | None = None, sampling: Sampling | None = None,
-                  prefixes: list[str] | None = None, progress=None) -> list[Translation]:
+                  prefixes: list[str] | None = None, progress=None, *, generator: torch.Generator | None = None,
+                  first_line: int = 1) -> list[Translation]:
         """Translate raw sentences; empty ones give empty translations. Order is kept. With
         ``sampling``, outputs are drawn, not searched (decoding/sampling.py): ``n_best`` draws per
         sentence, the best-scored first. ``prefixes``, one per text ("" for none): each output
         begins with that text, and the model completes it (interactive translation). ``progress``:
-        called with the number of sentences done, after each batch (e.g. a tqdm bar's update)."""
+        called with the number of sentences done, after each batch (e.g. a tqdm bar's update).
+        A caller translating a file in parts passes ``generator`` (the draws go on from it, not
+        from ``sampling.seed`` afresh) and ``first_line`` (the line number of texts[0] in warnings)."""
         return self.translate_units([self.source_units(t) for t in texts], beam, n_best,
                                     length_penalty, max_len_ratio, batch_size, sampling,
-                                    self.prefix_units(prefixes, len(texts)), progress)
+                                    self.prefix_units(prefixes, len(texts)), progress, generator=generator,
+                                    first_line=first_line)
 
     def prefix_units(self, prefixes: list[str] | None, count: int) -> list[list[str]] | None:
         """The output units each of ``count`` outputs must begin with (None: no prefixes)."""
@@ -138,10 +142,11 @@ class Translator:
     def translate_units(self, units: list[list[str]], beam: int | None = None, n_best: int = 1,
                         length_penalty: float | None = None, max_len_ratio: float | None = None,
                         batch_size: int | None = None, sampling: Sampling | None = None,
-                        prefixes: list[list[str]] | None = None, progress=None) -> list[Translation]:
+                        prefixes: list[list[str]] | None = None, progress=None, *,
+                        generator: torch.Generator | None = None, first_line: int = 1) -> list[Translation]:
         """Translate sentences given as source units (``source_units``); order is kept.
-        ``prefixes``: the output units each output begins with (``prefix_units``); ``progress``:
-        see ``translate``."""
+        ``prefixes``: the output units each output begins with (``prefix_units``); ``progress``,
+        ``generator``, ``first_line``: see ``translate``."""
         d = self.decode_cfg
         if sampling is not None and beam not in (None, 1):
             raise UsageError(f"sampling draws each output token by token; it takes no beam (got beam={beam})")
@@ -157,12 +162,13 @@ class Translator:
         limit = d.max_src_len
         for i, u in enumerate(units):
             if len(u) > limit:
-                self.warn(f"line {i + 1}: {len(u)} source units, translating the first {limit} "
+                self.warn(f"line {first_line + i}: {len(u)} source units, translating the first {limit} "
                           f"(decode.max_src_len)")
                 units[i] = u[:limit]
         results: list[Translation | None] = [None] * len(units)
         todo = sorted((i for i, u in enumerate(units) if u), key=lambda i: len(units[i]))
-        generator = sampling.generator(self.device) if sampling is not None else None  # one per call
+        if generator is None and sampling is not None:
+            generator = sampling.generator(self.device)  # one per call
         progress = progress or (lambda done: None)
         progress(len(units) - len(todo))  # the blank ones
         with evaluating(self.model):
