@@ -67,7 +67,7 @@ ODD_TEXT = st.sampled_from(["", " ", "\u202eevil", "😀" * 40, "e\u0301" * 20, 
 FIELDS = st.fixed_dictionaries({}, optional={
     "text": ODD_TEXT | JSON, "texts": st.lists(ODD_TEXT, max_size=10) | JSON,
     "beam": st.integers(-3, 25) | JSON, "n_best": st.integers(-3, 25) | JSON, "return_attention": JSON,
-    "extra": JSON})
+    "prefix": ODD_TEXT | JSON, "prefixes": st.lists(ODD_TEXT, max_size=10) | JSON, "extra": JSON})
 
 
 def _body(value) -> bytes:
@@ -91,7 +91,8 @@ def test_fuzz_translate_answers_200_or_4xx_json(app, body, raw):
 
 PAIR = st.fixed_dictionaries({}, optional={"source": ODD_TEXT | JSON, "target": ODD_TEXT | JSON, "extra": JSON})
 SCORE_FIELDS = st.fixed_dictionaries({}, optional={
-    "source": ODD_TEXT | JSON, "target": ODD_TEXT | JSON, "pairs": st.lists(PAIR, max_size=5) | JSON, "extra": JSON})
+    "source": ODD_TEXT | JSON, "target": ODD_TEXT | JSON, "pairs": st.lists(PAIR, max_size=5) | JSON,
+    "return_units": st.booleans() | JSON, "return_attention": st.booleans() | JSON, "extra": JSON})
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
