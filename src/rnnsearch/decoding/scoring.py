@@ -56,10 +56,10 @@ def score_ids(model, src_ids: list[list[int]], tgt_ids: list[list[int]], device,
         picked = picked.masked_fill(batch.tgt_out == PAD, 0.0)  # (B, T)
         sums = picked.sum(1).tolist()  # (B,)
         for b, (i, total) in enumerate(zip(chunk, sums)):
-            units = len(tgt_ids[i]) + 1
-            score = Score(total, units, sum(1 for t in tgt_ids[i] if t == UNK))
-            if details:
-                attention = None if alphas is None else alphas[b, :units, :len(src_ids[i]) + 1].float().cpu().numpy()
-                score = Score(total, units, score.unknown, tuple(picked[b, :units].tolist()), attention)
-            scores[i] = score
+            units, unknown = len(tgt_ids[i]) + 1, sum(1 for t in tgt_ids[i] if t == UNK)
+            terms = tuple(picked[b, :units].tolist()) if details else None
+            attention = None
+            if details and alphas is not None:
+                attention = alphas[b, :units, :len(src_ids[i]) + 1].float().cpu().numpy()  # (units, S)
+            scores[i] = Score(total, units, unknown, terms, attention)
     return scores

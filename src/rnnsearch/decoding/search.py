@@ -50,12 +50,14 @@ def _force_eos(logp: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
     return logp
 
 
-def _force_prefix(logp: torch.Tensor, prefix: torch.Tensor | None, t: int) -> torch.Tensor:
-    """Rows whose prefix (N, P) has a token at step t may emit only that token, with its own
-    log-probability: (N, V) -> (N, V)."""
+def _force_prefix(logp: torch.Tensor, prefix: torch.Tensor | None, t: int, rows: torch.Tensor,
+                  k: int = 1) -> torch.Tensor:
+    """Rows whose sentence's prefix has a token at step t may emit only that token, with its own
+    log-probability: (N, V) -> (N, V). ``prefix`` (B, P) holds the batch's prefixes, ``rows`` (N / k,)
+    the sentence of each group of k rows of ``logp``. Past the longest prefix: nothing to do."""
     if prefix is None or t >= prefix.size(1):
         return logp
-    token = prefix[:, t : t + 1]  # (N, 1)
+    token = prefix[rows, t].repeat_interleave(k)[:, None]  # (N, 1)
     forced = torch.full_like(logp, float("-inf")).scatter_(1, token, logp.gather(1, token))  # (N, V)
     return torch.where(token != PAD, forced, logp)  # (N, V)
 
@@ -99,7 +101,7 @@ def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, max_len_ratio: floa
     t = 0
     while alive.numel():
         logp, state, alpha = model.step(y, state, enc)  # (N, V)
-        logp = _force_prefix(_force_eos(logp, t + 1 >= limits[alive]), None if prefix is None else prefix[alive], t)
+        logp = _force_prefix(_force_eos(logp, t + 1 >= limits[alive]), prefix, t, alive)
         y = pick(logp)  # (N,)
         scores += logp.gather(1, y[:, None]).squeeze(1)
         tokens.append(y)
@@ -216,8 +218,7 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, beam: int,
         logp, state, alpha = model.step(y, state, enc)  # (N*K, V)
         vocab = logp.size(1)
         logp = _force_eos(logp, (t + 1 >= limits[alive]).repeat_interleave(k))
-        if prefix is not None:
-            logp = _force_prefix(logp, prefix[alive].repeat_interleave(k, 0), t)  # (N*K, V)
+        logp = _force_prefix(logp, prefix, t, alive, k)  # (N*K, V)
         top, token, beam_of = _best_extensions(scores, logp.view(n, k, vocab), k)  # (N, K) each
         live = slots[None, :] < (k - n_done[alive])[:, None]  # (N, K): K - f slots stay open
         top = top.masked_fill(~live, float("-inf"))

@@ -124,16 +124,12 @@ class Translator:
         from ``sampling.seed`` afresh) and ``first_line`` (the line number of texts[0] in warnings)."""
         return self.translate_units([self.source_units(t) for t in texts], beam, n_best,
                                     length_penalty, max_len_ratio, batch_size, sampling,
-                                    self.prefix_units(prefixes, len(texts)), progress, generator=generator,
+                                    self.prefix_units(prefixes), progress, generator=generator,
                                     first_line=first_line)
 
-    def prefix_units(self, prefixes: list[str] | None, count: int) -> list[list[str]] | None:
-        """The output units each of ``count`` outputs must begin with (None: no prefixes)."""
-        if prefixes is None:
-            return None
-        if len(prefixes) != count:
-            raise UsageError(f"{len(prefixes)} prefixes for {count} sentences: give one per sentence ('' for none)")
-        return [self.tgt_codec.units(p) if p.strip() else [] for p in prefixes]
+    def prefix_units(self, prefixes: list[str] | None) -> list[list[str]] | None:
+        """The output units each output must begin with, one list per prefix text (None: none)."""
+        return None if prefixes is None else [self.tgt_codec.units(p) if p.strip() else [] for p in prefixes]
 
     def source_units(self, text: str) -> list[str]:
         """The units the model reads for one raw sentence ([] for a blank one)."""
@@ -158,7 +154,8 @@ class Translator:
         batch_size = batch_size or d.batch_size
         units = list(units)
         if prefixes is not None and len(prefixes) != len(units):
-            raise UsageError(f"{len(prefixes)} prefixes for {len(units)} sentences: give one per sentence")
+            raise UsageError(f"{len(prefixes)} prefixes for {len(units)} sentences: give one per sentence "
+                             "('' for none)")
         limit = d.max_src_len
         for i, u in enumerate(units):
             if len(u) > limit:

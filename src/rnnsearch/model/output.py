@@ -5,8 +5,9 @@ and as the loss is the last operation, the gradient of each chunk's logits (soft
 is known in the forward pass and folded straight into the gradients of t, W_o and b_o. The
 mathematics is that of ``cross_entropy(t @ W_o.T + b_o, y, reduction="sum")`` (a test checks it
 to float tolerance), with label smoothing eps as PyTorch's ``label_smoothing``: (1 - eps) NLL +
-eps mean_v(-log p_v), whose logits' gradient is softmax - (1 - eps) one-hot - eps / V; the memory is one chunk of logits instead of all of them (under bf16, and
-a group of chunks' gradients: see ``group_rows``).
+eps mean_v(-log p_v), whose logits' gradient is softmax - (1 - eps) one-hot - eps / V. The memory
+is one chunk of logits instead of all of them (under bf16, and a group of chunks' gradients: see
+``group_rows``).
 
 Under bf16 autocast the three products take bfloat16 operands (as autocast's own linear would),
 while the bias, the softmax, the loss and the gradients' sums stay in float32.
@@ -55,7 +56,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
         mixed = with_grad and compute != dtype  # bf16 products: logits' gradients kept per group
         group = group_rows(len(weight), step, len(x)) if mixed else step
         rows = min(step, len(x))
-        minus_one = torch.full((rows, 1), smoothing - 1.0, dtype=dtype, device=x.device)  # -(1 - eps)
+        minus_target = torch.full((rows, 1), smoothing - 1.0, dtype=dtype, device=x.device)  # -(1 - eps)
         logits_buf = bias.new_empty(rows, len(weight))  # (n, V), one pair of buffers for all chunks
         logp_buf = bias.new_empty(rows, len(weight))  # (n, V)
         grads = x.new_empty(min(group, len(x)), len(weight), dtype=compute) if mixed else None  # (G, V)
@@ -75,7 +76,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
                 if not with_grad:
                     continue
                 grad = logp.clamp_(min=MIN_LOG_PROB).exp_()  # softmax, in place (n, V); see MIN_LOG_PROB
-                grad.scatter_add_(1, ys, minus_one[: len(xs)])  # softmax - (1 - eps) one-hot
+                grad.scatter_add_(1, ys, minus_target[: len(xs)])  # softmax - (1 - eps) one-hot
                 if smoothing:
                     grad.sub_(smoothing / len(weight))  # - eps / V
                 gb += grad.sum(0)  # (V,)

@@ -107,7 +107,7 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     units = await run_in_threadpool(lambda: [translator.source_units(t) for t in texts])
     _check_units(units, field, translator.decode_cfg.max_src_len)
     prefixes = _prefixes(req, len(texts), settings)
-    prefix_units = await run_in_threadpool(lambda: translator.prefix_units(prefixes, len(texts)) or [[]] * len(texts))
+    prefix_units = await run_in_threadpool(lambda: translator.prefix_units(prefixes) or [[]] * len(texts))
     results = await _submit(batcher, settings, list(zip(units, prefix_units)), translating(beam, req.n_best, sampling))
     return _response(translator, beam, results, req.return_attention, req.sample)
 

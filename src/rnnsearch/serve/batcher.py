@@ -37,8 +37,6 @@ def scoring(details: bool = False) -> tuple:
     return ("score", details)
 
 
-SCORING = scoring()
-
 
 def translating(beam: int, n_best: int, sampling=None) -> tuple:
     """The key of a translation job: jobs with equal keys share searches."""
@@ -156,9 +154,8 @@ class Batcher:
         if key[0] == "score":
             return self.translator.score([src for src, _ in items], [tgt for _, tgt in items], details=key[1])
         _, beam, n_best, sampling = key
-        prefixes = [prefix for _, prefix in items]
         return self.translator.translate_units([units for units, _ in items], beam=beam, n_best=n_best,
-                                               sampling=sampling, prefixes=prefixes if any(prefixes) else None)
+                                               sampling=sampling, prefixes=[prefix for _, prefix in items])
 
     async def _work(self, loop, jobs: list[Job]) -> None:
         items, key = [x for job in jobs for x in job.items], jobs[0].key
