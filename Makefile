@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DEMO   := runs/demo
 DEMO_SENTENCE := The big black dog sees a small white cat in the old house.
 
-.PHONY: setup demo test test-fast bench bench-serve bench-decode bench-aer joey hansards hansards-status hansards-report clean
+.PHONY: setup demo test test-fast bench onmt bench-serve bench-decode bench-aer joey hansards hansards-status hansards-report clean
 
 setup: $(VENV)/.installed
 
@@ -43,8 +43,8 @@ test: setup
 test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow" tests
 
-# `make bench` (about 50 minutes) or `make bench QUICK=1` (a few minutes, for development):
-# rnnsearch vs JoeyNMT 2.3.0 side by side; a full run appends its table to BENCHMARKS.md.
+# `make bench` (about 75 minutes) or `make bench QUICK=1` (a few minutes, for development):
+# rnnsearch vs JoeyNMT 2.3.0 and OpenNMT-py 3.5.1 side by side; a full run appends its table to BENCHMARKS.md.
 JOEY_VENV ?= benchmarks/.joey-venv
 QUICK ?=
 joey: $(JOEY_VENV)/.installed
@@ -57,8 +57,23 @@ $(JOEY_VENV)/.installed:
 	$(JOEY_VENV)/bin/pip install -q --disable-pip-version-check joeynmt==2.3.0 importlib-metadata sentencepiece==0.2.0
 	touch $@
 
-bench: setup joey
-	$(BIN)/python benchmarks/bench.py --joey-venv $(JOEY_VENV) $(if $(QUICK),--quick,--record)
+# OpenNMT-py 3.5.1 in its own venv beside the same torch: it pins torch<2.3 (a multi-GB CUDA build from
+# PyPI), so it goes in without its dependencies, then the ones it imports (its transforms import all).
+ONMT_VENV ?= benchmarks/.onmt-venv
+onmt: $(ONMT_VENV)/.installed
+
+$(ONMT_VENV)/.installed:
+	$(PYTHON) -m venv $(ONMT_VENV)
+	$(ONMT_VENV)/bin/pip install -q --disable-pip-version-check "$(TORCH)"
+	$(ONMT_VENV)/bin/pip install -q --disable-pip-version-check --no-deps opennmt-py==3.5.1
+	$(ONMT_VENV)/bin/pip install -q --disable-pip-version-check configargparse pyyaml sacrebleu six sentencepiece \
+		"pyonmttok>=1.37,<2" spacy rapidfuzz pyahocorasick fasttext-wheel tensorboard waitress flask
+	touch $@
+
+# PEERS=joey or PEERS=onmt races one peer only.
+PEERS ?= joey,onmt
+bench: setup joey onmt
+	$(BIN)/python benchmarks/bench.py --peers $(PEERS) --joey-venv $(JOEY_VENV) --onmt-venv $(ONMT_VENV) $(if $(QUICK),--quick,--record)
 
 # `rnnsearch serve` under load: 32 clients for 60 s, batching on and off (BENCHMARKS.md);
 # SOAK=600: 10 minutes with batching on, RSS and latency over time.

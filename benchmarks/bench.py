@@ -1,15 +1,14 @@
-"""``make bench``: rnnsearch against JoeyNMT 2.3.0 on Multi30k En->Fr, one after the other in one
-run, same machine, same threads, same data and SentencePiece model (benchmarks/README.md).
+"""``make bench``: rnnsearch against JoeyNMT 2.3.0 and OpenNMT-py 3.5.1 on Multi30k En->Fr, one
+after the other in one run, same machine, same threads, same data and SentencePiece model
+(benchmarks/README.md).
 
-    python benchmarks/bench.py [--quick] [--record] [--joey-venv DIR] [--work DIR]
+    python benchmarks/bench.py [--quick] [--record] [--peers joey,onmt] [--joey-venv DIR] [--onmt-venv DIR]
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
-import platform
-import signal
 import subprocess
 import sys
 import time
@@ -17,65 +16,17 @@ from datetime import date
 from pathlib import Path
 
 import flops
-import joey
+from common import DATA, ROOT, machine, rel, run, say
+from peers import PEERS, decode_peer, train_peer
 from report import render, targets
 
-ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "multi30k"
 CONFIG = ROOT / "configs" / "bench_m30k.yaml"
 
 
-def say(message: str) -> None:
-    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
-
-
-def machine(threads: int) -> str:
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
-               platform.processor())
-    flags = next((line for line in open("/proc/cpuinfo") if line.startswith("flags")), "")
-    extras = [f for f in ("avx512f", "avx512_bf16", "amx_bf16") if f" {f}" in flags]
-    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{cpu}, {os.cpu_count()} cores ({', '.join(extras) or 'no AVX-512'}), {mem:.0f} GiB; {threads} thread{'s' if threads != 1 else ''}"
-
-
-def run(cmd: list[str], env: dict, log: Path, limit_s: float | None = None, marker: str | None = None,
-        marker_file: Path | None = None) -> dict:
-    """Run ``cmd`` with output to ``log``; with ``limit_s``, send SIGINT that many seconds after
-    ``marker`` appears in ``marker_file`` (training has started). Returns the exit status, wall
-    time and the process's peak resident memory (from wait4)."""
+def warm_memory(gib: int) -> float:
+    """First-touch ``gib`` GiB once, so that no trainer pays the fresh VM's page faults."""
     start = time.monotonic()
-    with open(log, "w") as out:
-        # SIGINT back to its default: a background job's children start with it ignored
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        began, interrupted = None, False
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if limit_s is not None and not interrupted:
-                if began is None and marker_file is not None and marker_file.exists() \
-                        and marker in marker_file.read_text(errors="replace"):
-                    began = time.monotonic()
-                if began is not None and time.monotonic() - began >= limit_s:
-                    proc.send_signal(signal.SIGINT)
-                    interrupted = True
-            time.sleep(0.5)
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0:
-        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}); see {log}")
-    return {"wall_s": time.monotonic() - start, "peak_rss_mib": usage.ru_maxrss / 1024}
-
-
-def rel(path: Path) -> str:
-    """``path`` relative to the repository when it is inside it (for readable commands)."""
-    return os.path.relpath(path, ROOT) if Path(path).resolve().is_relative_to(ROOT) else str(path)
-
-
-def warm_memory() -> float:
-    """First-touch 18 GiB once, so that neither trainer pays the fresh VM's page faults."""
-    start = time.monotonic()
-    subprocess.run([sys.executable, "-c", "import numpy; numpy.ones(18 * 2**27)"], check=True)
+    subprocess.run([sys.executable, "-c", f"import numpy; numpy.ones({gib} * 2**27)"], check=True)
     return time.monotonic() - start
 
 
@@ -165,51 +116,12 @@ def train_rnnsearch(work: Path, spm_model: Path, minutes: float, env: dict) -> d
             "checkpoint": out / "last.pt", "command": " ".join(cmd[1:]), "precision": bench_precision()}
 
 
-def train_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], minutes: float, env: dict) -> dict:
-    vocab = work / "joey_vocab.txt"
-    joey.write_vocab(pieces, vocab)
-    model_dir = work / "joeynmt"
-    cfg = joey.write_config(joey.config(DATA, spm_model, vocab, model_dir), work / "joey_train.yaml")
-    cmd = [str(venv / "bin" / "python"), "-m", "joeynmt", "train", rel(cfg), "--skip-test"]
-    if model_dir.exists():
-        import shutil
-        shutil.rmtree(model_dir)
-    result = run(cmd, env, work / "joey_train.out", limit_s=60 * minutes, marker="EPOCH 1",
-                 marker_file=model_dir / "train.log")
-    text = (model_dir / "train.log").read_text(errors="replace")
-    log = joey.training_log(text)
-    warm = log[len(log) // 5:]
-    return {**result, "tok_per_s": sum(e["tok_per_s"] for e in warm) / len(warm), "updates": log[-1]["step"],
-            "precision": "float32",
-            "epochs": log[-1]["epoch"], "loss": log[-1]["loss"], "parameters": joey.parameters(text),
-            "checkpoint": model_dir / "latest.ckpt", "command": " ".join(cmd[1:])}
-
-
 def decode_rnnsearch(work: Path, ckpt: Path, beam: int, limit: int, env: dict) -> dict:
     hyps = work / f"rnnsearch_beam{beam}.fr"
     cmd = [sys.executable, "benchmarks/decode_speed.py", str(ckpt), str(DATA / "test_2016_flickr.en"),
            "--beam", str(beam), "--out", str(hyps)] + (["--limit", str(limit)] if limit else [])
     out = subprocess.run(cmd, env=env, check=True, capture_output=True, text=True, cwd=ROOT)
     return {"seconds": json.loads(out.stdout.strip().splitlines()[-1])["beam"]["seconds"], "hyps": hyps}
-
-
-def decode_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], ckpt: Path, beam: int,
-                limit: int, env: dict) -> dict:
-    data = DATA
-    if limit:  # JoeyNMT decodes whole files: give it the first `limit` lines
-        data = work / "joey_test_data"
-        data.mkdir(exist_ok=True)
-        for lang in ("en", "fr"):
-            lines = (DATA / f"test_2016_flickr.{lang}").read_text(encoding="utf-8").splitlines()[:limit]
-            (data / f"test_2016_flickr.{lang}").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
-    cfg = joey.config(data, spm_model, work / "joey_vocab.txt", work / "joeynmt", beam=beam, test_only=True,
-                      checkpoint=ckpt)
-    path = joey.write_config(cfg, work / f"joey_test_beam{beam}.yaml")
-    prefix = work / f"joey_beam{beam}"
-    cmd = [str(venv / "bin" / "python"), "-m", "joeynmt", "test", str(path), "-o", str(prefix)]
-    log = work / f"joey_test_beam{beam}.log"
-    run(cmd, env, log)
-    return {"seconds": joey.generation_seconds(log.read_text(errors="replace")), "hyps": Path(f"{prefix}.test")}
 
 
 def decoding(result: dict, spm_model: Path, n: int) -> dict:
@@ -220,18 +132,25 @@ def decoding(result: dict, spm_model: Path, n: int) -> dict:
             "mean_len": tokens / n, "bleu": bleu(result["hyps"], n)}
 
 
-def main() -> None:
+def main() -> None:  # long function: the bench's steps in order, each one line
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--quick", action="store_true", help="2 minutes of training each, 200 test sentences")
     p.add_argument("--record", action="store_true", help="append the table to BENCHMARKS.md")
+    p.add_argument("--peers", default="joey,onmt", help="comma-separated: joey, onmt (default both)")
     p.add_argument("--joey-venv", default=str(ROOT / "benchmarks" / ".joey-venv"))
+    p.add_argument("--onmt-venv", default=str(ROOT / "benchmarks" / ".onmt-venv"))
     p.add_argument("--work", default=str(ROOT / "runs" / "bench"))
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--minutes", type=float, help="training budget (default 20, quick 2)")
+    p.add_argument("--warm-gib", type=int, default=18,
+                   help="GiB to first-touch before measuring (default 18; less where other processes hold memory)")
     args = p.parse_args()
+    names = [x for x in args.peers.split(",") if x]
+    if not names or any(x not in PEERS for x in names):
+        p.error(f"--peers: a comma-separated list of {', '.join(PEERS)}; got {args.peers!r}")
     minutes, limit = (2.0, 200) if args.quick else (20.0, 0)
     minutes = args.minutes or minutes
-    work, venv = Path(args.work), Path(args.joey_venv)
+    work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     import shutil
     shutil.rmtree(work / "rnnsearch", ignore_errors=True)
@@ -244,22 +163,24 @@ def main() -> None:
     if "bf16" not in info["machine"] and bench_precision() != "float32":
         say(f"warning: this CPU has no native bfloat16 (avx512_bf16/amx_bf16), and {rel(CONFIG)} trains "
             "under bf16 autocast: expect it slower than float32 here (train.bf16: false)")
-    info["warm_s"] = warm_memory()
-    say(f"warmed 18 GiB of memory in {info['warm_s']:.0f} s")
+    info["warm_gib"] = args.warm_gib
+    info["warm_s"] = warm_memory(args.warm_gib) if args.warm_gib else 0.0
+    say(f"warmed {args.warm_gib} GiB of memory in {info['warm_s']:.0f} s")
     measured = [ceilings(env)]
     say(f"2048^3 matmul: float32 {measured[0][0]:.1f}, bfloat16 {measured[0][1]:.1f} GFLOP/s")
     spm_model, pieces = shared_sentencepiece(work)
     lengths = piece_lengths(spm_model)
     ours = train_rnnsearch(work, spm_model, minutes, env)
     say(f"rnnsearch: {ours['tok_per_s']:.0f} tok/s, {ours['updates']} updates, peak {ours['peak_rss_mib']:.0f} MiB")
-    peer = train_joey(work, venv, spm_model, pieces, minutes, env)
-    say(f"JoeyNMT: {peer['tok_per_s']:.0f} tok/s, {peer['updates']} updates, peak {peer['peak_rss_mib']:.0f} MiB")
+    peers = {name: train_peer(name, args, work, spm_model, pieces, minutes, env, limit, lengths) for name in names}
     n = limit or len((DATA / "test_2016_flickr.en").read_text().splitlines())
     for beam in (5, 1):
         ours[f"beam{beam}"] = decoding(decode_rnnsearch(work, ours["checkpoint"], beam, limit, env), spm_model, n)
-        peer[f"beam{beam}"] = decoding(decode_joey(work, venv, spm_model, pieces, peer["checkpoint"], beam,
-                                                   limit, env), spm_model, n)
-        say(f"beam {beam}: rnnsearch {ours[f'beam{beam}']}, JoeyNMT {peer[f'beam{beam}']}")
+        for name, peer in peers.items():
+            peer[f"beam{beam}"] = decoding(decode_peer(name, peer, args, work, spm_model, pieces, beam, limit, env),
+                                           spm_model, n)
+        say(f"beam {beam}: rnnsearch {ours[f'beam{beam}']}; "
+            + "; ".join(f"{PEERS[k]} {v[f'beam{beam}']}" for k, v in peers.items()))
     # the ceiling again after the runs: the machine's speed drifts, and the higher of the two
     # measurements (the stricter yardstick) is the one the fractions use
     measured.append(ceilings(env))
@@ -269,14 +190,15 @@ def main() -> None:
     from rnnsearch import checkpoint
     ours["parameters"] = checkpoint.load(ours["checkpoint"])["meta"]["parameters"]
     ours["flops"] = flops.rnnsearch(256, 512, 512, 512, 256, len(pieces), **lengths)["train"]
-    peer["flops"] = flops.joeynmt_rnn(256, 512, 512, len(pieces), **lengths)["train"]
-    table = render(info, ours, peer, n, lengths)
+    labelled = {PEERS[k]: v for k, v in peers.items()}
+    table = render(info, ours, labelled, n, lengths)
+    checks = targets(info, ours, peers["joey"]) if "joey" in peers else []
     print(table)
-    print("\n".join(targets(info, ours, peer)))
+    print("\n".join(checks))
     (work / "result.md").write_text(table, encoding="utf-8")
     if args.record:
         with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as fh:
-            fh.write("\n" + table + "\n".join(targets(info, ours, peer)) + "\n")
+            fh.write("\n" + table + "\n".join(checks) + "\n")
         say("appended to BENCHMARKS.md")
 
 

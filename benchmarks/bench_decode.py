@@ -24,7 +24,7 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from bench import machine, say
+from common import machine, say
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"

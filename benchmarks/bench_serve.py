@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from bench import machine, say
+from common import machine, say
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "multi30k"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import yaml
 
 JOEY_VERSION = "2.3.0"
 
@@ -56,11 +55,6 @@ def config(data_dir: Path, spm: Path, vocab: Path, model_dir: Path, beam: int = 
                   "decoder": {**rnn, "dropout": 0.2, "hidden_dropout": 0.2, "num_layers": 1,
                               "input_feeding": True, "init_hidden": "bridge", "attention": "bahdanau"}},
     }
-
-
-def write_config(cfg: dict, path: Path) -> Path:
-    path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
-    return path
 
 
 TRAIN_LINE = re.compile(r"Epoch\s+(\d+), Step:\s+(\d+), Batch Loss:\s+([\d.]+), Batch Acc: [\d.]+, "

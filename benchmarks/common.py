@@ -1,0 +1,69 @@
+"""What the benchmarks share: the machine's description, a timestamped log line, and running a
+system's command with its output to a file, its wall time and peak memory."""
+from __future__ import annotations
+
+import os
+import platform
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+DATA = ROOT.parent / "shared" / "data" / "multi30k"
+
+
+def say(message: str) -> None:
+    print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
+
+
+def machine(threads: int) -> str:
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")),
+               platform.processor())
+    flags = next((line for line in open("/proc/cpuinfo") if line.startswith("flags")), "")
+    extras = [f for f in ("avx512f", "avx512_bf16", "amx_bf16") if f" {f}" in flags]
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{cpu}, {os.cpu_count()} cores ({', '.join(extras) or 'no AVX-512'}), {mem:.0f} GiB; {threads} thread{'s' if threads != 1 else ''}"
+
+
+def run(cmd: list[str], env: dict, log: Path, limit_s: float | None = None, marker: str | None = None,
+        marker_file: Path | None = None, interrupted_ok: bool = False) -> dict:
+    """Run ``cmd`` with output to ``log``; with ``limit_s``, send SIGINT that many seconds after
+    ``marker`` appears in ``marker_file`` (training has started). Returns the exit status, wall
+    time and the process's peak resident memory (from wait4). A failure is an error, except, with
+    ``interrupted_ok``, the exit of a process that SIGINT stopped (OpenNMT-py's trainer)."""
+    start = time.monotonic()
+    with open(log, "w") as out:
+        # SIGINT back to its default: a background job's children start with it ignored
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        began, interrupted = None, False
+        while True:
+            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+            if pid:
+                break
+            if limit_s is not None and not interrupted:
+                if began is None and marker_file is not None and marker_file.exists() \
+                        and marker in marker_file.read_text(errors="replace"):
+                    began = time.monotonic()
+                if began is not None and time.monotonic() - began >= limit_s:
+                    proc.send_signal(signal.SIGINT)
+                    interrupted = True
+            time.sleep(0.5)
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0 and not (interrupted_ok and interrupted):
+        raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}); see {log}")
+    return {"wall_s": time.monotonic() - start, "peak_rss_mib": usage.ru_maxrss / 1024}
+
+
+def rel(path: Path) -> str:
+    """``path`` relative to the repository when it is inside it (for readable commands)."""
+    return os.path.relpath(path, ROOT) if Path(path).resolve().is_relative_to(ROOT) else str(path)
+
+
+def write_config(cfg: dict, path: Path) -> Path:
+    """A peer's config as YAML (keys in the order given)."""
+    path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
+    return path
