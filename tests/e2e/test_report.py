@@ -47,3 +47,23 @@ def test_report_names_an_unknown_figure3_model(trained_run, synth_dir, tmp_path,
                str(synth_dir / "test.fr"), "--out", str(tmp_path / "r"), "--figure3", "b"])
     assert rc == 2 and "--figure3 'b': not one of the models (a)" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()  # refused before writing anything
+
+
+def test_report_counts_each_models_sentences_to_its_progress(trained_run, synth_dir, tmp_path):
+    """The report's translations advance a progress callback per model (the CLI's tqdm bar), by
+    every test sentence and no more."""
+    import contextlib
+
+    from rnnsearch.analysis.report import build_report
+    ckpt = str(trained_run / "best.pt")
+    done: dict[str, list[int]] = {}
+
+    @contextlib.contextmanager
+    def progress(total, name):
+        done[name] = [total, 0]
+        yield lambda n: done[name].__setitem__(1, done[name][1] + n)
+
+    build_report([("a", ckpt), ("b", ckpt)], synth_dir / "test.en", synth_dir / "test.fr", tmp_path / "r", beam=2,
+                 sentence="The big dog sees a cat .", log=lambda _: None, progress=progress)
+    n = len((synth_dir / "test.en").read_text().splitlines())
+    assert done == {"a": [n, n], "b": [n, n]}

@@ -10,6 +10,7 @@ curves from each checkpoint's ``log.jsonl``.
 from __future__ import annotations
 
 import base64
+import contextlib
 import html
 import json
 import random
@@ -99,9 +100,16 @@ def hyp_file(name: str, lang: str) -> str:
     return re.sub(r"[^A-Za-z0-9._*+-]", "_", name) + f".hyp.{lang}"
 
 
+@contextlib.contextmanager
+def _no_progress(total: int, name: str):
+    yield None
+
+
 def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, beam: int | None = None,
                  sentence: str | None = None, seed: int = 1, n_long: int = 5, figure3: str | None = None,
-                 notes: str | None = None, log=print, device: str = "cpu") -> dict:
+                 notes: str | None = None, log=print, device: str = "cpu", progress=None) -> dict:
+    """``progress(total, name)``: a context manager yielding a callback of the sentences done (the
+    CLI's tqdm bar), entered for each model's translation of the test set; None: no progress."""
     from rnnsearch.data.io import read_parallel
     names = [name for name, _ in models]
     if figure3 is not None and figure3 not in names:
@@ -117,7 +125,8 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
     results = {}
     for name, ckpt in models:
         log(f"translating {len(srcs)} sentences with {name} ({ckpt})")
-        results[name] = evaluate(translators[name], srcs, refs, beam=beam)
+        with (progress or _no_progress)(len(srcs), name) as advance:
+            results[name] = evaluate(translators[name], srcs, refs, beam=beam, progress=advance)
     hyps = {name: r.pop("hypotheses") for name, r in results.items()}
     for name, lines in hyps.items():  # anyone can score them again with the sacrebleu command line
         lang = translators[name].tgt_codec.lang

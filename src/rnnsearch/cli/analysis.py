@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from rnnsearch.cli.common import write_text
+from rnnsearch.cli.common import progress_bar, write_text
 from rnnsearch.errors import UsageError
 
 
@@ -71,7 +71,8 @@ def report(args) -> int:
         models.append(tuple(spec.split("=", 1)))
     notes = Path(args.notes).read_text(encoding="utf-8") if args.notes else None
     build_report(models, args.src, args.ref, args.out, beam=args.beam, sentence=args.sentence,
-                 seed=args.seed, n_long=args.long, figure3=args.figure3, notes=notes, device=args.device)
+                 seed=args.seed, n_long=args.long, figure3=args.figure3, notes=notes, device=args.device,
+                 progress=progress_bar)
     print(f"report: {Path(args.out) / 'report.md'} and {Path(args.out) / 'report.html'}")
     return 0
 
