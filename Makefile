@@ -72,7 +72,7 @@ $(ONMT_VENV)/.installed:
 
 # PEERS=joey or PEERS=onmt races one peer only.
 PEERS ?= joey,onmt
-bench: setup joey onmt
+bench: setup $(if $(findstring joey,$(PEERS)),joey) $(if $(findstring onmt,$(PEERS)),onmt)
 	$(BIN)/python benchmarks/bench.py --peers $(PEERS) --joey-venv $(JOEY_VENV) --onmt-venv $(ONMT_VENV) $(if $(QUICK),--quick,--record)
 
 # `rnnsearch serve` under load: 32 clients for 60 s, batching on and off (BENCHMARKS.md);
