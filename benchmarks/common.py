@@ -67,3 +67,11 @@ def write_config(cfg: dict, path: Path) -> Path:
     """A peer's config as YAML (keys in the order given)."""
     path.write_text(yaml.safe_dump(cfg, sort_keys=False), encoding="utf-8")
     return path
+
+
+def mean_rate(log: list[dict], warmup_fraction: float = 0.2) -> float:
+    """The mean of a peer's own logged tok/s after the first ``warmup_fraction`` of its lines."""
+    if not log:
+        raise RuntimeError("no training line in the peer's log")
+    warm = log[int(len(log) * warmup_fraction):]
+    return sum(e["tok_per_s"] for e in warm) / len(warm)

@@ -10,7 +10,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-
 JOEY_VERSION = "2.3.0"
 
 

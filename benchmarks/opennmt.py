@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-
 ONMT_VERSION = "3.5.1"
 SPLITS = ("train", "val", "test_2016_flickr")
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import flops
 import joey
 import opennmt as onmt
-from common import DATA, rel, run, say, write_config
+from common import DATA, mean_rate, rel, run, say, write_config
 
 
 def train_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], minutes: float, env: dict) -> dict:
@@ -23,8 +23,7 @@ def train_joey(work: Path, venv: Path, spm_model: Path, pieces: list[str], minut
                  marker_file=model_dir / "train.log")
     text = (model_dir / "train.log").read_text(errors="replace")
     log = joey.training_log(text)
-    warm = log[len(log) // 5:]
-    return {**result, "tok_per_s": sum(e["tok_per_s"] for e in warm) / len(warm), "updates": log[-1]["step"],
+    return {**result, "tok_per_s": mean_rate(log), "updates": log[-1]["step"],
             "precision": "float32",
             "epochs": log[-1]["epoch"], "loss": log[-1]["loss"], "parameters": joey.parameters(text),
             "checkpoint": model_dir / "latest.ckpt", "command": " ".join(cmd[1:])}
@@ -55,19 +54,19 @@ def train_onmt(work: Path, venv: Path, spm_model: Path, pieces: list[str], minut
     model_dir, log_file = work / "onmt", work / "onmt_train.out"  # its log: standard output
     shutil.rmtree(model_dir, ignore_errors=True)
     save_every = 10 if limit else 50  # a quick run (limit: its test lines) is a few dozen updates
-    cfg = write_config(onmt.config(data, model_dir, save_every), work / "onmt_train.yaml")
+    settings = onmt.config(data, model_dir, save_every)
+    cfg = write_config(settings, work / "onmt_train.yaml")
     cmd = [str(venv / "bin" / "onmt_train"), "-config", rel(cfg)]
     result = run(cmd, env, log_file, limit_s=60 * minutes, marker="Start training loop",
                  marker_file=log_file, interrupted_ok=True)
     text = log_file.read_text(errors="replace")
     log = onmt.training_log(text)
-    warm = log[len(log) // 5:]
     if not log:
         raise RuntimeError(f"OpenNMT-py logged no training step in {minutes:g} min; see {log_file}")
     updates = log[-1]["step"]
     pairs = len((data / "train.en").read_text(encoding="utf-8").splitlines())
-    return {**result, "tok_per_s": sum(e["tok_per_s"] for e in warm) / len(warm), "updates": updates,
-            "precision": "float32", "epochs": updates * 80 // pairs, "parameters": onmt.parameters(text),
+    return {**result, "tok_per_s": mean_rate(log), "updates": updates, "precision": "float32",
+            "epochs": updates * settings["batch_size"] // pairs, "parameters": onmt.parameters(text),
             "checkpoint": onmt.last_checkpoint(model_dir), "command": "onmt_train " + " ".join(cmd[1:]),
             "data": data}
 
@@ -86,7 +85,7 @@ def decode_onmt(work: Path, venv: Path, spm_model: Path, data: Path, ckpt: Path,
     return {"seconds": onmt.translation_seconds(log.read_text(errors="replace")), "hyps": hyps}
 
 
-PEERS = {"joey": "JoeyNMT 2.3.0", "onmt": "OpenNMT-py 3.5.1"}
+PEERS = {"joey": f"JoeyNMT {joey.JOEY_VERSION}", "onmt": f"OpenNMT-py {onmt.ONMT_VERSION}"}
 
 
 def train_peer(name: str, args, work: Path, spm_model: Path, pieces: list[str], minutes: float, env: dict,

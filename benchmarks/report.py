@@ -12,7 +12,8 @@ def _fraction(system: dict, gflops: float) -> float:
 
 
 def _rows(m: float, n: int, c: float, c16: float) -> list[tuple]:
-    """(label, value getter, ratio key or None) of each row; a getter formats one system's value."""
+    """(label, format, ratio) of each row: ``format(system)`` is the cell text, ``ratio(system)`` the
+    number rnnsearch's is divided by the peer's (None: no ratio)."""
     rows = [
         ("parameters", lambda s: f"{s['parameters']:,}" if s.get("parameters") else "?", None),
         ("analytic training FLOPs per target token", lambda s: f"{s['flops'] / 1e6:.1f} M", None),
