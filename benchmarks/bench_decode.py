@@ -159,7 +159,7 @@ def main() -> int:
     print(report)
     if args.record:
         with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
-            f.write(f"\n## Decoding for deployment ({date.today().isoformat()})\n\nCommand: `{' '.join(sys.argv)}`.\n\n"
+            f.write(f"\n### Decoding for deployment ({date.today().isoformat()})\n\nCommand: `{' '.join(sys.argv)}`.\n\n"
                     + report)
         say("appended to BENCHMARKS.md")
     return 0
@@ -172,7 +172,7 @@ def parity_only(args) -> int:
     print(report)
     if args.record:
         with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
-            f.write(f"\n## Decoding parity on the Hansards test ({date.today().isoformat()})\n\n"
+            f.write(f"\n### Decoding parity on the Hansards test ({date.today().isoformat()})\n\n"
                     f"Command: `{' '.join(sys.argv)}`; machine: {machine(args.threads)}.\n\n" + report)
     return 0
 

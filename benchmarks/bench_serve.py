@@ -213,7 +213,7 @@ def main() -> int:
     if args.record:
         command = "make bench-serve" if args.clients == 32 and args.seconds == 60 else " ".join(sys.argv)
         with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
-            f.write(f"\n## Serving: `rnnsearch serve` under load ({date.today().isoformat()})\n\n"
+            f.write(f"\n### Serving: `rnnsearch serve` under load ({date.today().isoformat()})\n\n"
                     f"Command: `{command}`; model `{ckpt.relative_to(ROOT) if ckpt.is_relative_to(ROOT) else ckpt}`"
                     f"; machine: {machine(0).rsplit(';', 1)[0]}; clients and server on the same machine; "
                     f"one sentence per request from {Path(args.sentences).name}, the model's beam.\n\n{text}")
@@ -231,9 +231,11 @@ def run_soak(args, ckpt: Path, sentences: list[str]) -> int:
     print(text)
     if args.record:
         with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
-            f.write(f"\n## Serving soak: `rnnsearch serve` for {args.soak / 60:.0f} minutes ({date.today().isoformat()})\n\n"
+            f.write(f"\n### Serving soak: `rnnsearch serve` for {args.soak / 60:.0f} minutes "
+                    f"({date.today().isoformat()})\n\n"
                     f"Command: `make bench-serve SOAK={args.soak:.0f}"
-                    f"{f' CHECKPOINT={args.checkpoint}' if args.checkpoint else ''}`; model `{ckpt.relative_to(ROOT) if ckpt.is_relative_to(ROOT) else ckpt}`"
+                    f"{f' CHECKPOINT={args.checkpoint}' if args.checkpoint else ''}`; "
+                    f"model `{ckpt.relative_to(ROOT) if ckpt.is_relative_to(ROOT) else ckpt}`"
                     f"; machine: {machine(0).rsplit(';', 1)[0]}; clients and server on the same machine; "
                     f"one sentence per request from {Path(args.sentences).name}.\n\n{text}")
         say("appended to BENCHMARKS.md")

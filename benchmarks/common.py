@@ -25,7 +25,8 @@ def machine(threads: int) -> str:
     flags = next((line for line in open("/proc/cpuinfo") if line.startswith("flags")), "")
     extras = [f for f in ("avx512f", "avx512_bf16", "amx_bf16") if f" {f}" in flags]
     mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{cpu}, {os.cpu_count()} cores ({', '.join(extras) or 'no AVX-512'}), {mem:.0f} GiB; {threads} thread{'s' if threads != 1 else ''}"
+    return (f"{cpu}, {os.cpu_count()} cores ({', '.join(extras) or 'no AVX-512'}), {mem:.0f} GiB; "
+            f"{threads} thread{'s' if threads != 1 else ''}")
 
 
 def run(cmd: list[str], env: dict, log: Path, limit_s: float | None = None, marker: str | None = None,

@@ -41,7 +41,8 @@ def main() -> None:
     shutil.rmtree(args.out, ignore_errors=True)
     print(f"RSS before the trainer: {_rss():.0f} MiB")
     trainer = Trainer(cfg, args.out)
-    print(f"RSS after building the trainer: {_rss():.0f} MiB (peak {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024:.0f})")
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"RSS after building the trainer: {_rss():.0f} MiB (peak {peak:.0f})")
     from rnnsearch.data.batching import epoch_plan
     data = trainer.train_data
     sizes = [int(b) for b in args.batch_sizes.split(",") if b] or [cfg.train.batch_size]

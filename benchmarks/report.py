@@ -50,7 +50,7 @@ def render(info: dict, ours: dict, peers: dict[str, dict], n: int, lengths: dict
         table.append("| " + " | ".join(cells) + " |")
     mode = "QUICK (development: not a result)" if info["quick"] else "full"
     commands = "; ".join(f"{name}: `{s['command']}`" for name, s in peers.items())
-    lines = [f"## {info['date']}: rnnsearch vs {' and '.join(names)}, Multi30k En->Fr ({mode})", "",
+    lines = [f"### {info['date']}: rnnsearch vs {' and '.join(names)}, Multi30k En->Fr ({mode})", "",
              f"- Machine: {info['machine']}; torch {info['torch']}.",
              f"- Command: `{info['command']}` (`make bench`). Memory warmed first ({info['warm_gib']} GiB first-touched in "
              f"{info['warm_s']:.0f} s); 2048^3 matmul in the same run, the higher of before and after the runs: "

@@ -56,7 +56,8 @@ def main() -> int:
     print("|---|---:|---:|---:|")
     for path in args.checkpoints:
         s = eos_stats(path, srcs, tgts)
-        print(f"| `{path}` | {s['eos_mass']:.3f} | {s['eos_argmax']:.3f} | {s['entropy']:.2f} ({s['uniform_entropy']:.2f}) |")
+        print(f"| `{path}` | {s['eos_mass']:.3f} | {s['eos_argmax']:.3f} | {s['entropy']:.2f} "
+              f"({s['uniform_entropy']:.2f}) |")
     return 0
 
 

@@ -22,7 +22,7 @@
 # docs/results/hansards/README.md, the same for all four models.
 # Knobs (environment): OUT, BUDGET (core-hours per model, cpu), MINUTES (per invocation, 0 = no
 # limit), PAIRS (training pairs, 0 = all), THREADS (per trainer), JOBS (trainers at once),
-# TEST_LINES (0 = whole test sets), BEAM, SETS (extra --set for all), MODELS, TARGET (dev BLEU the
+# TEST_LINES (0 = whole test sets), BF16 (true|false; cpu default: whether bf16 is native here), BEAM, SETS (extra --set for all), MODELS, TARGET (dev BLEU the
 # status projects to), REPORT_SETS (hansards, newstest2014 or both). Every invocation's settings go
 # to $OUT/recipe.txt, which goes into the reports.
 set -euo pipefail
@@ -44,10 +44,12 @@ else
   JOBS=${JOBS:-$(( $(nproc) / (THREADS > 0 ? THREADS : 1) ))}
   # The CPU profile (docs/results/hansards/README.md, "The CPU profile"): the paper's equations,
   # initialisation, readout s_{i-1} and 30k word shortlists; smaller sizes, Adam (halved when 4
-  # validations in a row bring no new best dev BLEU), bf16 autocast.
+  # validations in a row bring no new best dev BLEU), bf16 autocast where this CPU multiplies bf16
+  # natively (rnnsearch.cpu; emulated bf16 trains at 0.04x float32's speed, BENCHMARKS.md). BF16=...
+  BF16=${BF16:-$($BIN/python -c 'from rnnsearch.cpu import bf16_native; print(str(bf16_native()).lower())')}
   SIZES=(--set model.emb=256 --set model.enc_hidden=256 --set model.dec_hidden=512 --set model.att=512
          --set model.maxout=256 --set train.optimizer=adam --set train.lr=0.001 --set train.loss_scale=token
-         --set train.bf16=true --set train.valid_every=1000 --set train.save_every=500
+         --set train.bf16="$BF16" --set train.valid_every=1000 --set train.save_every=500
          --set train.patience=0 --set train.lr_decay=0.5 --set train.lr_decay_patience=3
          --set data.token_cache="$OUT/cache")
 fi

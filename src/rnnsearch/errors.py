@@ -3,6 +3,8 @@ argument. The command line prints these as one line (exit 2); any other exceptio
 failure of the machine, and keeps its traceback."""
 from __future__ import annotations
 
+from pathlib import Path
+
 
 class UserError(Exception):
     """Bad input, with a message that names the file, line, key or flag at fault."""
@@ -12,10 +14,9 @@ class UsageError(UserError, ValueError):
     """Arguments that do not go together, or a value outside what a function accepts."""
 
 
-def existing_file(path, error: type[UserError], missing: str, expected: str) -> "Path":
+def existing_file(path, error: type[UserError], missing: str, expected: str) -> Path:
     """``path`` as a Path when it names an existing file; else ``error``: "PATH: {missing} not
     found" or "PATH: is a directory, expected {expected}"."""
-    from pathlib import Path
     path = Path(path)
     if not path.exists():
         raise error(f"{path}: {missing} not found")

@@ -105,7 +105,7 @@ def test_three_invocations_equal_one(data_dir, tmp_path):
 
 def test_the_core_hour_budget_counts_over_invocations(data_dir, tmp_path):
     budget_s = 12.0
-    sets = TINY + f" --set train.max_steps=0"
+    sets = TINY + " --set train.max_steps=0"
     out, run = tmp_path / "campaign", tmp_path / "campaign" / "rnnsearch50"
     env_budget = {"BUDGET": str(budget_s / 3600)}
 

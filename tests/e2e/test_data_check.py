@@ -16,7 +16,7 @@ GOOD_FR = ["Le chien voit un chat .", "Une fille court .", "Deux hommes parlent 
 
 
 def _write(path, lines_or_bytes):
-    data = lines_or_bytes if isinstance(lines_or_bytes, bytes) else "".join(l + "\n" for l in lines_or_bytes).encode()
+    data = lines_or_bytes if isinstance(lines_or_bytes, bytes) else "".join(line + "\n" for line in lines_or_bytes).encode()
     path.write_bytes(data)
     return str(path)
 

@@ -67,7 +67,7 @@ def test_the_score_of_a_search_output_is_the_score_the_search_reported(trained_r
     hyps = [(s, h) for s, h in every if translator.tgt_codec.units(h.text) == h.tokens]
     assert len(hyps) >= 0.8 * len(every)
     scores = translator.score([s for s, _ in hyps], [h.text for _, h in hyps], batch_size=7, details=True)
-    for (src, h), s in zip(hyps, scores, strict=True):
+    for (_, h), s in zip(hyps, scores, strict=True):
         assert math.isclose(s.logprob, h.score, rel_tol=1e-4, abs_tol=1e-4), (h.text, s.logprob, h.score)
         # teacher forcing the search's output reads the attention the search reported for it
         assert list(s.tokens) == h.tokens and list(s.source_tokens) == h.source_tokens

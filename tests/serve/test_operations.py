@@ -60,7 +60,8 @@ def test_every_response_carries_a_request_id(app):
 # no subnormal floats: tests that call the CLI in this process set flush-to-zero (runtime.tune_process)
 SCALARS = (st.none() | st.booleans() | st.integers(-10**30, 10**30) | st.floats(allow_nan=False, allow_subnormal=False)
            | st.text(max_size=50))
-JSON = st.recursive(SCALARS, lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
+JSON = st.recursive(SCALARS,
+                    lambda kids: st.lists(kids, max_size=4) | st.dictionaries(st.text(max_size=8), kids, max_size=4),
                     max_leaves=10)
 ODD_TEXT = st.sampled_from(["", " ", "\u202eevil", "😀" * 40, "e\u0301" * 20, "\u0000nul", "\ufeffbom", "a\u2028b",
                             "ن" * 30, "x" * 301, "The dog .", "\ud800", "a\udc00b"])

@@ -2,6 +2,8 @@
 import json
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from rnnsearch.analysis.links import (alignment_error_rate, format_pharaoh, link_misses, parse_pharaoh,
                                       read_pharaoh, read_wpt_gold)
@@ -143,6 +145,47 @@ def test_grow_diag_final_and():
     assert grow_diag_final_and({(0, 0), (1, 1)}, {(0, 0), (1, 1), (0, 1)}) == {(0, 0), (1, 1)}
     assert grow_diag_final_and(set(), set()) == set()
     assert grow_diag_final_and({(0, 1)}, set()) == {(0, 1)}
+
+
+LINKS = st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=20)
+
+
+@given(LINKS, LINKS)
+def test_the_symmetrisations_nest_between_intersection_and_union(forward, reverse):
+    """Koehn's heuristics only add union links to the intersection: intersection <= grow-diag <=
+    grow-diag-final(-and) <= union (the two finals add greedily, so neither need hold the other)."""
+    from rnnsearch.analysis.links import SYMMETRIZATIONS, symmetrize
+    got = {m: symmetrize(forward, reverse, m) for m in SYMMETRIZATIONS}
+    assert got["intersection"] == forward & reverse and got["union"] == forward | reverse
+    assert got["intersection"] <= got["grow-diag"]
+    assert got["grow-diag"] <= got["grow-diag-final-and"] <= got["union"]
+    assert got["grow-diag"] <= got["grow-diag-final"] <= got["union"]
+    assert symmetrize(reverse, forward, "grow-diag") == got["grow-diag"]  # depends on the two sets only
+    for s, t in got["grow-diag-final-and"] - got["grow-diag"]:  # final-and: both words were unaligned
+        assert all(a[0] != s and a[1] != t for a in got["grow-diag"])
+    for s, t in got["grow-diag-final"] - got["grow-diag"]:  # final: one of them was
+        assert all(a[0] != s for a in got["grow-diag"]) or all(a[1] != t for a in got["grow-diag"])
+
+
+def test_align_symmetrises_with_a_reverse_model(trained_run, synth_dir, tmp_path):
+    """--reverse-model: the reverse model aligns (target, source) pairs; its links, flipped, are
+    combined with the forward ones (here the same model read backwards stands in for a Fr->En one)."""
+    from rnnsearch.analysis.force_align import force_align
+    from rnnsearch.analysis.links import symmetrize
+    from rnnsearch.decoding.translator import Translator
+    translator = Translator.from_checkpoint(trained_run / "best.pt")
+    src = (synth_dir / "test.en").read_text().splitlines()[:6]
+    tgt = (synth_dir / "test.fr").read_text().splitlines()[:6]
+    forward = force_align(translator, list(zip(src, tgt)))
+    backward = force_align(translator, list(zip(tgt, src)))
+    (tmp_path / "s").write_text("".join(x + "\n" for x in src))
+    (tmp_path / "t").write_text("".join(x + "\n" for x in tgt))
+    for method in ("intersection", "grow-diag-final"):
+        out = tmp_path / f"{method}.pharaoh"
+        assert main(["align", str(trained_run / "best.pt"), "--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"),
+                     "--reverse-model", str(trained_run / "best.pt"), "--symmetrize", method, "--out", str(out)]) == 0
+        expected = [symmetrize(f.links, {(s, t) for t, s in b.links}, method) for f, b in zip(forward, backward)]
+        assert read_pharaoh(out) == expected
 
 
 def test_hard_links_threshold_adds_every_heavy_source_word():

@@ -135,9 +135,10 @@ def test_an_ensemble_averages_probabilities(trained_run, tmp_path):
     mixed.model = type(pair.model)([single.model, other.model])
     src, mask = source_batch([[5, 6, 7], [8, 9]])
     with torch.no_grad():
-        logp, _, alpha = mixed.model.step(torch.tensor([2, 2]), mixed.model.init_state(enc := mixed.model.encode(src, mask)), enc)
-        l1, _, a1 = single.model.step(torch.tensor([2, 2]), single.model.init_state(e1 := single.model.encode(src, mask)), e1)
-        l2, _, a2 = other.model.step(torch.tensor([2, 2]), other.model.init_state(e2 := other.model.encode(src, mask)), e2)
+        first = torch.tensor([2, 2])
+        logp, _, alpha = mixed.model.step(first, mixed.model.init_state(enc := mixed.model.encode(src, mask)), enc)
+        l1, _, a1 = single.model.step(first, single.model.init_state(e1 := single.model.encode(src, mask)), e1)
+        l2, _, a2 = other.model.step(first, other.model.init_state(e2 := other.model.encode(src, mask)), e2)
     torch.testing.assert_close(logp.exp(), (l1.exp() + l2.exp()) / 2, rtol=1e-5, atol=1e-7)
     torch.testing.assert_close(alpha, (a1 + a2) / 2)
 

@@ -9,9 +9,11 @@ import torch
 
 from conftest import small_model
 from rnnsearch.data.batching import source_batch
-from rnnsearch.model.packed import PackedLinear, linear, packing_available
+from rnnsearch.cpu import describe, packed_bf16
+from rnnsearch.model.packed import PackedLinear, linear
 
-pytestmark = pytest.mark.skipif(not packing_available(), reason="this PyTorch has no oneDNN packed linear")
+pytestmark = pytest.mark.skipif(not packed_bf16(), reason=f"no oneDNN packed bf16 linear on this CPU or PyTorch "
+                                f"({describe()})")
 
 
 @pytest.mark.parametrize("rows", [1, 7, 300])

@@ -33,7 +33,7 @@ def test_read_lines_plain_gzip_bom_crlf(tmp_path):
     plain.write_bytes("\ufeffone\r\ntwo\u2028still two\n".encode("utf-8"))
     assert read_lines(plain) == ["one", "two\u2028still two"]
     gz = tmp_path / "b.txt.gz"
-    gz.write_bytes(gzip.compress("x\ny\n".encode()))
+    gz.write_bytes(gzip.compress(b"x\ny\n"))
     assert read_lines(gz) == ["x", "y"]
 
 

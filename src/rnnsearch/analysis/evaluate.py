@@ -49,6 +49,12 @@ def bleu_by_length(hyps: list[str], refs: list[str], lengths: list[int]) -> list
     return out
 
 
+def length_unit(codec) -> str:
+    """What a source length counts: the tokens of the model's pre-tokenisation (Moses splits
+    punctuation and clitics off words, so a sentence has more of them than it has words)."""
+    return "Moses tokens" if codec.tokenizer == "moses" else "whitespace-separated words"
+
+
 def score_translations(hyps: list[str], refs: list[str], srcs: list[str], src_codec, tgt_codec) -> dict:
     """All the numbers ``rnnsearch evaluate`` reports, from finished translations."""
     if not (len(hyps) == len(refs) == len(srcs)):
@@ -61,7 +67,7 @@ def score_translations(hyps: list[str], refs: list[str], srcs: list[str], src_co
     chrf, chrf_signature = corpus_chrf(hyps, refs)
     return {"bleu": bleu, "signature": signature, "n": len(srcs), "bleu_no_unk": bleu_no_unk,
             "n_no_unk": len(no_unk), "chrf": chrf, "chrf_signature": chrf_signature,
-            "by_length": bleu_by_length(hyps, refs, lengths)}
+            "by_length": bleu_by_length(hyps, refs, lengths), "length_unit": length_unit(src_codec)}
 
 
 def evaluate(translator, srcs: list[str], refs: list[str], beam: int | None = None, **search) -> dict:
@@ -95,7 +101,8 @@ def table1(results: dict[str, dict], paper: dict[str, tuple[float, float]] | Non
 
 def format_table(results: dict[str, dict]) -> str:
     """Markdown: Table 1 (All, No UNK), chrF and BLEU by source length, one row per model."""
-    return "\n".join(table1(results) + [""] + chrf_table(results) + ["", "BLEU by source length (words):", ""]
+    unit = next(iter(results.values())).get("length_unit", "words")
+    return "\n".join(table1(results) + [""] + chrf_table(results) + ["", f"BLEU by source length ({unit}):", ""]
                      + length_table(results))
 
 

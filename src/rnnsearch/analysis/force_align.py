@@ -26,6 +26,9 @@ from rnnsearch.errors import UsageError
 from rnnsearch.model import evaluating
 
 
+SHIFTS = (-1, 0, 1, 2)
+
+
 @dataclass
 class Alignment:
     source_words: list[str]
@@ -85,11 +88,13 @@ def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, 
     """Alignments of (source text, target text) pairs under ``translator``'s model (RNNsearch).
 
     By default target unit y_i takes alpha_i, the attention of the step that emits it (its query
-    is s_{i-1}). ``shift=1`` takes alpha_{i+1} instead (the step after, whose query s_i has read
-    y_i); ``shift=-1`` alpha_{i-1}. ``threshold``: see ``hard_links``. ``forms``: a (source,
-    target) pair of functions, words -> groups (``gold_text``), giving the words the model reads."""
-    if shift not in (-1, 0, 1):
-        raise UsageError(f"shift must be -1, 0 or 1, got {shift}")
+    is s_{i-1}). ``shift=1`` takes alpha_{i+1}: the step where y_i is the decoder's input, as
+    Shift-Att reads a Transformer (Chen et al. 2020); here that step's query s_i has read c_i
+    but not y_i, which only s_{i+1}, the query of ``shift=2``, has read. ``shift=-1``: alpha_{i-1}.
+    ``threshold``: see ``hard_links``. ``forms``: a (source, target) pair of functions, words ->
+    groups (``gold_text``), giving the words the model reads."""
+    if shift not in SHIFTS:
+        raise UsageError(f"shift must be one of {', '.join(map(str, SHIFTS))}, got {shift}")
     model, src_codec, tgt_codec = translator.model, translator.src_codec, translator.tgt_codec
     if getattr(model, "arch", "rnnsearch") != "rnnsearch":
         raise UsageError("this model has no attention (arch: rnnencdec): nothing to align")
@@ -111,7 +116,7 @@ def _align_batch(model, src_codec, tgt_codec, pairs, device, shift, threshold, f
     alphas = alphas.float().cpu().numpy()
     result = []
     for b, ((sw, tw), (su, so), (tu, to)) in enumerate(zip(words, src, tgt)):
-        rows = np.clip(np.arange(len(tu)) + shift, 0, len(tu))  # alpha_{i+shift}; the </s> step exists
+        rows = np.clip(np.arange(len(tu)) + shift, 0, len(tu))  # alpha_{i+shift}, the last step at most (</s>)
         attention = alphas[b, rows, : len(su)]  # the </s> column left out
         soft = merge(attention, so, to, len(sw), len(tw)) if sw and tw else np.zeros((len(tw), len(sw)))
         result.append(Alignment(sw, tw, soft, hard_links(soft, threshold)))

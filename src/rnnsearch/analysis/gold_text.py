@@ -18,7 +18,7 @@ Every gold word is covered by exactly one group, in order.
 from __future__ import annotations
 
 from functools import partial
-from typing import Callable
+from collections.abc import Callable
 
 from rnnsearch.errors import UsageError
 
@@ -120,10 +120,11 @@ def known_words(codec) -> Callable[[str], bool] | None:
 
 
 def natural_forms(src_codec, tgt_codec):
-    """The (source, target) natural-form functions of a model's codecs: WPT 2003's English ->
-    French only; hyphenated words are joined where the codec's word vocabulary has them."""
-    if (src_codec.lang, tgt_codec.lang) != ("en", "fr"):
-        raise UsageError(f"natural form: only for WPT 2003 English -> French gold text; this model "
+    """The (source, target) natural-form functions of a model's codecs: WPT 2003's English and
+    French, in either direction; hyphenated words are joined where the codec's word vocabulary has them."""
+    forms = {"en": natural_english, "fr": natural_french}
+    if {src_codec.lang, tgt_codec.lang} != {"en", "fr"}:
+        raise UsageError(f"natural form: only for WPT 2003 English-French gold text; this model "
                          f"translates {src_codec.lang} -> {tgt_codec.lang}")
-    return (partial(natural_english, known=known_words(src_codec)),
-            partial(natural_french, known=known_words(tgt_codec)))
+    return (partial(forms[src_codec.lang], known=known_words(src_codec)),
+            partial(forms[tgt_codec.lang], known=known_words(tgt_codec)))

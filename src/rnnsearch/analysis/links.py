@@ -77,28 +77,45 @@ def alignment_error_rate(predicted: list[Links], gold: list[tuple[Links, Links]]
             "sentences": len(gold), "predicted_links": a, "sure_links": s}
 
 
-def grow_diag_final_and(forward: Links, reverse: Links) -> Links:
-    """Koehn et al.'s (2003) symmetrisation of two directional alignments (both as (source,
-    target) links): start from the intersection, grow into neighbouring (diagonals included)
-    union links that align a so far unaligned word, then add union links whose two words are
-    both unaligned ("final-and")."""
+SYMMETRIZATIONS = ("intersection", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and")
+NEIGHBOURS = [(-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)]
+
+
+def symmetrize(forward: Links, reverse: Links, method: str = "grow-diag-final-and") -> Links:
+    """Koehn et al.'s (2003) symmetrisation of two directional alignments, both as (source, target)
+    links (a reverse model's links flipped): the intersection, the union, or, from the
+    intersection, "grow-diag" (add neighbouring union links, diagonals included, that align a so
+    far unaligned word, until none is added), then "final" (add union links of each direction
+    that align an unaligned word) or "final-and" (only where both words are unaligned)."""
+    if method not in SYMMETRIZATIONS:
+        raise ValueError(f"symmetrisation {method!r}: expected one of {', '.join(SYMMETRIZATIONS)}")
     union, links = forward | reverse, set(forward & reverse)
-    neighbours = [(-1, 0), (0, -1), (1, 0), (0, 1), (-1, -1), (-1, 1), (1, -1), (1, 1)]
+    if method in ("intersection", "union"):
+        return links if method == "intersection" else union
     grew = True
     while grew:
         grew = False
         for s, t in sorted(links):
-            for ds, dt in neighbours:
+            for ds, dt in NEIGHBOURS:
                 cand = (s + ds, t + dt)
                 if cand in union and cand not in links and (
                         all(a[0] != cand[0] for a in links) or all(a[1] != cand[1] for a in links)):
                     links.add(cand)
                     grew = True
+    if method == "grow-diag":
+        return links
+    both = method == "grow-diag-final-and"
     for direction in (forward, reverse):
         for s, t in sorted(direction):
-            if all(a[0] != s for a in links) and all(a[1] != t for a in links):
+            free_s, free_t = all(a[0] != s for a in links), all(a[1] != t for a in links)
+            if (free_s and free_t) if both else (free_s or free_t):
                 links.add((s, t))
     return links
+
+
+def grow_diag_final_and(forward: Links, reverse: Links) -> Links:
+    """:func:`symmetrize` with grow-diag-final-and (what eflomal's and fast_align's users run)."""
+    return symmetrize(forward, reverse, "grow-diag-final-and")
 
 
 def link_misses(predicted: list[Links], gold: list[tuple[Links, Links]],

@@ -41,7 +41,7 @@ def plot_alignment(attention: np.ndarray, source_tokens: list[str], output_token
 
 
 def plot_bleu_by_length(results: dict[str, list[dict]], path: str | Path,
-                        title: str = "BLEU by source sentence length") -> Path:
+                        title: str = "BLEU by source sentence length", unit: str = "words") -> Path:
     """One line per model: BLEU of each source-length bucket (x labelled with the bucket and n)."""
     fig, ax = plt.subplots(figsize=(7, 4.2))
     labels: list[str] = []
@@ -55,7 +55,7 @@ def plot_bleu_by_length(results: dict[str, list[dict]], path: str | Path,
     counts = {r["bucket"]: r["n"] for rows in results.values() for r in rows}
     ax.set_xticks(range(len(labels)))
     ax.set_xticklabels([f"{b}\n(n={counts[b]})" for b in labels], fontsize=8)
-    ax.set_xlabel("source sentence length (words)")
+    ax.set_xlabel(f"source sentence length ({unit})")
     ax.set_ylabel("BLEU")
     ax.set_title(title)
     ax.grid(alpha=0.3)

@@ -22,8 +22,9 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from rnnsearch.analysis.evaluate import chrf_table, evaluate, length_table, table1  # noqa: E402
+from rnnsearch.analysis.evaluate import chrf_table, evaluate, length_table, length_unit, table1  # noqa: E402
 from rnnsearch.analysis.plot import plot_alignment, plot_bleu_by_length  # noqa: E402
+from rnnsearch.decoding import pretrained  # noqa: E402
 from rnnsearch.decoding.translator import Translator  # noqa: E402
 from rnnsearch.errors import UsageError
 from rnnsearch.data.vocab import EOS_TOKEN
@@ -47,30 +48,33 @@ def long_examples(srcs, refs, hyps: dict[str, list[str]], codec, n: int, seed: i
     idx = [i for i, s in enumerate(srcs) if len(codec.words(s)) > over]
     idx = sorted(random.Random(seed).sample(idx, min(n, len(idx))))
     lines = [f"{len(idx)} of the {sum(len(codec.words(s)) > over for s in srcs)} test sentences "
-             f"of more than {over} words (seeded sample)."]
+             f"of more than {over} {length_unit(codec)} (seeded sample)."]
     for i in idx:
-        lines += ["", f"**Line {i + 1}** ({len(codec.words(srcs[i]))} words)", "", f"- source: {srcs[i]}",
+        lines += ["", f"**Line {i + 1}** ({len(codec.words(srcs[i]))} {length_unit(codec)})", "", f"- source: {srcs[i]}",
                   f"- reference: {refs[i]}"] + [f"- {name}: {h[i]}" for name, h in hyps.items()]
     return lines
 
 
 def training_curves(logs: dict[str, Path], path: Path) -> Path | None:
-    """Dev BLEU and training loss against updates and hours, one line per model with a log."""
+    """Dev BLEU and training loss against updates and against core-hours (the CPU time of the
+    training loop, ``cpu_s``), or wall hours where a log does not count CPU time, one line per model."""
     series = {}
     for name, log in logs.items():
         if log.exists():
             series[name] = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
     if not series:
         return None
+    plotted = [e for es in series.values() for e in es if e.get("dev_bleu") is not None or e.get("loss") is not None]
+    hours = "cpu_s" if all("cpu_s" in e for e in plotted) else "elapsed_s"
     fig, axes = plt.subplots(2, 2, figsize=(10, 7))
     for name, entries in series.items():
         for row, key in enumerate(("dev_bleu", "loss")):
             points = [e for e in entries if e.get(key) is not None]
-            for col, x in enumerate(("step", "elapsed_s")):
-                xs = [e[x] / (3600 if x == "elapsed_s" else 1) for e in points]
+            for col, x in enumerate(("step", hours)):
+                xs = [e[x] / (1 if x == "step" else 3600) for e in points]
                 axes[row][col].plot(xs, [e[key] for e in points], label=name)
     for row, key in enumerate(("dev BLEU", "training loss (nats/token)")):
-        for col, x in enumerate(("updates", "hours")):
+        for col, x in enumerate(("updates", "core-hours" if hours == "cpu_s" else "wall hours")):
             axes[row][col].set_xlabel(x)
             axes[row][col].set_ylabel(key)
             axes[row][col].legend(fontsize=7)
@@ -115,7 +119,7 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
     if figure3 is not None and figure3 not in names:
         raise UsageError(f"--figure3 {figure3!r}: not one of the models ({', '.join(names)})")
     srcs, refs = read_parallel(src_path, ref_path)
-    translators = {name: Translator.from_checkpoint(ckpt, device=device) for name, ckpt in models}
+    translators = {name: Translator.from_pretrained(ckpt, device=device) for name, ckpt in models}
     attending = [n for n in names if translators[n].model.arch == "rnnsearch"]
     aligner = figure3 or (attending[0] if attending else None)
     if aligner is not None and aligner not in attending:  # refused before the long translations
@@ -132,7 +136,8 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
         lang = translators[name].tgt_codec.lang
         (out / hyp_file(name, lang)).write_text("".join(h + "\n" for h in lines), encoding="utf-8")
     first = translators[models[0][0]]
-    plot_bleu_by_length({n: r["by_length"] for n, r in results.items()}, out / "figure2.png")
+    plot_bleu_by_length({n: r["by_length"] for n, r in results.items()}, out / "figure2.png",
+                        unit=results[names[0]]["length_unit"])
     figures3 = []
     if aligner is not None:
         for k, text in enumerate(figure3_sentences(translators[aligner], srcs, sentence, seed)):
@@ -140,7 +145,7 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
             path = plot_alignment(t.attention, t.source_tokens, t.tokens + [EOS_TOKEN], out / f"figure3_{k}.png",
                                   title=t.text)
             figures3.append((text, t.text, path))
-    curves = training_curves({n: Path(c).parent / "log.jsonl" for n, c in models}, out / "curves.png")
+    curves = training_curves({n: pretrained.resolve(c).parent / "log.jsonl" for n, c in models}, out / "curves.png")
     lines = _markdown(models, results, src_path, ref_path, figures3, curves, aligner,
                       long_examples(srcs, refs, hyps, first.src_codec, n_long, seed),
                       compute_table(translators), notes,
@@ -170,7 +175,8 @@ def _markdown(models, results, src_path, ref_path, figures3, curves, aligner, lo
     lines += table1(results, PAPER_TABLE1)
     lines += ["", f"chrF on every sentence (sacreBLEU, `{any_r['chrf_signature']}`):", ""] + chrf_table(results)
     lines += ["", "## Figure 2: BLEU by source sentence length", "", "![Figure 2](figure2.png)", ""]
-    lines += ["BLEU by source length (words), with the number of sentences:", ""] + length_table(results)
+    lines += [f"BLEU by source length ({any_r['length_unit']}), with the number of sentences:", ""]
+    lines += length_table(results)
     if aligner is None:
         lines += ["", "## Figure 3: alignments", "", "None: no model here has attention (all are RNNencdec)."]
     else:

@@ -35,8 +35,14 @@ def register(sub) -> None:
     p.add_argument("--format", choices=["pharaoh", "json", "npz"], default="pharaoh")
     p.add_argument("--out", help="output file (default: standard output; npz needs one)")
     p.add_argument("--gold", help="WPT gold links: also print AER, precision, recall")
-    p.add_argument("--shift", type=int, default=0, choices=[-1, 0, 1],
-                   help="link y_i with the attention of step i + shift (0: the step that emits y_i)")
+    p.add_argument("--shift", type=int, default=0, choices=[-1, 0, 1, 2],
+                   help="link y_i with the attention of step i + shift (0: the step that emits y_i; 1: the step "
+                        "where y_i is the decoder's input, Shift-Att; 2: the first whose query has read y_i)")
+    p.add_argument("--reverse-model", metavar="CKPT",
+                   help="a model of the other direction (e.g. Fr->En): align both ways and symmetrise")
+    p.add_argument("--symmetrize", choices=["intersection", "union", "grow-diag", "grow-diag-final",
+                                            "grow-diag-final-and"], default="grow-diag-final-and",
+                   help="how the two directions' links are combined (with --reverse-model)")
     p.add_argument("--natural", action="store_true",
                    help="WPT 2003 En-Fr gold text: the model reads it in natural form (first word "
                         "capitalised, French elisions and contractions restored); links stay on the given words")
@@ -63,6 +69,8 @@ def register(sub) -> None:
 
 
 def report(args) -> int:
+    from rnnsearch.extras import require
+    require("plot", "rnnsearch report")
     from rnnsearch.analysis.report import build_report
     models = []
     for spec in args.model:
@@ -93,9 +101,12 @@ def align(args) -> int:
     from rnnsearch.decoding.translator import Translator
     if args.format == "npz" and not args.out:
         raise UsageError("--format npz needs --out FILE")
-    translator = Translator.from_checkpoint(args.checkpoint)
+    translator = Translator.from_pretrained(args.checkpoint)
     forms = natural_forms(translator.src_codec, translator.tgt_codec) if args.natural else None
-    alignments = force_align(translator, _pairs(args), shift=args.shift, threshold=args.threshold, forms=forms)
+    pairs = _pairs(args)
+    alignments = force_align(translator, pairs, shift=args.shift, threshold=args.threshold, forms=forms)
+    if args.reverse_model:
+        alignments = symmetrized(alignments, args, pairs)
     if args.format == "npz":
         import numpy as np
         np.savez_compressed(args.out, **{f"soft_{i}": a.soft for i, a in enumerate(alignments)})
@@ -110,11 +121,27 @@ def align(args) -> int:
     return 0
 
 
+def symmetrized(forward: list, args, pairs: list[tuple[str, str]]) -> list:
+    """The forward alignments with their links symmetrised with those of --reverse-model (soft
+    weights: the forward model's)."""
+    from rnnsearch.analysis.force_align import force_align
+    from rnnsearch.analysis.gold_text import natural_forms
+    from rnnsearch.analysis.links import symmetrize
+    from rnnsearch.decoding.translator import Translator
+    reverse = Translator.from_pretrained(args.reverse_model)
+    forms = natural_forms(reverse.src_codec, reverse.tgt_codec) if args.natural else None
+    backward = force_align(reverse, [(t, s) for s, t in pairs], shift=args.shift, threshold=args.threshold,
+                           forms=forms)
+    for a, b in zip(forward, backward, strict=True):
+        a.links = symmetrize(a.links, {(s, t) for t, s in b.links}, args.symmetrize)
+    return forward
+
+
 def lexicon(args) -> int:
     from rnnsearch.data.io import read_parallel
     from rnnsearch.decoding.translator import Translator
     from rnnsearch.analysis.lexicon import lexicon_from_corpus, write_lexicon
-    translator = Translator.from_checkpoint(args.checkpoint)
+    translator = Translator.from_pretrained(args.checkpoint)
     srcs, tgts = read_parallel(args.src, args.tgt)
     n = args.max_pairs or len(srcs)
     table, used, dropped = lexicon_from_corpus(translator, srcs[:n], tgts[:n], args.max_len, args.min_count)

@@ -85,7 +85,7 @@ def load_translator(args, path: str):
     """A Translator for ``path`` with the [UNK] replacement the arguments ask for."""
     from rnnsearch.decoding.translator import Translator
     from rnnsearch.decoding.unk import read_lexicon
-    translator = Translator.from_checkpoint(path, backend=args.backend, quantize=args.quantize, dtype=args.dtype)
+    translator = Translator.from_pretrained(path, backend=args.backend, quantize=args.quantize, dtype=args.dtype)
     if getattr(args, "ensemble", None):
         translator.add_ensemble(args.ensemble)
     if args.lexicon and args.replace_unk != "dict":

@@ -1,4 +1,4 @@
-"""``rnnsearch export`` and ``average``: a model ready to ship."""
+"""``rnnsearch export``, ``average`` and ``release``: a model ready to ship."""
 from __future__ import annotations
 
 
@@ -16,12 +16,25 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="the averaged checkpoint")
     p.set_defaults(func=average)
 
+    p = sub.add_parser("release", help="a checkpoint as a released model: bf16 weights, vocabularies, config, "
+                       "training log and a model card, in one folder (models/NAME)")
+    p.add_argument("checkpoint")
+    p.add_argument("--out", required=True, help="the release folder; its name is the model's (models/NAME)")
+    p.add_argument("--src", help="test source: measure the test BLEU from the released weights (with --ref)")
+    p.add_argument("--ref", help="test references")
+    p.add_argument("--beam", type=int, default=None, help="beam for the test (default: the config's decode.beam)")
+    p.add_argument("--description", default="", help="one paragraph for the model card")
+    p.add_argument("--force", action="store_true", help="replace an existing release of that name")
+    p.set_defaults(func=release)
+
 
 def export(args) -> int:
+    from rnnsearch.extras import require
+    require("onnx", "rnnsearch export")
     from rnnsearch.decoding.backends import quantized_step
     from rnnsearch.decoding.export import export as write
     from rnnsearch.decoding.translator import Translator
-    out = write(Translator.from_checkpoint(args.checkpoint), args.out)
+    out = write(Translator.from_pretrained(args.checkpoint), args.out)
     if args.quantize:
         quantized_step(out)
     files = sorted(p.name for p in out.iterdir())
@@ -34,4 +47,15 @@ def average(args) -> int:
     from rnnsearch.decoding.average import average_checkpoints
     average_checkpoints(args.checkpoints, args.out)
     print(f"averaged {len(args.checkpoints)} checkpoints into {args.out}")
+    return 0
+
+
+def release(args) -> int:
+    from rnnsearch.analysis.release import make_release
+    from rnnsearch.errors import UsageError
+    if (args.src is None) != (args.ref is None):
+        raise UsageError("--src and --ref go together")
+    test = (args.src, args.ref) if args.src else None
+    make_release(args.checkpoint, args.out, test=test, beam=args.beam, description=args.description, force=args.force)
+    print(f"translate with: rnnsearch translate {args.out}; Python: Translator.from_pretrained({args.out!r})")
     return 0

@@ -28,11 +28,13 @@ def register(sub) -> None:
 
 
 def serve(args) -> int:
+    from rnnsearch.extras import require
+    require("serve", "rnnsearch serve")
     from rnnsearch.decoding.translator import Translator
     from rnnsearch.serve import ServeSettings, create_app
     from rnnsearch.serve.server import serve as run_server
     settings = ServeSettings.make(**{name: getattr(args, name) for name in ServeSettings.model_fields})
-    translator = Translator.from_checkpoint(args.checkpoint, device=args.device, backend=args.backend,
+    translator = Translator.from_pretrained(args.checkpoint, device=args.device, backend=args.backend,
                                             quantize=args.quantize, dtype=args.dtype)
     app = create_app(translator, settings, checkpoint=args.checkpoint)
     print(f"rnnsearch serve: {translator.config.name} on http://{args.host}:{args.port}/ "

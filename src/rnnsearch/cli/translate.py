@@ -104,7 +104,7 @@ def score(args) -> int:
     if args.units and not args.json:
         raise UsageError("--units adds fields to the JSON lines: give --json too")
     srcs, tgts = read_parallel(args.src, args.tgt)
-    translator = Translator.from_checkpoint(args.checkpoint, device=args.device, dtype=args.dtype)
+    translator = Translator.from_pretrained(args.checkpoint, device=args.device, dtype=args.dtype)
     scores = translator.score(srcs, tgts, batch_size=args.batch_size, details=args.units)
     out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
     try:
@@ -128,8 +128,10 @@ def score(args) -> int:
 
 def evaluate(args) -> int:
     from rnnsearch.analysis.evaluate import evaluate as score, format_table
-    from rnnsearch.analysis.plot import plot_bleu_by_length
     from rnnsearch.data.io import read_parallel
+    from rnnsearch.extras import require
+    if args.plot:
+        require("plot", "evaluate --plot")
     srcs, refs = read_parallel(args.src, args.ref)
     paths = [args.checkpoint] + (args.compare or [])
     names = args.names.split(",") if args.names else [Path(p).parent.name + "/" + Path(p).name for p in paths]
@@ -145,7 +147,9 @@ def evaluate(args) -> int:
     for r in results.values():
         r.pop("hypotheses")
     if args.plot:
-        plot_bleu_by_length({n: r["by_length"] for n, r in results.items()}, args.plot)
+        from rnnsearch.analysis.plot import plot_bleu_by_length
+        plot_bleu_by_length({n: r["by_length"] for n, r in results.items()}, args.plot,
+                            unit=results[names[0]]["length_unit"])
     if args.json:
         print(json.dumps(results[names[0]] if len(paths) == 1 else results, indent=None))
     else:
@@ -158,6 +162,8 @@ def evaluate(args) -> int:
 
 
 def plot_alignment(args) -> int:
+    from rnnsearch.extras import require
+    require("plot", "rnnsearch plot-alignment")
     from rnnsearch.analysis.plot import plot_alignment as plot
     from rnnsearch.data.io import read_lines
     from rnnsearch.decoding.translator import Translator
@@ -170,7 +176,7 @@ def plot_alignment(args) -> int:
         if not 1 <= args.line <= len(lines):
             raise UsageError(f"--line {args.line}: {args.input} has {len(lines)} lines")
         text = lines[args.line - 1]
-    result = Translator.from_checkpoint(args.checkpoint).translate([text], beam=args.beam)[0]
+    result = Translator.from_pretrained(args.checkpoint).translate([text], beam=args.beam)[0]
     if result.attention is None:
         raise UsageError("this model has no attention (arch: rnnencdec): nothing to plot")
     plot(result.attention, result.source_tokens, result.tokens + [EOS_TOKEN], args.out, title=result.text)

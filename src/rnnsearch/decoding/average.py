@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import torch
 
 from rnnsearch import checkpoint
 from rnnsearch.config import first_difference

@@ -21,7 +21,7 @@ import torch
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.errors import UsageError
 from rnnsearch.model.decoder import DecoderState
-from rnnsearch.model.packed import packing_available
+from rnnsearch.cpu import EMULATED_DECODING, emulated_warning, packed_bf16
 
 QUANTIZED = ("decoder.W_o", "decoder.U", "decoder.U_o")  # the step's nn.Linear modules (the others are stacked)
 
@@ -31,7 +31,7 @@ class Rows:
     """Per-row tensors (any names) with ``select(rows)``, as EncoderOutput has."""
     tensors: dict
 
-    def select(self, rows: torch.Tensor) -> "Rows":
+    def select(self, rows: torch.Tensor) -> Rows:
         return Rows({k: v.index_select(0, rows) for k, v in self.tensors.items()})
 
 
@@ -147,26 +147,19 @@ def torch_int8(model):
     return quantize_dynamic(model.float().eval(), set(QUANTIZED), dtype=torch.qint8)
 
 
-def bf16_supported() -> bool:
-    """Whether this CPU multiplies bfloat16 natively (AVX512-BF16 or AMX); elsewhere bf16 is emulated."""
-    try:
-        flags = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return False
-    return "avx512_bf16" in flags or "amx_bf16" in flags
-
-
 def bf16_model(model, pack: bool = True):
     """The model with bfloat16 weights, for decoding: every product and the recurrences in bf16;
     the log-probabilities (Seq2Seq.step) and the search's scores stay float32. Faster than
     autocast here, which casts every weight again at every step (1.15-1.25x float32 against ~1.0x
     for autocast on the bench model, beam 5, 2 threads; BLEU within 0.05). With ``pack`` (and
     oneDNN's packed linear in this PyTorch) the decoder's step weights are reordered for oneDNN
-    once rather than at every product (model/packed.py); the products are the same bf16 products."""
-    if not bf16_supported():
-        warnings.warn("bf16 decoding on a CPU without AVX512-BF16 or AMX: emulated, likely slower than float32")
+    once rather than at every product (model/packed.py); the products are the same bf16 products.
+    On a CPU without native bf16 (rnnsearch.cpu) it warns once with the measured cost and does not pack."""
+    message = emulated_warning("bf16 decoding (--dtype bf16)", EMULATED_DECODING)
+    if message:
+        warnings.warn(message, stacklevel=2)
     model = model.to(torch.bfloat16)
-    if pack and bf16_supported() and packing_available():
+    if pack and packed_bf16():
         model.decoder.pack()
     return model
 

@@ -10,7 +10,7 @@ import numpy as np
 import torch
 
 from rnnsearch import checkpoint
-from rnnsearch.decoding import backends
+from rnnsearch.decoding import backends, pretrained
 from rnnsearch.decoding import unk
 from rnnsearch.data.batching import pad, source_batch
 from rnnsearch.config import Config, from_dict, replace
@@ -21,6 +21,7 @@ from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.data.vocab import EOS_TOKEN
 from rnnsearch.errors import UsageError
+from rnnsearch.extras import require
 
 
 @dataclass
@@ -30,7 +31,7 @@ class Translation:
     source_tokens: list[str]           # source units as the model read them, "</s>" last
     score: float                       # log p(output + </s> | source)
     attention: np.ndarray | None        # alpha (len(tokens) + 1, len(source_tokens)); None for RNNencdec
-    nbest: list["Translation"] = field(default_factory=list)  # the n best, this one first
+    nbest: list[Translation] = field(default_factory=list)  # the n best, this one first
 
 
 class Translator:
@@ -48,18 +49,20 @@ class Translator:
 
     @classmethod
     def from_checkpoint(cls, path, device: str = "cpu", backend: str = "torch", quantize: str | None = None,
-                        dtype: str = "float32") -> "Translator":
+                        dtype: str = "float32") -> Translator:
         """A checkpoint (or an ``rnnsearch export`` directory) ready to translate. ``backend``:
         torch, or onnx (the graphs of ``rnnsearch export`` under onnxruntime, exported on the fly
         from a checkpoint); ``quantize``: None or int8; ``dtype``: float32 or bf16 (torch only)."""
         if backend not in ("torch", "onnx") or quantize not in (None, "int8") or dtype not in ("float32", "bf16"):
             raise UsageError(f"backend {backend!r}, quantize {quantize!r}, dtype {dtype!r}: expected torch|onnx, "
                              "int8 or none, float32|bf16")
+        if backend == "onnx":
+            require("onnx", "--backend onnx")
         if Path(path).is_dir() and (Path(path) / "model.json").exists():
             if backend != "onnx":
                 raise UsageError(f"{path} is an ONNX export: translate it with --backend onnx")
             return cls.from_export(path, quantize)
-        payload = checkpoint.load(path)
+        payload = checkpoint.load(pretrained.weights_path(path))  # a release folder: its weights
         cfg = from_dict(payload["config"])
         src, tgt = TextCodec.from_state(payload["src_codec"]), TextCodec.from_state(payload["tgt_codec"])
         model = build_model(cfg.model, len(src.vocab), len(tgt.vocab))
@@ -77,13 +80,20 @@ class Translator:
         return translator
 
     @classmethod
-    def from_export(cls, directory, quantize: str | None = None) -> "Translator":
+    def from_pretrained(cls, name, **kwargs) -> Translator:
+        """A released model by name (looked up in RNNSEARCH_MODELS, the clone's models/, ./models),
+        a release folder or checkpoint path, or a URL (decoding/pretrained.py); ``kwargs`` as
+        :meth:`from_checkpoint`."""
+        return cls.from_checkpoint(pretrained.resolve(name), **kwargs)
+
+    @classmethod
+    def from_export(cls, directory, quantize: str | None = None) -> Translator:
         """The graphs of ``rnnsearch export`` under onnxruntime."""
         model = backends.OnnxModel(directory, int8=quantize == "int8")
         src, tgt = backends.export_codecs(model.meta)
         return cls(model, src, tgt, from_dict(model.meta["config"]), "cpu", model.meta.get("train_state"))
 
-    def _onnx(self, quantize: str | None) -> "Translator":
+    def _onnx(self, quantize: str | None) -> Translator:
         from rnnsearch.decoding.export import export
         self._export_dir = tempfile.TemporaryDirectory(prefix="rnnsearch-onnx-")  # removed with the translator
         export(self, self._export_dir.name)

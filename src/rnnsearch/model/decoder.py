@@ -50,7 +50,7 @@ class EncoderOutput:
     weights: StepWeights | None = None           # shared by all rows
     context_values: torch.Tensor | None = None   # [C_z; C_r; C; C_o] h_j (B, S, 3D + 2M), RNNsearch decoding
 
-    def select(self, rows: torch.Tensor) -> "EncoderOutput":
+    def select(self, rows: torch.Tensor) -> EncoderOutput:
         """Rows (N,) of every per-row tensor; the shared weights stay (beam search reorders with this)."""
         return dataclasses.replace(self, **{f.name: getattr(self, f.name).index_select(0, rows)
                                             for f in dataclasses.fields(self)
@@ -70,7 +70,7 @@ class DecoderState:
     """The decoder's recurrent state s_{i-1} (B, D)."""
     hidden: torch.Tensor
 
-    def select(self, rows: torch.Tensor) -> "DecoderState":
+    def select(self, rows: torch.Tensor) -> DecoderState:
         """Reorder/duplicate rows, e.g. for beam search: rows (N,) -> state with N rows."""
         return DecoderState(self.hidden.index_select(0, rows))
 

@@ -4,7 +4,8 @@ A bf16 product through ``F.linear`` reorders its weight matrix into oneDNN's blo
 every call; on the decoder's step that reorder costs as much as the product (the bench model's
 W_o, 8000 x 256, times 150 rows: 0.77 ms per call unpacked, 0.51 ms packed, on 2 cores with AMX).
 :class:`PackedLinear` reorders once. Decoding only: a packed weight has no gradient, and the
-module's float state_dict is not touched (the packed copy lives beside it).
+module's float state_dict is not touched (the packed copy lives beside it). Only where
+``rnnsearch.cpu.packed_bf16()``: oneDNN refuses bf16 weights on a CPU without AVX-512 (BW, VL, DQ).
 """
 from __future__ import annotations
 
@@ -24,12 +25,6 @@ def padded_rows(rows: int) -> int:
     return 1 << (rows - 1).bit_length() if rows <= ROW_BUCKET else -(-rows // ROW_BUCKET) * ROW_BUCKET
 
 
-def packing_available() -> bool:
-    """Whether this PyTorch has oneDNN's packed linear (the operators TorchInductor uses on CPU)."""
-    return (torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_reorder_linear_weight")
-            and hasattr(torch.ops.mkldnn, "_linear_pointwise"))
-
-
 class PackedLinear(nn.Module):
     """y = x W^T + b with W (out, in) in bfloat16, reordered for oneDNN once; x (..., in) is
     rounded to bf16 (the attention's c_i comes in float32), y is bf16."""
@@ -42,7 +37,7 @@ class PackedLinear(nn.Module):
         self.bias = None if bias is None else bias.detach().to(torch.bfloat16).contiguous()
 
     @classmethod
-    def of(cls, linear: nn.Linear) -> "PackedLinear":
+    def of(cls, linear: nn.Linear) -> PackedLinear:
         return cls(linear.weight, linear.bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:

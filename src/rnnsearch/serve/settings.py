@@ -23,7 +23,7 @@ class ServeSettings(BaseModel):
     drain_s: float = Field(30.0, ge=0, description="on SIGTERM, seconds to finish accepted requests")
 
     @classmethod
-    def make(cls, **values) -> "ServeSettings":
+    def make(cls, **values) -> ServeSettings:
         """Validated settings; a bad value is a UsageError naming the setting."""
         try:
             return cls(**values)

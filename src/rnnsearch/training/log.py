@@ -29,7 +29,7 @@ class RunLog:
         self._file = None
         self._writer = None
 
-    def __enter__(self) -> "RunLog":
+    def __enter__(self) -> RunLog:
         if not self.enabled:
             return self
         try:
@@ -40,8 +40,8 @@ class RunLog:
             try:
                 from torch.utils.tensorboard import SummaryWriter
             except ImportError:
-                raise TrainError("train.tensorboard: needs the tensorboard package "
-                                 "(pip install 'rnnsearch[tensorboard]')") from None
+                raise TrainError("train.tensorboard needs the 'tensorboard' extra (tensorboard not installed): "
+                                 "pip install 'rnnsearch[tensorboard]'") from None
             self._writer = SummaryWriter(str(self.path.parent / "tensorboard"))
         return self
 
@@ -70,7 +70,7 @@ class RunLog:
                     self._writer.add_scalar(tag, entry[key], entry["step"])
             self._writer.flush()
 
-    def meter(self, train_cfg, show: bool) -> "Meter":
+    def meter(self, train_cfg, show: bool) -> Meter:
         return Meter(self, train_cfg, show)
 
 

@@ -16,6 +16,7 @@ from torch import nn
 
 from rnnsearch import __version__, checkpoint
 from rnnsearch.config import Config, to_dict
+from rnnsearch.cpu import EMULATED_TRAINING, emulated_warning
 from rnnsearch.data.batching import epoch_plan
 from rnnsearch.data.corpus import Corpus, load_corpora
 from rnnsearch.data.tokenize import TextCodec
@@ -81,6 +82,9 @@ class Trainer:
         self.translator = Translator(self.model, self.src_codec, self.tgt_codec, cfg, self.ctx.device)
         where = f"{self.ctx.device}" + (f", {self.ctx.world} processes" if self.ctx.enabled else "")
         self.log(f"model {cfg.model.arch}: {count_parameters(self.model):,} parameters ({where})")
+        message = emulated_warning("train.bf16", EMULATED_TRAINING) if t.bf16 and self.ctx.device.type == "cpu" else None
+        if message:
+            self.log(f"warning: {message}")
         self._stop_signal = None
 
     # -- run directory and checkpoints -------------------------------------------------------
@@ -242,8 +246,8 @@ class Trainer:
             restore_signals(previous)
         s = self.state
         hint = f"; continue with --resume --out {self.out}" if self._stop_signal else ""
-        self.log(f"{reason}. step {s.step}, {s.elapsed_s / 60:.1f} min, {s.cpu_s / 3600:.2f} core-hours; best dev BLEU {s.best_bleu:.2f} "
-                 f"at step {s.best_step}; {s.nonfinite_total} non-finite updates skipped; "
+        self.log(f"{reason}. step {s.step}, {s.elapsed_s / 60:.1f} min, {s.cpu_s / 3600:.2f} core-hours; "
+                 f"best dev BLEU {s.best_bleu:.2f} at step {s.best_step}; {s.nonfinite_total} non-finite updates skipped; "
                  f"checkpoints in {self.out}{hint}")
         return {"reason": reason, **dataclasses.asdict(s)}
 

@@ -1,0 +1,31 @@
+"""torch.hub entry points for rnnsearch's released models (models/ in this repository).
+
+    import torch
+    translator = torch.hub.load("path/to/rnnsearch", "hansards_enfr_rnnsearch50", source="local")
+    translator.translate(["The committee met on Tuesday ."], beam=12)[0].text
+    torch.hub.load("path/to/rnnsearch", "released", "NAME_OR_PATH_OR_URL", source="local")
+
+Each entry returns a ``rnnsearch.Translator`` (keyword arguments as ``Translator.from_checkpoint``:
+device, backend, quantize, dtype). Names are looked up as ``Translator.from_pretrained`` does
+(RNNSEARCH_MODELS, then this clone's models/).
+"""
+import sys
+from pathlib import Path
+
+dependencies = ["torch", "numpy", "sacrebleu", "sentencepiece", "sacremoses", "yaml", "pydantic"]
+
+_SRC = Path(__file__).resolve().parent / "src"
+if str(_SRC) not in sys.path:  # a clone that was not pip-installed
+    sys.path.insert(0, str(_SRC))
+
+
+def released(name: str, **kwargs):
+    """Any released model: a name in models/, a release folder, a checkpoint file or a URL."""
+    from rnnsearch import Translator
+    return Translator.from_pretrained(name, **kwargs)
+
+
+def hansards_enfr_rnnsearch50(**kwargs):
+    """RNNsearch-50 trained on the Canadian Hansards En->Fr (docs/results/hansards; its model card:
+    models/hansards_enfr_rnnsearch50/README.md)."""
+    return released("hansards_enfr_rnnsearch50", **kwargs)

@@ -1,0 +1,140 @@
+"""``rnnsearch release``: a trained checkpoint as a model that ships (decoding/pretrained.py says
+what a release folder holds and how it is found).
+
+The weights are stored in bfloat16 (half the bytes; decoding loads them into float32 or bf16 as
+asked), without the optimiser's state. With a test set, the test BLEU is measured from the release's
+own file, so the model card's number is what ``rnnsearch evaluate models/NAME`` prints. The folder is
+written under a temporary name and renamed: whole or absent.
+"""
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import shutil
+from pathlib import Path
+
+import torch
+import yaml
+
+from rnnsearch import __version__, checkpoint
+from rnnsearch.analysis.evaluate import evaluate
+from rnnsearch.config import from_dict
+from rnnsearch.data.io import read_parallel
+from rnnsearch.decoding import pretrained
+from rnnsearch.decoding.translator import Translator
+from rnnsearch.errors import UsageError
+
+WEIGHTS = "model.pt"
+KEEP = ("config", "src_codec", "tgt_codec", "train_state")  # what a translation needs, and the record
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def slim_payload(payload: dict, dtype: torch.dtype) -> dict:
+    """The checkpoint without optimiser, scheduler and RNG state, floating weights in ``dtype``."""
+    model = {k: v.to(dtype) if v.is_floating_point() else v for k, v in payload["model"].items()}
+    return {**{k: payload[k] for k in KEEP if k in payload}, "model": model}
+
+
+def make_release(ckpt: str | Path, out: str | Path, test: tuple[str, str] | None = None, beam: int | None = None,
+                 description: str = "", force: bool = False, log=print) -> dict:
+    """Write the release folder ``out`` from ``ckpt``; returns its manifest."""
+    out = Path(out)
+    name = out.name
+    if not pretrained.NAME.match(name):
+        raise UsageError(f"--out {out}: a release's folder name is its name: letters, digits, '.', '_', '-'")
+    if out.exists() and not force:
+        raise UsageError(f"{out}: exists; choose another name or pass --force to replace it")
+    payload = checkpoint.load(ckpt)
+    tmp = out.with_name(f".{name}.partial")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        tmp.mkdir(parents=True)
+        checkpoint.save(tmp / WEIGHTS, slim_payload(payload, torch.bfloat16))
+        logfile = Path(ckpt).parent / "log.jsonl"
+        if logfile.is_file():
+            shutil.copyfile(logfile, tmp / "log.jsonl")
+        scores = measure(tmp / WEIGHTS, test, beam, tmp, log) if test else None
+        manifest = manifest_of(name, tmp, payload, ckpt, scores, description)
+        (tmp / pretrained.RELEASE_FILE).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+        (tmp / "README.md").write_text(model_card(manifest, payload), encoding="utf-8")
+        if out.exists():
+            shutil.rmtree(out)
+        tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    log(f"released {ckpt} as {out} ({manifest['bytes'] / 2**20:.1f} MiB"
+        + (f"; test BLEU {scores['bleu']:.2f}" if scores else "") + ")")
+    return manifest
+
+
+def measure(weights: Path, test: tuple[str, str], beam: int | None, folder: Path, log) -> dict:
+    """BLEU, No-UNK BLEU and chrF of the released weights on ``test``; the output goes beside them."""
+    srcs, refs = read_parallel(*test)
+    translator = Translator.from_checkpoint(weights)
+    log(f"translating {len(srcs)} test sentences with the released weights")
+    result = evaluate(translator, srcs, refs, beam=beam)
+    hyps = result.pop("hypotheses")
+    hyp_name = f"test.hyp.{translator.tgt_codec.lang}"
+    (folder / hyp_name).write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
+    keep = ("bleu", "signature", "bleu_no_unk", "n_no_unk", "n", "chrf", "chrf_signature", "beam")
+    return {**{k: result[k] for k in keep}, "src": str(test[0]), "ref": str(test[1]), "output": hyp_name}
+
+
+def manifest_of(name: str, folder: Path, payload: dict, ckpt, scores: dict | None, description: str) -> dict:
+    weights = folder / WEIGHTS
+    params = sum(v.numel() for v in payload["model"].values() if v.is_floating_point())
+    return {"format": pretrained.FORMAT, "version": pretrained.VERSION, "name": name, "description": description,
+            "weights": WEIGHTS, "dtype": "bfloat16", "bytes": weights.stat().st_size, "sha256": sha256(weights),
+            "parameters": params, "arch": payload["config"]["model"]["arch"], "source": str(ckpt),
+            "created": datetime.date.today().isoformat(), "rnnsearch": __version__,
+            "train_state": payload.get("train_state"), "test": scores}
+
+
+def model_card(m: dict, payload: dict) -> str:
+    """README.md of a release: what it is, its data, recipe, compute and scores, and how to use it."""
+    cfg = from_dict(payload["config"])
+    s = m.get("train_state") or {}
+    src, tgt = payload["src_codec"], payload["tgt_codec"]
+    lines = [f"# {m['name']}", "", m["description"] or f"An {m['arch']} model trained with rnnsearch.", "",
+             "## Use", "", "```bash", f"rnnsearch translate models/{m['name']} --input text.{cfg.data.src_lang}",
+             "```", "", "```python", "import torch", "from rnnsearch import Translator",
+             f"translator = Translator.from_pretrained({m['name']!r})",
+             f"torch.hub.load(CLONE, {m['name']!r}, source='local')  # the same, through hubconf.py", "```", "",
+             "## Model", "",
+             f"- {m['arch']}, {m['parameters']:,} parameters, weights stored in {m['dtype']} "
+             f"({m['bytes'] / 2**20:.1f} MiB, SHA-256 `{m['sha256']}`)",
+             f"- {cfg.data.src_lang} -> {cfg.data.tgt_lang}; vocabularies: {len(src['itos'])} / {len(tgt['itos'])} "
+             f"units ({cfg.vocab.mode}, {cfg.data.tokenizer} tokenisation)",
+             "", "## Data", "",
+             f"- training: `{cfg.data.dir}` split `{cfg.data.train}`, pairs of at most {cfg.data.max_len} units"
+             f" ({cfg.data.max_train_pairs or 'all'} pairs read); dev: `{cfg.data.dev}`", "",
+             "## Compute", "",
+             f"- {s.get('step', 0):,} updates, epoch {s.get('epoch', 0)}, {s.get('tgt_tokens', 0) / 1e6:.1f}M target "
+             f"tokens; {s.get('cpu_s', 0) / 3600:.2f} core-hours (CPU time of the training loop), "
+             f"{s.get('elapsed_s', 0) / 3600:.2f} wall hours; best dev BLEU {s.get('best_bleu', 0):.2f} "
+             f"at update {s.get('best_step', 0):,}", f"- source checkpoint: `{m['source']}`; released {m['created']} "
+             f"by rnnsearch {m['rnnsearch']}", ""]
+    lines += test_lines(m.get("test"))
+    lines += ["## Recipe (the resolved config)", "", "```yaml",
+              yaml.safe_dump(payload["config"], sort_keys=False).rstrip(), "```", ""]
+    return "\n".join(lines)
+
+
+def test_lines(t: dict | None) -> list[str]:
+    if not t:
+        return ["## Test", "", "Not measured at release (`rnnsearch release --src F --ref F`).", ""]
+    nounk = "-" if t["bleu_no_unk"] is None else f"{t['bleu_no_unk']:.2f}"
+    return ["## Test", "", f"`{t['src']}` -> `{t['ref']}` ({t['n']} sentences), beam {t['beam']}, measured "
+            "from this release's weights:", "", "| BLEU (All) | BLEU (No UNK) | chrF |", "|---:|---:|---:|",
+            f"| {t['bleu']:.2f} | {nounk} ({t['n_no_unk']} sentences) | {t['chrf']:.2f} |", "",
+            f"sacreBLEU: `{t['signature']}`; chrF: `{t['chrf_signature']}`. The output is `{t['output']}` "
+            f"(`sacrebleu {t['ref']} -i {t['output']}`).", ""]

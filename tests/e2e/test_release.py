@@ -1,0 +1,127 @@
+"""A released model (``rnnsearch release``): one folder with bf16 weights, vocabularies, config,
+log and model card, that translate, evaluate, report, serve, ``Translator.from_pretrained`` and
+``torch.hub.load`` take, by path, by name or by URL; written whole or not at all."""
+from __future__ import annotations
+
+import functools
+import hashlib
+import http.server
+import json
+import shutil
+import tarfile
+import threading
+from pathlib import Path
+
+import pytest
+import torch
+
+from conftest import REPO
+from rnnsearch import checkpoint
+from rnnsearch.analysis import release as release_module
+from rnnsearch.analysis.evaluate import corpus_bleu
+from rnnsearch.analysis.release import make_release
+from rnnsearch.cli import main
+from rnnsearch.data.io import read_lines
+from rnnsearch.decoding.pretrained import ReleaseError
+from rnnsearch.decoding.translator import Translator
+from rnnsearch.errors import UsageError
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def released(trained_run, synth_dir, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("models") / "tiny_synth"
+    make_release(trained_run / "best.pt", out, test=(synth_dir / "test.en", synth_dir / "test.fr"), beam=3,
+                 description="A tiny RNNsearch of the synthetic demo corpus.", log=lambda *_: None)
+    return out
+
+
+def test_a_release_holds_bf16_weights_and_what_a_user_needs(released, trained_run):
+    assert sorted(p.name for p in released.iterdir()) == ["README.md", "log.jsonl", "model.pt", "release.json",
+                                                          "test.hyp.fr"]
+    manifest = json.loads((released / "release.json").read_text())
+    assert manifest["sha256"] == hashlib.sha256((released / "model.pt").read_bytes()).hexdigest()
+    payload = checkpoint.load(released / "model.pt")
+    assert "optimizer" not in payload and "rngs" not in payload
+    floats = [v for v in payload["model"].values() if v.is_floating_point()]
+    assert floats and all(v.dtype == torch.bfloat16 for v in floats)
+    assert manifest["parameters"] == sum(v.numel() for v in floats)
+    assert (released / "model.pt").stat().st_size < 0.6 * (trained_run / "best.pt").stat().st_size
+    card = (released / "README.md").read_text()
+    assert f"{manifest['test']['bleu']:.2f}" in card and manifest["test"]["signature"] in card
+    assert (released / "log.jsonl").read_bytes() == (trained_run / "log.jsonl").read_bytes()
+
+
+def test_the_card_s_bleu_is_what_the_released_file_scores(released, synth_dir):
+    manifest = json.loads((released / "release.json").read_text())
+    translator = Translator.from_pretrained(str(released))
+    hyps = [t.text for t in translator.translate(read_lines(synth_dir / "test.en"), beam=3)]
+    assert corpus_bleu(hyps, read_lines(synth_dir / "test.fr"))[0] == manifest["test"]["bleu"]
+    assert hyps == read_lines(released / "test.hyp.fr")
+
+
+def test_by_name_through_the_cli_and_the_python_api(released, synth_dir, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("RNNSEARCH_MODELS", str(released.parent))
+    source = read_lines(synth_dir / "test.en")[:5]
+    expected = [t.text for t in Translator.from_checkpoint(released / "model.pt").translate(source, beam=3)]
+    assert [t.text for t in Translator.from_pretrained("tiny_synth").translate(source, beam=3)] == expected
+    (tmp_path / "in.en").write_text("".join(s + "\n" for s in source), encoding="utf-8")
+    for spec in ("tiny_synth", str(released)):
+        capsys.readouterr()
+        assert main(["translate", spec, "--input", str(tmp_path / "in.en"), "--beam", "3"]) == 0
+        assert capsys.readouterr().out.splitlines() == expected
+    with pytest.raises(ReleaseError, match="no released model of that name.*found: tiny_synth"):
+        Translator.from_pretrained("no_such_model")
+
+
+def test_torch_hub_loads_it_from_the_clone(released, synth_dir, tmp_path, monkeypatch):
+    models = tmp_path / "models"
+    shutil.copytree(released, models / "hansards_enfr_rnnsearch50")  # the hub entry's name, a tiny model
+    monkeypatch.setenv("RNNSEARCH_MODELS", str(models))
+    source = read_lines(synth_dir / "test.en")[:3]
+    expected = [t.text for t in Translator.from_pretrained(str(released)).translate(source)]
+    for entry, args in (("hansards_enfr_rnnsearch50", ()), ("released", (str(released),))):
+        translator = torch.hub.load(str(REPO), entry, *args, source="local")
+        assert [t.text for t in translator.translate(source)] == expected
+
+
+def test_by_url_checked_against_its_sha256(released, synth_dir, tmp_path, monkeypatch):
+    monkeypatch.setenv("RNNSEARCH_CACHE", str(tmp_path / "cache"))
+    served = tmp_path / "served"
+    served.mkdir()
+    with tarfile.open(served / "tiny_synth.tar.gz", "w:gz") as tar:
+        tar.add(released, arcname="tiny_synth")
+    digest = hashlib.sha256((served / "tiny_synth.tar.gz").read_bytes()).hexdigest()
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(served))
+    handler.log_message = lambda *_: None
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/tiny_synth.tar.gz"
+        source = read_lines(synth_dir / "test.en")[:3]
+        expected = [t.text for t in Translator.from_pretrained(str(released)).translate(source)]
+        translator = Translator.from_pretrained(f"{url}#sha256={digest}")
+        assert [t.text for t in translator.translate(source)] == expected
+        with pytest.raises(ReleaseError, match="cannot download"):
+            Translator.from_pretrained(f"{url}#sha256={'0' * 64}")
+    finally:
+        server.shutdown()
+
+
+def test_a_release_is_written_whole_or_not_at_all(trained_run, synth_dir, tmp_path, monkeypatch):
+    out = tmp_path / "models" / "partial"
+
+    def fail(*_args, **_kwargs):
+        raise KeyboardInterrupt  # as Ctrl-C during the test translation
+
+    monkeypatch.setattr(release_module, "measure", fail)
+    with pytest.raises(KeyboardInterrupt):
+        make_release(trained_run / "best.pt", out, test=(synth_dir / "test.en", synth_dir / "test.fr"),
+                     log=lambda *_: None)
+    assert not (tmp_path / "models").exists() or list((tmp_path / "models").iterdir()) == []
+    monkeypatch.undo()
+    make_release(trained_run / "best.pt", out, log=lambda *_: None)
+    with pytest.raises(UsageError, match="exists; choose another name or pass --force"):
+        make_release(trained_run / "best.pt", out, log=lambda *_: None)
+    assert "Not measured at release" in (out / "README.md").read_text()
