@@ -122,6 +122,11 @@ class TrainConfig(Section):
     deferred: StrictBool = Field(True, description="weight gradients of the recurrences' per-step products in "
                                                    "one product per pass (model/deferred.py)")
     tensorboard: StrictBool = Field(False, description="also write TensorBoard scalars to RUN/tensorboard")
+    guided_alignment: Text = Field("", description="Pharaoh links (i-j, 0-based, source word first), one line per "
+                                   "training line: a cost on alpha_ij beside the NLL (Chen et al. 2016); '' = off")
+    guided_alignment_weight: Number = Field(0.1, ge=0, description="the alignment cost's weight in the loss")
+    guided_alignment_cost: Literal["ce", "mse"] = Field("ce", description="ce: -sum_j A_ij log alpha_ij per "
+                                                        "target word; mse: sum_j (alpha_ij - A_ij)^2 / 2")
 
 
 class DecodeConfig(Section):
@@ -149,6 +154,11 @@ def _check(cfg: Config) -> Config:
         raise ConfigError("vocab.sp_model: only meaningful with vocab.mode: sentencepiece")
     if cfg.vocab.mode == "word" and cfg.vocab.joint:
         raise ConfigError("vocab.joint: only meaningful with vocab.mode: sentencepiece")
+    if cfg.train.guided_alignment and cfg.model.arch != "rnnsearch":
+        raise ConfigError("train.guided_alignment: only an rnnsearch model has attention to guide")
+    if cfg.train.guided_alignment and cfg.vocab.mode != "word":
+        raise ConfigError("train.guided_alignment: links index words, so it needs vocab.mode: word "
+                          "(one model unit per word)")
     return cfg
 
 

@@ -14,21 +14,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from rnnsearch.data.guided import parse_pharaoh
 from rnnsearch.data.io import DataError, read_lines
 
 Links = set[tuple[int, int]]
-_PHARAOH = re.compile(r"^(\d+)-(\d+)$")
 _WPT = re.compile(r"^(\d+)([-p])(\d+)$")
-
-
-def parse_pharaoh(line: str, where: str = "") -> Links:
-    links = set()
-    for token in line.split():
-        m = _PHARAOH.match(token)
-        if not m:
-            raise DataError(f"{where}: {token!r} is not a Pharaoh link i-j (0-based, source first)")
-        links.add((int(m[1]), int(m[2])))
-    return links
 
 
 def read_pharaoh(path: str | Path, reverse: bool = False) -> list[Links]:

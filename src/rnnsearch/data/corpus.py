@@ -6,15 +6,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from rnnsearch.config import Config
+from rnnsearch.data.guided import Links, read_links
 from rnnsearch.data.io import ReadNotes, corpus_file, filter_pairs, read_parallel
 from rnnsearch.data.tokenize import build_codecs
 
 
 @dataclass(frozen=True)
 class Corpus:
-    """Encoded sentence pairs and their lengths (computed once: the trainer reads them per update)."""
+    """Encoded sentence pairs and their lengths (computed once: the trainer reads them per update),
+    and the pairs' word alignments when ``train.guided_alignment`` gives them."""
     src_ids: list[list[int]]
     tgt_ids: list[list[int]]
+    links: Links | None = None
     src_lens: np.ndarray = field(init=False)
     tgt_lens: np.ndarray = field(init=False)
 
@@ -31,6 +34,7 @@ def load_corpora(cfg: Config, log, codecs=None):
     notes = ReadNotes()
     src_lines, tgt_lines = read_parallel(corpus_file(d.dir, d.train, d.src_lang),
                                          corpus_file(d.dir, d.train, d.tgt_lang), notes)
+    lines = len(src_lines)
     if d.max_train_pairs and len(src_lines) > d.max_train_pairs:
         log(f"using the first {d.max_train_pairs} of {len(src_lines)} training pairs (data.max_train_pairs)")
         src_lines, tgt_lines = src_lines[: d.max_train_pairs], tgt_lines[: d.max_train_pairs]
@@ -42,8 +46,15 @@ def load_corpora(cfg: Config, log, codecs=None):
                                 for codec, lines in ((src_codec, src_lines), (tgt_codec, tgt_lines)))
     keep, report = filter_pairs("train", src_units, tgt_units, d.max_len)
     log(report.summary())
+    links = None
+    if cfg.train.guided_alignment:
+        links = read_links(cfg.train.guided_alignment, lines, keep, [len(src_units[i]) for i in keep],
+                           [len(tgt_units[i]) for i in keep])
+        log(f"guided alignment: {len(links.pairs)} links for the {len(keep)} kept pairs "
+            f"({cfg.train.guided_alignment}; weight {cfg.train.guided_alignment_weight}, "
+            f"{cfg.train.guided_alignment_cost})")
     train = Corpus([src_codec.vocab.encode(src_units[i]) for i in keep],
-                   [tgt_codec.vocab.encode(tgt_units[i]) for i in keep])
+                   [tgt_codec.vocab.encode(tgt_units[i]) for i in keep], links)
     dev_src, dev_ref = read_parallel(corpus_file(d.dir, d.dev, d.src_lang),
                                      corpus_file(d.dir, d.dev, d.tgt_lang), notes)
     for line in notes.lines():

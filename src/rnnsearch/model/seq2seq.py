@@ -77,12 +77,39 @@ class Seq2Seq(nn.Module):
         """Summed negative log-likelihood of tgt_out (B, T), label-smoothed by ``smoothing`` (0: the
         paper's plain NLL), and the number of real target tokens."""
         t, _ = self.decoder.features(tgt_in, self.encode(src, src_mask))  # (B, T, M)
+        return self._nll(t, tgt_out, smoothing)
+
+    def guided_loss(self, src, src_mask, tgt_in, tgt_out, guide: torch.Tensor, cost: str = "ce",
+                    smoothing: float = 0.0) -> tuple[torch.Tensor, int, torch.Tensor]:
+        """:meth:`loss` and guided alignment's cost of the same pass's alpha_ij against ``guide``
+        (B, T, S) (:func:`alignment_cost`): (summed NLL, target tokens, summed alignment cost)."""
+        t, alphas = self.decoder.features(tgt_in, self.encode(src, src_mask))  # (B, T, M), (B, T, S)
+        if alphas is None:
+            raise ValueError("guided alignment needs attention (arch: rnnsearch)")
+        nll, n = self._nll(t, tgt_out, smoothing)
+        return nll, n, alignment_cost(alphas, guide, cost)
+
+    def _nll(self, t: torch.Tensor, tgt_out: torch.Tensor, smoothing: float) -> tuple[torch.Tensor, int]:
         real = (tgt_out != PAD).flatten()  # (B*T,)
         rows = real.nonzero().squeeze(1)  # (N,) real target positions only
         out = self.decoder.W_o
         nll = linear_cross_entropy(t.flatten(0, 1).index_select(0, rows), out.weight, out.bias,
                                    tgt_out.flatten().index_select(0, rows), smoothing)
         return nll, len(rows)
+
+
+def alignment_cost(alphas: torch.Tensor, guide: torch.Tensor, cost: str = "ce") -> torch.Tensor:
+    """Guided alignment (Chen et al. 2016; Marian's costs): for every target position whose guide
+    row A_i (a distribution over source positions) is not zero, ``ce``: -sum_j A_ij log alpha_ij,
+    ``mse``: sum_j (alpha_ij - A_ij)^2 / 2; summed over those positions, in float32."""
+    alphas = alphas.float()  # (B, T, S)
+    if cost == "ce":
+        per = -(guide * torch.log(alphas.clamp_min(1e-9))).sum(-1)  # (B, T)
+    elif cost == "mse":
+        per = 0.5 * (alphas - guide).square().sum(-1)  # (B, T)
+    else:
+        raise ValueError(f"guided alignment cost {cost!r}: expected ce or mse")
+    return (per * (guide.sum(-1) > 0)).sum()
 
 
 def _full_precision(x: torch.Tensor) -> torch.Tensor:

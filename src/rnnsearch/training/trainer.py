@@ -35,15 +35,21 @@ __all__ = ["Trainer", "TrainError", "train"]
 
 
 class _Loss(nn.Module):
-    """The model's summed training loss (NLL, label-smoothed by ``train.label_smoothing``) as
-    ``forward``, so that DistributedDataParallel can wrap it."""
+    """The model's summed training objective as ``forward``, so that DistributedDataParallel can
+    wrap it: (objective, NLL), the NLL label-smoothed by ``train.label_smoothing``; with a ``guide``
+    (train.guided_alignment) the objective adds the weighted alignment cost."""
 
-    def __init__(self, model, smoothing: float = 0.0):
+    def __init__(self, model, smoothing: float = 0.0, guide_weight: float = 0.0, guide_cost: str = "ce"):
         super().__init__()
         self.model, self.smoothing = model, smoothing
+        self.guide_weight, self.guide_cost = guide_weight, guide_cost
 
-    def forward(self, src, src_mask, tgt_in, tgt_out):
-        return self.model.loss(src, src_mask, tgt_in, tgt_out, self.smoothing)
+    def forward(self, src, src_mask, tgt_in, tgt_out, guide=None):
+        if guide is None:
+            nll, _ = self.model.loss(src, src_mask, tgt_in, tgt_out, self.smoothing)
+            return nll, nll
+        nll, _, cost = self.model.guided_loss(src, src_mask, tgt_in, tgt_out, guide, self.guide_cost, self.smoothing)
+        return nll + self.guide_weight * cost, nll
 
 
 class Trainer:
@@ -74,7 +80,7 @@ class Trainer:
         self.state = TrainState()
         if payload is not None:
             self._restore(payload)
-        loss = _Loss(self.model, t.label_smoothing)
+        loss = _Loss(self.model, t.label_smoothing, t.guided_alignment_weight, t.guided_alignment_cost)
         if self.ctx.enabled:
             ids = [self.ctx.device] if self.ctx.device.type == "cuda" else None
             loss = nn.parallel.DistributedDataParallel(loss, device_ids=ids)

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 
 from rnnsearch.data.batching import make_batch
+from rnnsearch.data.guided import guide_matrix
 from rnnsearch.training import distributed
 
 
@@ -19,7 +20,9 @@ def train_step(loss_fn, model, optimizer, data, idx, t, ctx) -> tuple[float, int
     (False: non-finite loss or gradient). The gradient is that of the minibatch's summed NLL
     divided by its target tokens (``train.loss_scale: token``) or by its sentences (``sentence``:
     GroundHog's cost, summed over time and averaged over the batch), however it is split over
-    ranks and micro-batches. ``loss_fn`` is the model's loss, DDP-wrapped under torchrun."""
+    ranks and micro-batches; with the corpus's guided-alignment links, the objective adds the
+    weighted alignment cost (the returned loss stays the NLL). ``loss_fn`` is the model's loss
+    (trainer._Loss), DDP-wrapped under torchrun."""
     total_n = int(data.tgt_lens[idx].sum()) + len(idx)  # target tokens, </s> included
     divisor = total_n if t.loss_scale == "token" else len(idx)
     rows, weight = distributed.shard(idx, ctx), 1.0
@@ -30,11 +33,13 @@ def train_step(loss_fn, model, optimizer, data, idx, t, ctx) -> tuple[float, int
     local_nll = 0.0
     for k, part in enumerate(parts):
         batch = make_batch([data.src_ids[i] for i in part], [data.tgt_ids[i] for i in part]).to(ctx.device)
+        guide = None if data.links is None else guide_matrix(data.links, part, data.src_lens, data.tgt_lens)
         hold = ctx.enabled and k < len(parts) - 1  # DDP: all-reduce gradients after the last part
         with (loss_fn.no_sync() if hold else contextlib.nullcontext()), \
                 (torch.autocast(ctx.device.type, dtype=torch.bfloat16) if t.bf16 else contextlib.nullcontext()):
-            nll, _ = loss_fn(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out)
-        (nll * (weight * ctx.world / divisor)).backward()  # DDP averages: sum over ranks / divisor
+            objective, nll = loss_fn(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out,
+                                     None if guide is None else guide.to(ctx.device))
+        (objective * (weight * ctx.world / divisor)).backward()  # DDP averages: sum over ranks / divisor
         local_nll += float(nll.detach()) * weight
     total_nll = distributed.all_sum([local_nll], ctx)[0]
     params = [p for p in model.parameters() if p.grad is not None]
