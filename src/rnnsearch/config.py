@@ -57,6 +57,8 @@ class DataConfig(Section):
     max_len: StrictInt = Field(50, gt=0, description="training pairs longer than this (in units) are filtered")
     max_train_pairs: StrictInt = Field(0, ge=0, description="use the first N training pairs; 0 = all")
     token_cache: Text = Field("", description="directory caching Moses-tokenised corpora by content; '' = off")
+    prepared: Text = Field("", description="train on this dataset of `rnnsearch prepare` (memory-mapped); '' = "
+                           "read the training files as text")
 
 
 class VocabConfig(Section):
@@ -210,7 +212,7 @@ def replace(section: Section, **changes) -> Section:
 
 
 IDENTITY = ("model", "vocab", "data")  # the sections that make a model what it is
-NOT_IDENTITY = {("data", "token_cache")}  # where tokens are cached changes no data
+NOT_IDENTITY = {("data", "token_cache"), ("data", "prepared")}  # the same pairs, cached or prepared
 
 
 def first_difference(a: dict, b: dict) -> tuple[str, Any, Any] | None:

@@ -58,3 +58,26 @@ def test_two_ranks_match_one_process_with_the_same_global_batch(synth_dir, tmp_p
         assert torch.allclose(tensor, p2["model"][name], atol=1e-5), name
     files = sorted(p.name for p in (tmp_path / "two").iterdir())
     assert files == [".lock", "best.pt", "config.yaml", "last.pt", "log.jsonl"]
+
+
+def test_two_ranks_on_a_prepared_dataset_match_one_process_on_the_text(synth_dir, tmp_path):
+    """Both ranks read their shard of every minibatch from the same memory-mapped dataset."""
+    cfg = demo_config(synth_dir, max_steps=6, valid_every=3, log_every=1, patience=0, valid_max_sentences=15,
+                      batch_size=17, threads=1)
+    cfg["model"].update(emb=16, enc_hidden=16, dec_hidden=16, att=16, maxout=8)
+    text = tmp_path / "text.yaml"
+    text.write_text(yaml.safe_dump(cfg))
+    _run([sys.executable, "-m", "rnnsearch", "prepare", str(text), "--out", str(tmp_path / "prep"), "--workers", "1"])
+    prepared = tmp_path / "prepared.yaml"
+    prepared.write_text(yaml.safe_dump({**cfg, "data": {**cfg["data"], "prepared": str(tmp_path / "prep")}}))
+    _train(text, tmp_path / "one", nproc=1)
+    _train(prepared, tmp_path / "two", nproc=2)
+    one, two = _log(tmp_path / "one"), _log(tmp_path / "two")
+    assert [e["step"] for e in one] == [e["step"] for e in two]
+    for a, b in zip(one, two):
+        for key in ("loss", "dev_loss"):
+            if key in a:
+                assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), (a, b)
+    p1, p2 = checkpoint.load(tmp_path / "one" / "last.pt"), checkpoint.load(tmp_path / "two" / "last.pt")
+    for name, tensor in p1["model"].items():
+        assert torch.allclose(tensor, p2["model"][name], atol=1e-5), name

@@ -115,3 +115,31 @@ def test_sigterm_saves_and_exits_cleanly(synth_dir, tmp_path):
     payload = checkpoint.load(out / "last.pt")
     step = payload["train_state"]["step"]
     assert 5 <= step < MAX_STEPS and step == _logged_step(out)
+
+
+def test_a_prepared_dataset_killed_and_resumed_trains_as_the_text_does(synth_dir, tmp_path):
+    """``rnnsearch prepare`` of the corpus, then a run on it SIGKILLed and resumed: every logged loss
+    and the final weights equal those of the uninterrupted run that read the text."""
+    steps = 40
+    text = _config(synth_dir, tmp_path, max_steps=steps)
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run([sys.executable, "-m", "rnnsearch", "prepare", text, "--out", str(tmp_path / "prep"),
+                           "--workers", "2"], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0 and "--set data.prepared=" in done.stdout, done.stdout + done.stderr
+    prepared = tmp_path / "prepared.yaml"
+    cfg = yaml.safe_load(open(text))
+    cfg["data"]["prepared"] = str(tmp_path / "prep")
+    prepared.write_text(yaml.safe_dump(cfg))
+    code, _, err = _finish(_start(text, tmp_path / "text"))
+    assert code == 0, err
+    proc = _start(str(prepared), tmp_path / "prep_run")
+    _wait_for_step(proc, tmp_path / "prep_run", 20)
+    proc.send_signal(signal.SIGKILL)
+    assert _finish(proc)[0] == -signal.SIGKILL
+    code, stdout, err = _finish(_start(str(prepared), tmp_path / "prep_run", resume=True))
+    assert code == 0 and "resuming" in stdout and "training pairs from" in stdout, err
+    a, b = checkpoint.load(tmp_path / "text" / "last.pt"), checkpoint.load(tmp_path / "prep_run" / "last.pt")
+    assert a["train_state"]["step"] == b["train_state"]["step"] == steps
+    for name, tensor in a["model"].items():
+        assert torch.equal(tensor, b["model"][name]), name
+    assert _losses(tmp_path / "text") == _losses(tmp_path / "prep_run")

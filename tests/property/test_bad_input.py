@@ -2,12 +2,14 @@
 reader stops with an error naming the file and line."""
 from __future__ import annotations
 
+import gzip
 import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rnnsearch.data.io import DataError, read_parallel
+from rnnsearch.data.io import DataError, ReadNotes, decode_line, read_lines, read_parallel
+from rnnsearch.data.stream import RawLines
 from rnnsearch.data.check import check_corpus
 
 # Characters that other readers treat as line breaks (str.splitlines, universal newlines).
@@ -68,3 +70,24 @@ def test_invalid_utf8_names_the_file_and_line(tmp_path, data, bad_line, junk):
         assert str(exc).startswith(f"{src}:{bad_line + 1}: invalid UTF-8")
     else:
         raise AssertionError("invalid UTF-8 was read without an error")
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(data=corpus(), gz=st.booleans(), only_bom=st.booleans())
+def test_the_streaming_reader_reads_what_the_whole_file_reader_reads(tmp_path, data, gz, only_bom):
+    """rnnsearch prepare's reader (data/stream.py) gives the same lines and repairs as read_lines."""
+    pairs, bom, crlf, final_newline = data
+    raw = b"\xef\xbb\xbf" if only_bom else _encode([p[0] for p in pairs], bom, crlf, final_newline)
+    path = tmp_path / ("e.en.gz" if gz else "e.en")
+    path.write_bytes(gzip.compress(raw) if gz else raw)
+    whole_notes, stream_notes = ReadNotes(), ReadNotes()
+    whole = read_lines(path, whole_notes)
+    reader = RawLines(path)
+    streamed = [decode_line(line, number, path, stream_notes) for number, line in enumerate(reader, start=1)]
+    reader.close()
+    if reader.bom:
+        stream_notes.found.setdefault(str(path), {})["byte-order mark removed"] = [1]
+    assert streamed == whole and reader.count == len(whole)
+    assert {k: sorted(v) for k, v in stream_notes.found.get(str(path), {}).items()} == \
+        {k: sorted(v) for k, v in whole_notes.found.get(str(path), {}).items()}
+    assert reader.size == path.stat().st_size

@@ -1,9 +1,12 @@
-"""``rnnsearch data multi30k|wmt14|check`` and ``synth``: corpora. ``data check``'s defaults are
+"""``rnnsearch data multi30k|wmt14|check``, ``prepare`` and ``synth``: corpora. ``data check``'s defaults are
 those of the ``data`` config section (config.DataConfig)."""
 from __future__ import annotations
 
 import json
+import os
 from typing import get_args
+
+from rnnsearch.cli.common import add_config_args
 
 
 def register(sub) -> None:
@@ -24,6 +27,15 @@ def register(sub) -> None:
                    default=fields["tokenizer"].default, help="how tokens are counted (as data.tokenizer)")
     q.add_argument("--json", action="store_true", help="print the report as JSON")
     q.set_defaults(func=check)
+
+    p = sub.add_parser("prepare", help="tokenise a config's training corpus once into a memory-mapped dataset "
+                       "(data.prepared): for corpora too large to read as text")
+    add_config_args(p)
+    p.add_argument("--out", required=True, help="the dataset folder to write (whole or not at all)")
+    p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                   help="tokenising processes (default: one per core)")
+    p.add_argument("--force", action="store_true", help="replace --out if it exists")
+    p.set_defaults(func=prepare)
 
     p = sub.add_parser("synth", help="write the built-in synthetic demo corpus")
     p.add_argument("--out", required=True)
@@ -46,6 +58,13 @@ def check(args) -> int:
     print(json.dumps(result.to_dict(), indent=1) if args.json else result.text())
     if not result.usable:
         raise DataError(result.problem)
+    return 0
+
+
+def prepare(args) -> int:
+    from rnnsearch.config import load
+    from rnnsearch.data.prepare import prepare as run
+    run(load(args.config, args.set), args.out, workers=args.workers, force=args.force)
     return 0
 
 

@@ -8,6 +8,7 @@ import numpy as np
 from rnnsearch.config import Config
 from rnnsearch.data.guided import Links, read_links
 from rnnsearch.data.io import ReadNotes, corpus_file, filter_pairs, read_parallel
+from rnnsearch.data.prepared import open_prepared
 from rnnsearch.data.tokenize import build_codecs
 
 
@@ -26,14 +27,38 @@ class Corpus:
         object.__setattr__(self, "tgt_lens", np.array([len(t) for t in self.tgt_ids], dtype=np.int64))
 
 
+LARGE_TEXT = 400 * 2**20  # bytes of training text (both sides) above which `train` suggests `prepare`
+GZIP_RATIO = 3.1  # text bytes per gzip byte (the Hansards training files)
+
+
 def load_corpora(cfg: Config, log, codecs=None):
-    """Read, tokenise and filter the training split; read the dev split. Builds the
-    vocabularies unless ``codecs`` (from a checkpoint) are given. Everything dropped or
+    """Read, tokenise and filter the training split (or open ``data.prepared``); read the dev split.
+    Builds the vocabularies unless ``codecs`` (from a checkpoint) are given. Everything dropped or
     repaired is reported through ``log`` with counts and first line numbers."""
     d = cfg.data
+    if d.prepared:
+        src_codec, tgt_codec, train, manifest = open_prepared(cfg, codecs)
+        log(f"training pairs from {d.prepared} (prepared {manifest['created']} from {manifest['files']['src']['path']}): "
+            + manifest["summary"])
+        if cfg.train.guided_alignment:
+            lines = train.kept_lines()
+            train.with_links(_links(cfg, log, manifest["filter"]["read"], list(lines - 1), train.src_lens, train.tgt_lens))
+    else:
+        src_codec, tgt_codec, train = _read_train(cfg, log, codecs)
+    dev = read_dev(cfg, log)
+    log(f"vocabulary: {len(src_codec.vocab)} {d.src_lang} / {len(tgt_codec.vocab)} {d.tgt_lang} "
+        f"({cfg.vocab.mode}); {len(train.src_ids)} training pairs, {len(dev[0])} dev pairs")
+    return src_codec, tgt_codec, train, dev
+
+
+def _read_train(cfg: Config, log, codecs):
+    d = cfg.data
     notes = ReadNotes()
-    src_lines, tgt_lines = read_parallel(corpus_file(d.dir, d.train, d.src_lang),
-                                         corpus_file(d.dir, d.train, d.tgt_lang), notes)
+    paths = corpus_file(d.dir, d.train, d.src_lang), corpus_file(d.dir, d.train, d.tgt_lang)
+    suggest_prepare(paths, log)
+    src_lines, tgt_lines = read_parallel(*paths, notes)
+    for line in notes.lines():
+        log(line)
     lines = len(src_lines)
     if d.max_train_pairs and len(src_lines) > d.max_train_pairs:
         log(f"using the first {d.max_train_pairs} of {len(src_lines)} training pairs (data.max_train_pairs)")
@@ -48,20 +73,36 @@ def load_corpora(cfg: Config, log, codecs=None):
     log(report.summary())
     links = None
     if cfg.train.guided_alignment:
-        links = read_links(cfg.train.guided_alignment, lines, keep, [len(src_units[i]) for i in keep],
-                           [len(tgt_units[i]) for i in keep])
-        log(f"guided alignment: {len(links.pairs)} links for the {len(keep)} kept pairs "
-            f"({cfg.train.guided_alignment}; weight {cfg.train.guided_alignment_weight}, "
-            f"{cfg.train.guided_alignment_cost})")
+        links = _links(cfg, log, lines, keep, [len(src_units[i]) for i in keep], [len(tgt_units[i]) for i in keep])
     train = Corpus([src_codec.vocab.encode(src_units[i]) for i in keep],
                    [tgt_codec.vocab.encode(tgt_units[i]) for i in keep], links)
-    dev_src, dev_ref = read_parallel(corpus_file(d.dir, d.dev, d.src_lang),
-                                     corpus_file(d.dir, d.dev, d.tgt_lang), notes)
+    return src_codec, tgt_codec, train
+
+
+def _links(cfg: Config, log, lines: int, keep, src_lens, tgt_lens) -> Links:
+    """The guided-alignment links of the kept pairs (``keep``: indices into the ``lines`` lines)."""
+    t = cfg.train
+    links = read_links(t.guided_alignment, lines, keep, src_lens, tgt_lens)
+    log(f"guided alignment: {len(links.pairs)} links for the {len(keep)} kept pairs "
+        f"({t.guided_alignment}; weight {t.guided_alignment_weight}, {t.guided_alignment_cost})")
+    return links
+
+
+def read_dev(cfg: Config, log) -> tuple[list[str], list[str]]:
+    """The dev pairs as text (both sides non-empty), repairs and drops logged."""
+    d, notes = cfg.data, ReadNotes()
+    dev_src, dev_ref = read_parallel(corpus_file(d.dir, d.dev, d.src_lang), corpus_file(d.dir, d.dev, d.tgt_lang), notes)
     for line in notes.lines():
         log(line)
     dev_keep, dev_report = filter_pairs("dev", [s.split() for s in dev_src], [t.split() for t in dev_ref], None)
     log(dev_report.summary())
-    dev = ([dev_src[i] for i in dev_keep], [dev_ref[i] for i in dev_keep])
-    log(f"vocabulary: {len(src_codec.vocab)} {d.src_lang} / {len(tgt_codec.vocab)} {d.tgt_lang} "
-        f"({cfg.vocab.mode}); {len(train.src_ids)} training pairs, {len(dev[0])} dev pairs")
-    return src_codec, tgt_codec, train, dev
+    return [dev_src[i] for i in dev_keep], [dev_ref[i] for i in dev_keep]
+
+
+def suggest_prepare(paths, log) -> None:
+    """One line suggesting ``rnnsearch prepare`` when the training text is large."""
+    sizes = [p.stat().st_size * (GZIP_RATIO if p.name.endswith(".gz") else 1) for p in paths if p.is_file()]
+    if sum(sizes) >= LARGE_TEXT:
+        log(f"{paths[0]} and {paths[1]} hold about {sum(sizes) / 2**20:,.0f} MiB of text, which training reads into "
+            "memory whole; for a corpus this size, `rnnsearch prepare CONFIG --out DIR` once and train with "
+            "--set data.prepared=DIR (memory-mapped, README: Training at the paper's corpus size)")

@@ -9,6 +9,9 @@ from pathlib import Path
 from rnnsearch.errors import UserError, existing_file
 
 
+BOM = b"\xef\xbb\xbf"  # UTF-8 byte-order mark
+
+
 class DataError(UserError, ValueError):
     """A corpus problem, naming the file (and line)."""
 
@@ -50,26 +53,29 @@ def split_lines(data: bytes, path: str | Path, notes: ReadNotes | None = None) -
     """Bytes of a text file -> its lines, repaired as ``read_lines`` describes; ``path`` names
     the source in errors."""
     notes = notes if notes is not None else ReadNotes()
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
+    if data.startswith(BOM):
+        data = data[len(BOM):]
         notes.add(path, "byte-order mark removed", 1)
     raw_lines = data.split(b"\n")
     if raw_lines and raw_lines[-1] == b"":
         raw_lines.pop()
-    lines = []
-    for number, raw in enumerate(raw_lines, start=1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DataError(f"{path}:{number}: invalid UTF-8 at byte {exc.start} of the line") from None
-        if text.endswith("\r"):
-            text = text[:-1]
-            notes.add(path, "CRLF line ends", number)
-        if "\x00" in text:
-            text = text.replace("\x00", " ")
-            notes.add(path, "lines with NUL bytes (made spaces)", number)
-        lines.append(text)
-    return lines
+    return [decode_line(raw, number, path, notes) for number, raw in enumerate(raw_lines, start=1)]
+
+
+def decode_line(raw: bytes, number: int, path: str | Path, notes: ReadNotes) -> str:
+    """One line's bytes (without its '\\n', a file's byte-order mark removed) -> text, repaired as
+    ``read_lines`` describes."""
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{path}:{number}: invalid UTF-8 at byte {exc.start} of the line") from None
+    if text.endswith("\r"):
+        text = text[:-1]
+        notes.add(path, "CRLF line ends", number)
+    if "\x00" in text:
+        text = text.replace("\x00", " ")
+        notes.add(path, "lines with NUL bytes (made spaces)", number)
+    return text
 
 
 def corpus_file(directory: str | Path, split: str, lang: str) -> Path:
@@ -113,6 +119,12 @@ class FilterReport:
     def drop(self, reason: str, line: int) -> None:
         self.dropped.setdefault(reason, []).append(line)
 
+    def add(self, other: "FilterReport") -> None:
+        """Count ``other`` (the report of the lines after this one's) into this one."""
+        self.read, self.kept = self.read + other.read, self.kept + other.kept
+        for reason, lines in other.dropped.items():
+            self.dropped.setdefault(reason, []).extend(lines)
+
     def drops(self, first: int = 5) -> list[str]:
         """One phrase per kind of dropped pair: ``dropped N reason (first lines: ...)``."""
         return [f"dropped {len(lines)} {reason} (first lines: {', '.join(map(str, lines[:first]))})"
@@ -128,16 +140,17 @@ class FilterReport:
 
 
 def filter_pairs(name: str, src_units: list[list[str]], tgt_units: list[list[str]],
-                 max_len: int | None) -> tuple[list[int], FilterReport]:
+                 max_len: int | None, first_line: int = 1) -> tuple[list[int], FilterReport]:
     """Indices of the pairs to keep: both sides non-empty and, if ``max_len``, at most
-    ``max_len`` units each. Every dropped pair is counted with its reason."""
+    ``max_len`` units each. Every dropped pair is counted with its reason and line number (the
+    first pair is on line ``first_line``)."""
     report = FilterReport(name, read=len(src_units))
     keep = []
     for i, (s, t) in enumerate(zip(src_units, tgt_units)):
         if not s or not t:
-            report.drop("pairs with an empty or whitespace-only side", i + 1)
+            report.drop("pairs with an empty or whitespace-only side", first_line + i)
         elif max_len and (len(s) > max_len or len(t) > max_len):
-            report.drop(f"pairs longer than {max_len} tokens", i + 1)
+            report.drop(f"pairs longer than {max_len} tokens", first_line + i)
         else:
             keep.append(i)
     report.kept = len(keep)

@@ -24,7 +24,11 @@ class Vocab:
     @classmethod
     def build(cls, sentences: Iterable[list[str]], size: int, min_freq: int = 1) -> "Vocab":
         """The ``size`` most frequent units (ties broken alphabetically), specials included."""
-        counts = Counter(tok for sent in sentences for tok in sent)
+        return cls.from_counts(Counter(tok for sent in sentences for tok in sent), size, min_freq)
+
+    @classmethod
+    def from_counts(cls, counts: Counter, size: int, min_freq: int = 1) -> "Vocab":
+        """As :meth:`build`, from the units' counts (which it changes)."""
         for special in SPECIALS:
             counts.pop(special, None)
         ranked = sorted((c, w) for w, c in counts.items() if c >= min_freq)
