@@ -12,7 +12,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "rnnsearch"
 STAGES = ["errors", "config", "checkpoint", "data", "model", "decoding", "analysis", "training", "serve", "cli"]
 RANK = {name: rank for rank, name in enumerate(STAGES)}
 RANK["checkpoint"] = RANK["config"]  # both are formats every stage reads; neither imports the other
-RANK["cpu"] = RANK["extras"] = RANK["errors"]  # what this CPU and this install can do: any stage asks
+RANK["cpu"] = RANK["extras"] = RANK["files"] = RANK["errors"]  # the CPU, the install, whole-or-absent folders: any stage
 MODULES = sorted(p for p in SRC.rglob("*.py"))
 
 

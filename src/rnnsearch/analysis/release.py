@@ -24,6 +24,7 @@ from rnnsearch.data.io import read_parallel
 from rnnsearch.decoding import pretrained
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.errors import UsageError
+from rnnsearch.files import whole_or_absent
 
 WEIGHTS = "model.pt"
 KEEP = ("config", "src_codec", "tgt_codec", "train_state")  # what a translation needs, and the record
@@ -53,10 +54,7 @@ def make_release(ckpt: str | Path, out: str | Path, test: tuple[str, str] | None
     if out.exists() and not force:
         raise UsageError(f"{out}: exists; choose another name or pass --force to replace it")
     payload = checkpoint.load(ckpt)
-    tmp = out.with_name(f".{name}.partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        tmp.mkdir(parents=True)
+    with whole_or_absent(out) as tmp:
         checkpoint.save(tmp / WEIGHTS, slim_payload(payload, torch.bfloat16))
         logfile = Path(ckpt).parent / "log.jsonl"
         if logfile.is_file():
@@ -65,12 +63,6 @@ def make_release(ckpt: str | Path, out: str | Path, test: tuple[str, str] | None
         manifest = manifest_of(name, tmp, payload, ckpt, scores, description)
         (tmp / pretrained.RELEASE_FILE).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
         (tmp / "README.md").write_text(model_card(manifest, payload), encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     log(f"released {ckpt} as {out} ({manifest['bytes'] / 2**20:.1f} MiB"
         + (f"; test BLEU {scores['bleu']:.2f}" if scores else "") + ")")
     return manifest

@@ -39,6 +39,7 @@ from rnnsearch.data.stream import PairReader, RawLines
 from rnnsearch.data.tokenize import TextCodec, load_sentencepiece, pretokenize, train_sentencepiece
 from rnnsearch.data.vocab import Vocab
 from rnnsearch.errors import UsageError
+from rnnsearch.files import whole_or_absent
 
 CHUNK = 20_000  # pairs per task
 PROGRESS = 1_000_000  # a log line per this many pairs read
@@ -53,10 +54,8 @@ def prepare(cfg: Config, out: str | Path, workers: int = 1, force: bool = False,
         raise UsageError(f"{out}: exists; choose another folder or pass --force to replace it")
     paths = corpus_file(d.dir, d.train, d.src_lang), corpus_file(d.dir, d.train, d.tgt_lang)
     start = time.monotonic()
-    tmp = out.with_name(f".{out.name}.partial")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        (tmp / "shards").mkdir(parents=True)
+    with whole_or_absent(out) as tmp:
+        (tmp / "shards").mkdir()
         protos = _sentencepiece(cfg, paths, log) if cfg.vocab.mode == "sentencepiece" else (None, None)
         spec = {"paths": [str(p) for p in paths], "langs": (d.src_lang, d.tgt_lang), "tokenizer": d.tokenizer,
                 "protos": protos, "max_len": d.max_len, "count": protos[0] is None}
@@ -70,12 +69,6 @@ def prepare(cfg: Config, out: str | Path, workers: int = 1, force: bool = False,
         shutil.rmtree(tmp / "shards")
         manifest = _manifest(cfg, codecs, report, notes, reader, totals, workers, time.monotonic() - start)
         (tmp / layout.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-        if out.exists():
-            shutil.rmtree(out)
-        tmp.rename(out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     log(f"prepared {report.kept:,} pairs ({totals['src_tokens']:,} + {totals['tgt_tokens']:,} units) in {out} "
         f"in {manifest['seconds']:.0f} s; train on it with --set data.prepared={out}")
     return manifest
