@@ -7,11 +7,14 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
+import yaml
 
-from conftest import demo_config
+from conftest import REPO, demo_config
 from rnnsearch.config import ConfigError, from_dict
 from rnnsearch.data import prepare as prep
 from rnnsearch.data import prepared
@@ -170,3 +173,18 @@ def test_guided_alignment_links_follow_the_prepared_pairs(tmp_path):
         cfg["train"]["guided_alignment"] = str(tmp_path / "links")
         loaded.append(_load(cfg)[2].links)
     assert np.array_equal(loaded[0].pairs, loaded[1].pairs) and np.array_equal(loaded[0].offsets, loaded[1].offsets)
+
+
+def test_the_cli_refuses_files_of_different_lengths_in_one_line(tmp_path):
+    nasty_corpus(tmp_path / "c")
+    fr = tmp_path / "c" / "train.fr"
+    fr.write_bytes(b"\r\n".join(fr.read_bytes().split(b"\r\n")[:-2]))
+    (tmp_path / "cfg.yaml").write_text(yaml.safe_dump(_cfg(tmp_path / "c")))
+    done = subprocess.run([sys.executable, "-m", "rnnsearch", "prepare", str(tmp_path / "cfg.yaml"), "--out",
+                           str(tmp_path / "p"), "--workers", "1"], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(REPO / "src")})
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"rnnsearch prepare: error: {tmp_path / 'c' / 'train.en.gz'} has 300 lines but {fr} has 298: "
+        "a parallel corpus needs one target line per source line"]
+    assert sorted(os.listdir(tmp_path)) == ["c", "cfg.yaml"]
