@@ -188,3 +188,16 @@ def test_the_cli_refuses_files_of_different_lengths_in_one_line(tmp_path):
         f"rnnsearch prepare: error: {tmp_path / 'c' / 'train.en.gz'} has 300 lines but {fr} has 298: "
         "a parallel corpus needs one target line per source line"]
     assert sorted(os.listdir(tmp_path)) == ["c", "cfg.yaml"]
+
+
+@pytest.mark.parametrize("lines", [b"", b"  \n\t\n"])
+def test_a_corpus_without_a_usable_pair_is_an_error_both_ways(tmp_path, lines):
+    nasty_corpus(tmp_path / "c")
+    (tmp_path / "c" / "train.en.gz").unlink()
+    for lang in ("en", "fr"):
+        (tmp_path / "c" / f"train.{lang}").write_bytes(lines)
+    with pytest.raises(DataError, match="no usable training pair"):
+        _load(_cfg(tmp_path / "c"))
+    with pytest.raises(DataError, match="none of the .* pairs is usable"):
+        prep.prepare(from_dict(_cfg(tmp_path / "c")), tmp_path / "p", workers=1, log=lambda *_: None)
+    assert not (tmp_path / "p").exists()

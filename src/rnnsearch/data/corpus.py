@@ -7,7 +7,7 @@ import numpy as np
 
 from rnnsearch.config import Config
 from rnnsearch.data.guided import Links, read_links
-from rnnsearch.data.io import ReadNotes, corpus_file, filter_pairs, read_parallel
+from rnnsearch.data.io import DataError, ReadNotes, corpus_file, filter_pairs, read_parallel
 from rnnsearch.data.prepared import open_prepared
 from rnnsearch.data.tokenize import build_codecs
 
@@ -45,6 +45,9 @@ def load_corpora(cfg: Config, log, codecs=None):
             train.with_links(_links(cfg, log, manifest["filter"]["read"], list(lines - 1), train.src_lens, train.tgt_lens))
     else:
         src_codec, tgt_codec, train = _read_train(cfg, log, codecs)
+    if len(train.src_ids) == 0:
+        raise DataError(f"{d.prepared or corpus_file(d.dir, d.train, d.src_lang)}: no usable training pair, nothing "
+                        "to train on (the line above says what was dropped)")
     dev = read_dev(cfg, log)
     log(f"vocabulary: {len(src_codec.vocab)} {d.src_lang} / {len(tgt_codec.vocab)} {d.tgt_lang} "
         f"({cfg.vocab.mode}); {len(train.src_ids)} training pairs, {len(dev[0])} dev pairs")

@@ -34,7 +34,7 @@ import numpy as np
 from rnnsearch import __version__
 from rnnsearch.config import Config
 from rnnsearch.data import prepared as layout
-from rnnsearch.data.io import FilterReport, ReadNotes, corpus_file, decode_line, filter_pairs
+from rnnsearch.data.io import DataError, FilterReport, ReadNotes, corpus_file, decode_line, filter_pairs
 from rnnsearch.data.stream import PairReader, RawLines
 from rnnsearch.data.tokenize import TextCodec, load_sentencepiece, pretokenize, train_sentencepiece
 from rnnsearch.data.vocab import Vocab
@@ -64,6 +64,8 @@ def prepare(cfg: Config, out: str | Path, workers: int = 1, force: bool = False,
         log(report.summary())
         for line in notes.lines():
             log(line)
+        if not report.kept:
+            raise DataError(f"{paths[0]}: none of the {report.read} pairs is usable: {report.summary()}")
         codecs = _codecs(cfg, counts, protos)
         totals = _pass_two(shards, codecs, tmp)
         shutil.rmtree(tmp / "shards")
