@@ -42,7 +42,7 @@ def load_corpora(cfg: Config, log, codecs=None):
             + manifest["summary"])
         if cfg.train.guided_alignment:
             lines = train.kept_lines()
-            train.with_links(_links(cfg, log, manifest["filter"]["read"], list(lines - 1), train.src_lens, train.tgt_lens))
+            train.links = _links(cfg, log, manifest["filter"]["read"], list(lines - 1), train.src_lens, train.tgt_lens)
     else:
         src_codec, tgt_codec, train = _read_train(cfg, log, codecs)
     if len(train.src_ids) == 0:
@@ -108,4 +108,4 @@ def suggest_prepare(paths, log) -> None:
     if sum(sizes) >= LARGE_TEXT:
         log(f"{paths[0]} and {paths[1]} hold about {sum(sizes) / 2**20:,.0f} MiB of text, which training reads into "
             "memory whole; for a corpus this size, `rnnsearch prepare CONFIG --out DIR` once and train with "
-            "--set data.prepared=DIR (memory-mapped, README: Training at the paper's corpus size)")
+            "--set data.prepared=DIR (memory-mapped; docs/training.md)")

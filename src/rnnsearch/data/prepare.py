@@ -36,7 +36,7 @@ from rnnsearch.config import Config
 from rnnsearch.data import prepared as layout
 from rnnsearch.data.io import DataError, FilterReport, ReadNotes, corpus_file, decode_line, filter_pairs
 from rnnsearch.data.stream import PairReader, RawLines
-from rnnsearch.data.tokenize import TextCodec, load_sentencepiece, pretokenize, train_sentencepiece
+from rnnsearch.data.tokenize import TextCodec, pretokenize, sentencepiece_codec, sentencepiece_protos
 from rnnsearch.data.vocab import Vocab
 from rnnsearch.errors import UsageError
 from rnnsearch.files import whole_or_absent
@@ -77,18 +77,12 @@ def prepare(cfg: Config, out: str | Path, workers: int = 1, force: bool = False,
 
 
 def _sentencepiece(cfg: Config, paths, log) -> tuple[bytes, bytes]:
-    """The SentencePiece models: ``vocab.sp_model``, or trained on the streamed training lines
-    exactly as the text path trains them."""
-    v, limit = cfg.vocab, cfg.data.max_train_pairs
-    if v.sp_model:
-        proto = load_sentencepiece(v.sp_model)
-        return proto, proto
-    log("prepare: training SentencePiece on the training lines")
-    src, tgt = (_text_lines(p, limit) for p in paths)
-    if v.joint:
-        proto = train_sentencepiece(chain(src, _text_lines(paths[1], limit)), v.size, v.sp_type)
-        return proto, proto
-    return train_sentencepiece(src, v.size, v.sp_type), train_sentencepiece(tgt, v.size, v.sp_type)
+    """The SentencePiece models, trained (unless ``vocab.sp_model``) on the streamed training lines
+    exactly as the text path trains them on its lists."""
+    if not cfg.vocab.sp_model:
+        log("prepare: training SentencePiece on the training lines")
+    limit = cfg.data.max_train_pairs
+    return sentencepiece_protos(cfg.vocab, _text_lines(paths[0], limit), _text_lines(paths[1], limit))
 
 
 def _text_lines(path, limit: int):
@@ -187,12 +181,7 @@ def _codecs(cfg: Config, counts, protos) -> tuple[TextCodec, TextCodec]:
     if protos[0] is None:
         return tuple(TextCodec(lang, d.tokenizer, Vocab.from_counts(c, v.size, v.min_freq))
                      for lang, c in zip((d.src_lang, d.tgt_lang), counts))
-    import sentencepiece as spm
-    out = []
-    for lang, proto in zip((d.src_lang, d.tgt_lang), protos):
-        sp = spm.SentencePieceProcessor(model_proto=proto)
-        out.append(TextCodec(lang, d.tokenizer, Vocab([sp.id_to_piece(i) for i in range(sp.get_piece_size())]), proto))
-    return tuple(out)
+    return tuple(sentencepiece_codec(lang, d.tokenizer, proto) for lang, proto in zip((d.src_lang, d.tgt_lang), protos))
 
 
 # -- pass 2: chunk-local ids -> vocabulary ids, appended to the flat files ---------------------

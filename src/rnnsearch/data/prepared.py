@@ -9,16 +9,12 @@ import json
 import mmap
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rnnsearch.config import Config, ConfigError
 from rnnsearch.data.io import DataError
 from rnnsearch.data.tokenize import TextCodec
-
-if TYPE_CHECKING:
-    from rnnsearch.data.guided import Links
 
 FORMAT, VERSION = "rnnsearch-prepared", 1
 MANIFEST = "manifest.json"
@@ -100,7 +96,8 @@ class Side:
 
 class PreparedCorpus:
     """The trainer's view of a prepared dataset, as data.corpus.Corpus: ``src_ids[k]``,
-    ``tgt_ids[k]``, ``src_lens``, ``tgt_lens`` (held in memory) and ``links``."""
+    ``tgt_ids[k]``, ``src_lens``, ``tgt_lens`` (held in memory) and ``links`` (set by corpus.load_corpora
+    with train.guided_alignment)."""
 
     def __init__(self, folder: str | Path, manifest: dict):
         folder = Path(folder)
@@ -123,10 +120,6 @@ class PreparedCorpus:
     def kept_lines(self) -> np.ndarray:
         """Each pair's 1-based line number in the training files."""
         return np.load(self.folder / LINES, mmap_mode="r")
-
-    def with_links(self, links: Links) -> "PreparedCorpus":
-        self.links = links
-        return self
 
 
 def read_manifest(folder: str | Path) -> dict:

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import io
 import os
+from collections.abc import Iterable
 from functools import lru_cache
+from itertools import chain
 from pathlib import Path
 
 from rnnsearch.data.vocab import (BOS, BOS_TOKEN, EOS, EOS_TOKEN, PAD, PAD_TOKEN, SPECIALS, UNK, UNK_TOKEN,
@@ -76,7 +78,7 @@ def detokenize(tokens: list[str], kind: str, lang: str) -> str:
     return _moses(lang)[1].detokenize(tokens)
 
 
-def train_sentencepiece(lines: list[str], size: int, model_type: str, seed_sentences: int = 2_000_000) -> bytes:
+def train_sentencepiece(lines: Iterable[str], size: int, model_type: str, seed_sentences: int = 2_000_000) -> bytes:
     """Train a SentencePiece model on raw lines; returns the serialized model.
     Ids 0-3 are our specials, so piece ids are vocabulary ids."""
     import sentencepiece as spm
@@ -173,19 +175,26 @@ def build_codecs(vocab_cfg, data_cfg, src_lines: list[str], tgt_lines: list[str]
         src = TextCodec(src_lang, tok, Vocab.build(src_units, vocab_cfg.size, vocab_cfg.min_freq))
         tgt = TextCodec(tgt_lang, tok, Vocab.build(tgt_units, vocab_cfg.size, vocab_cfg.min_freq))
         return src, tgt, src_units, tgt_units
-    if vocab_cfg.sp_model:
-        src_proto = tgt_proto = load_sentencepiece(vocab_cfg.sp_model)
-    elif vocab_cfg.joint:
-        proto = train_sentencepiece(src_lines + tgt_lines, vocab_cfg.size, vocab_cfg.sp_type)
-        src_proto = tgt_proto = proto
-    else:
-        src_proto = train_sentencepiece(src_lines, vocab_cfg.size, vocab_cfg.sp_type)
-        tgt_proto = train_sentencepiece(tgt_lines, vocab_cfg.size, vocab_cfg.sp_type)
-    codecs = []
-    for lang, proto in ((src_lang, src_proto), (tgt_lang, tgt_proto)):
-        import sentencepiece as spm
-        sp = spm.SentencePieceProcessor(model_proto=proto)
-        itos = [sp.id_to_piece(i) for i in range(sp.get_piece_size())]
-        codecs.append(TextCodec(lang, tok, Vocab(itos), proto))
-    src, tgt = codecs
+    src_proto, tgt_proto = sentencepiece_protos(vocab_cfg, src_lines, tgt_lines)
+    src, tgt = sentencepiece_codec(src_lang, tok, src_proto), sentencepiece_codec(tgt_lang, tok, tgt_proto)
     return src, tgt, [src.units(t) for t in src_lines], [tgt.units(t) for t in tgt_lines]
+
+
+def sentencepiece_protos(vocab_cfg, src_lines: Iterable[str], tgt_lines: Iterable[str]) -> tuple[bytes, bytes]:
+    """The source and target SentencePiece models: ``vocab.sp_model``, or trained on the lines
+    (each iterable is read once: lists, or lines streamed from the files)."""
+    if vocab_cfg.sp_model:
+        proto = load_sentencepiece(vocab_cfg.sp_model)
+        return proto, proto
+    if vocab_cfg.joint:
+        proto = train_sentencepiece(chain(src_lines, tgt_lines), vocab_cfg.size, vocab_cfg.sp_type)
+        return proto, proto
+    return (train_sentencepiece(src_lines, vocab_cfg.size, vocab_cfg.sp_type),
+            train_sentencepiece(tgt_lines, vocab_cfg.size, vocab_cfg.sp_type))
+
+
+def sentencepiece_codec(lang: str, tokenizer: str, proto: bytes) -> TextCodec:
+    """A codec whose vocabulary is the model's pieces, in id order."""
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_proto=proto)
+    return TextCodec(lang, tokenizer, Vocab([sp.id_to_piece(i) for i in range(sp.get_piece_size())]), proto)
