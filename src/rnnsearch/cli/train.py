@@ -36,6 +36,7 @@ def train(args) -> int:
         finished = True
     finally:
         distributed.teardown(ctx, wait=finished)
+    distributed.exit_rank(ctx, 0)
     return 0
 
 

@@ -7,7 +7,9 @@ torch.distributed, so single-process training is unchanged.
 """
 from __future__ import annotations
 
+import logging
 import os
+import sys
 from dataclasses import dataclass
 
 import torch
@@ -63,6 +65,25 @@ def teardown(ctx: Context, wait: bool = False) -> None:
         if wait:
             dist.barrier()
         dist.destroy_process_group()
+
+
+def exit_rank(ctx: Context, code: int = 0) -> None:
+    """End a torchrun rank that has finished and left its group without interpreter
+    finalisation; a no-op in a single process.
+
+    DistributedDataParallel (torch 2.13) keeps its process group alive from C++ after the
+    wrapper is gone and destroy_process_group has run (10 references stay), so the gloo
+    threads (gloo_tcp_loop, two pt_gloo_runloop) still run when the interpreter finalises,
+    where releasing them is unsafe: a thread that takes the GIL then is ended by a forced
+    unwind, which reads "terminate called without an active exception". One rank of a make-test
+    run ended so (SIGABRT) after all its work was done. Logs, checkpoints and the tensorboard
+    writer are closed before this; the streams are flushed here."""
+    if not ctx.enabled:
+        return
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(code)
 
 
 def shard(rows, ctx: Context):
