@@ -12,8 +12,12 @@
 # further model starts, and the invocation exits 143 once the others have ended. SIGSTOP / SIGCONT
 # pause it (e.g. while a benchmark is timed): CPU time does not run while stopped.
 #
-# Usage: recipes/hansards.sh [all|train|status|report]   (`make hansards`, `make hansards-status`,
-#        `make hansards-report`). all = train, then report on whatever checkpoints exist.
+# Usage: recipes/hansards.sh [all|train|status|report|links]   (`make hansards`, `make hansards-status`,
+#        `make hansards-report`). all = train, then report on whatever checkpoints exist. links =
+#        eflomal's links of the training pairs ($OUT/align/train.links; REUSE=1 keeps its earlier
+#        directional links; EFLOMAL names the aligner's binary) for the -guided variant: MODELS="rnnsearch50-guided rnnsearch50-fren"
+#        trains RNNsearch-50 with train.guided_alignment, and a Fr->En RNNsearch-50 (for symmetrised
+#        attention), as the others.
 #
 # PROFILE=gpu: the paper's sizes (620/1000/1000/500, word shortlist 30k, Adadelta, the authors'
 # loss scale and readout), bf16 autocast, MINUTES per invocation and model.
@@ -63,14 +67,19 @@ status() {
 }
 
 train_one() {  # name: trains (or continues) one model; its output goes to $OUT/$name/train.log
-  local name=$1 arch=${1%[0-9][0-9]} len=${1: -2} resume=()
+  local name=$1 base=${1%%-*} resume=() extra=()
+  local arch=${base%[0-9][0-9]} len=${base: -2}
+  case "$name" in  # variants of a model: -guided (train.guided_alignment, `links` first), -fren (Fr->En)
+    *-guided) extra=(--set train.guided_alignment="$OUT/align/train.links") ;;
+    *-fren) extra=(--set data.src_lang=fr --set data.tgt_lang=en) ;;
+  esac
   mkdir -p "$OUT/$name"
   [ -f "$OUT/$name/last.pt" ] && resume=(--resume)
   local start rc pid; start=$(date +%s)
   $BIN/rnnsearch train "configs/hansards_${arch}.yaml" --out "$OUT/$name" "${resume[@]}" \
     --set data.dir="$DATA/hansards" --set data.max_len="$len" --set data.max_train_pairs="$PAIRS" \
     --set train.max_minutes="$MINUTES" --set train.max_core_hours="$BUDGET" --set train.threads="$THREADS" \
-    --set train.progress=false "${SIZES[@]}" ${SETS:-} >> "$OUT/$name/train.log" 2>&1 &
+    --set train.progress=false "${SIZES[@]}" "${extra[@]}" ${SETS:-} >> "$OUT/$name/train.log" 2>&1 &
   pid=$!
   trap 'kill -TERM "$pid" 2>/dev/null || true' TERM INT  # the trainer saves last.pt and exits 0
   while kill -0 "$pid" 2>/dev/null; do wait "$pid" || true; done
@@ -146,7 +155,9 @@ report_all() {
 case "$STEP" in
   all) train_all; report_all ;;
   train) train_all ;;
+  links) $BIN/python experiments/guided_links.py configs/hansards_rnnsearch.yaml --out "$OUT/align" ${REUSE:+--reuse} --eflomal "${EFLOMAL:-eflomal-align}" \
+           --set data.dir="$DATA/hansards" --set data.token_cache="$OUT/cache" ;;
   status) status ;;
   report) report_all ;;
-  *) echo "usage: $0 [all|train|status|report]" >&2; exit 2 ;;
+  *) echo "usage: $0 [all|train|status|report|links]" >&2; exit 2 ;;
 esac

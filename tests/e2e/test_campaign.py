@@ -16,6 +16,7 @@ import torch
 
 from conftest import REPO
 from rnnsearch import checkpoint
+from rnnsearch.data.tokenize import pretokenize
 
 pytestmark = pytest.mark.slow
 TINY = ("--set model.emb=16 --set model.enc_hidden=16 --set model.dec_hidden=16 --set model.att=16 "
@@ -152,3 +153,45 @@ def test_a_trainer_stopped_on_its_own_starts_no_further_model(data_dir, tmp_path
     assert f"last.pt at step {stopped_at} (" in (run / "train.log").read_text()  # resumed, not restarted
     for name in ("rnnsearch50", "rnnencdec50"):
         assert checkpoint.load(out / name / "last.pt")["train_state"]["step"] == 40, name
+
+
+FAKE_ALIGNER = """#!/usr/bin/env python3
+# A stand-in for eflomal-align: links word k to word k (and the last source word to the rest).
+import sys
+args = dict(zip(sys.argv[1::2], sys.argv[2::2]))
+src = open(args["-s"]).read().split("\\n")[:-1]
+tgt = open(args["-t"]).read().split("\\n")[:-1]
+for key, extra in (("-f", ""), ("-r", " 0-0")):
+    with open(args[key], "w") as f:
+        for s, t in zip(src, tgt):
+            n, m = len(s.split()), len(t.split())
+            f.write(" ".join(f"{min(k, n - 1)}-{k}" for k in range(m)) + (extra if n and m else "") + "\\n")
+"""
+
+
+def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
+    """`links` writes one line of links per training line (symmetrised from both directions);
+    the -guided variant trains with them, the -fren variant the other way round."""
+    aligner = tmp_path / "aligner"
+    aligner.write_text(FAKE_ALIGNER)
+    aligner.chmod(0o755)
+    out = tmp_path / "out"
+    os.environ["EFLOMAL"] = str(aligner)
+    try:
+        _finish(_recipe(data_dir, out, "links", TINY))
+    finally:
+        del os.environ["EFLOMAL"]
+    train = (data_dir / "hansards" / "train.en").read_text().splitlines()
+    links = (out / "align" / "train.links").read_text().splitlines()
+    assert len(links) == len(train)
+    fr = (data_dir / "hansards" / "train.fr").read_text().splitlines()
+    for line, en_line, fr_line in zip(links[:50], train, fr):
+        n, m = len(pretokenize(en_line, "moses", "en")), len(pretokenize(fr_line, "moses", "fr"))
+        assert line.split() == [f"{min(k, n - 1)}-{k}" for k in range(m)], (line, en_line, fr_line)
+    output = _finish(_recipe(data_dir, out, "train", TINY + " --set train.max_steps=3",
+                             models="rnnsearch50-guided rnnsearch50-fren"))
+    assert output.count("reached train.max_steps=3") == 2, output[-3000:]
+    guided = (out / "rnnsearch50-guided" / "config.yaml").read_text()
+    assert f"guided_alignment: {out / 'align' / 'train.links'}" in guided
+    fren = checkpoint.load(out / "rnnsearch50-fren" / "last.pt")["config"]["data"]
+    assert (fren["src_lang"], fren["tgt_lang"]) == ("fr", "en")
