@@ -15,9 +15,9 @@
 # Usage: recipes/hansards.sh [all|train|status|report|links]   (`make hansards`, `make hansards-status`,
 #        `make hansards-report`). all = train, then report on whatever checkpoints exist. links =
 #        eflomal's links of the training pairs ($OUT/align/train.links; REUSE=1 keeps its earlier
-#        directional links; EFLOMAL names the aligner's binary) for the -guided variant: MODELS="rnnsearch50-guided rnnsearch50-fren"
-#        trains RNNsearch-50 with train.guided_alignment, and a Fr->En RNNsearch-50 (for symmetrised
-#        attention), as the others.
+#        directional links; EFLOMAL names the aligner's binary) for the -guided variant:
+#        MODELS="rnnsearch50-guided rnnsearch50-fren" trains RNNsearch-50 with
+#        train.guided_alignment, and a Fr->En RNNsearch-50 (for symmetrised attention), as the others.
 #
 # PROFILE=gpu: the paper's sizes (620/1000/1000/500, word shortlist 30k, Adadelta, the authors'
 # loss scale and readout), bf16 autocast, MINUTES per invocation and model.

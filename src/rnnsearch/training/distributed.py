@@ -73,10 +73,10 @@ def exit_rank(ctx: Context, code: int = 0) -> None:
 
     DistributedDataParallel (torch 2.13) keeps its process group alive from C++ after the
     wrapper is gone and destroy_process_group has run (10 references stay), so the gloo
-    threads (gloo_tcp_loop, two pt_gloo_runloop) still run when the interpreter finalises,
-    where releasing them is unsafe: a thread that takes the GIL then is ended by a forced
-    unwind, which reads "terminate called without an active exception". One rank of a make-test
-    run ended so (SIGABRT) after all its work was done. Logs, checkpoints and the tensorboard
+    threads (gloo_tcp_loop, two pt_gloo_runloop) still run when the interpreter finalises.
+    One rank of a make-test run aborted there ("terminate called without an active exception",
+    SIGABRT) after all its work was done; likely (not reproduced) a thread that took the GIL
+    during finalisation and was ended by a forced unwind, as in pytorch/pytorch#179291. Logs, checkpoints and the tensorboard
     writer are closed before this; the streams are flushed here."""
     if not ctx.enabled:
         return
