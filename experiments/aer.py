@@ -9,13 +9,17 @@ eflomal reads the first --pairs training pairs, Moses-tokenised and lowercased l
 with the 447 test pairs appended (an unsupervised aligner aligns its test data with its training
 data); its forward and reverse links, their intersection, union and grow-diag-final-and are scored.
 
-The "natural form" rows have the model read the gold sentences as Hansards writes them (first
-word capitalised, French elisions and contractions restored: ``rnnsearch.analysis.gold_text``),
-the form it was trained on, with the links put back on the gold set's words. The variants: which
-step's attention links y_i (``--shift``: 0, the step that emits it; 1, the step where y_i is the
-decoder's input, Shift-Att; 2; -1), plain argmax or with thresholds; with a Fr->En model, each also
-symmetrised with that model's links. Held out: the variant is chosen by its AER on WPT sentences
-1-223 and reported on 224-447.
+The variants are `rnnsearch align` flags. ``--natural``: the model reads the gold sentences as
+Hansards writes them (first word capitalised, French elisions and contractions restored:
+``rnnsearch.analysis.gold_text``), the form it was trained on, with the links put back on the gold
+set's words. ``--shift``: which step's attention links y_i (0, the step that emits it; 1, the step
+where y_i is the decoder's input, Shift-Att; 2; -1). ``--extract``: links read by rows (each target
+word to its most attended source word), by columns (each source word to the target word that
+attends to it most) or both symmetrised; ``--threshold``: rows plus every weight at least that.
+With a Fr->En model, each variant also combined with that model's same variant: the two
+directions' links symmetrised, or links read from the product of the two soft alignments
+(``--symmetrize soft``). Held out: the variant is chosen by its AER on WPT sentences 1-223 and
+reported on 224-447.
 """
 from __future__ import annotations
 
@@ -24,22 +28,24 @@ import shlex
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from datetime import date
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 WPT = DATA / "alignment" / "hansards_enfr"
-DEFAULT = "argmax of alpha_i (default)"
+DEFAULT = "argmax of alpha_i (default: no flags)"
 HALF = 223  # variants and thresholds are chosen on WPT sentences 1-223; AER reported on 224-447
 HALVES = (lambda xs: xs, lambda xs: xs[:HALF], lambda xs: xs[HALF:])  # all, the choosing half, the held-out half
 
-from rnnsearch.analysis.force_align import force_align  # noqa: E402
+from rnnsearch.analysis.force_align import EXTRACTIONS, combine, force_align, hard_links  # noqa: E402
 from rnnsearch.analysis.gold_text import natural_forms  # noqa: E402
 from rnnsearch.analysis.links import (alignment_error_rate, grow_diag_final_and, link_misses,  # noqa: E402
-                                      parse_pharaoh, read_wpt_gold, symmetrize)
+                                      parse_pharaoh, read_wpt_gold)
 from rnnsearch.data.io import read_lines  # noqa: E402
 from rnnsearch.data.tokenize import pretokenize  # noqa: E402
+from guided_links import eflomal_binary  # noqa: E402  (experiments/, this script's folder)
 from rnnsearch.decoding.translator import Translator  # noqa: E402
 
 
@@ -55,7 +61,8 @@ def wpt_pairs() -> list[tuple[str, str]]:
     return pairs
 
 
-def eflomal_links(pairs: int, test: list[tuple[str, str]], work: Path, reuse: bool) -> tuple[dict, float]:
+def eflomal_links(pairs: int, test: list[tuple[str, str]], work: Path, reuse: bool,
+                  binary: str = "eflomal-align") -> tuple[dict, float]:
     """eflomal's links of the test pairs, by symmetrisation, and its wall time (s)."""
     stamp = work / f"eflomal.{pairs}.seconds"
     if reuse and stamp.exists():
@@ -73,9 +80,8 @@ def eflomal_links(pairs: int, test: list[tuple[str, str]], work: Path, reuse: bo
     lines.extend(f"{s} ||| {t}\n" for s, t in test)
     (work / "eflomal.in").write_text("".join(lines), encoding="utf-8")
     say(f"eflomal: {len(lines) - len(test)} training pairs ({skipped} empty left out) + {len(test)} test pairs")
-    binary = Path(sys.executable).parent / "eflomal-align"
     start = time.monotonic()
-    subprocess.run([str(binary), "-i", str(work / "eflomal.in"), "-f", str(work / "fwd"), "-r", str(work / "rev"),
+    subprocess.run([eflomal_binary(binary), "-i", str(work / "eflomal.in"), "-f", str(work / "fwd"), "-r", str(work / "rev"),
                     "--overwrite"], check=True)
     seconds = time.monotonic() - start
     stamp.write_text(f"{seconds:.1f}")
@@ -91,39 +97,85 @@ def _symmetrised(work: Path, n: int) -> dict:
     return links
 
 
-def variants_of(translator) -> dict[str, dict]:
-    """force_align's settings to score: every shift (-1 to 2; 1 is Shift-Att's step), as written and
-    in natural form, plain argmax and with thresholds 0.3 and 0.2."""
+def settings_of(translator) -> dict[str, dict]:
+    """force_align's readings to score: every shift (-1 to 2; 1 is Shift-Att's step), as written and
+    in natural form, by flag string ("" for the default)."""
     natural = natural_forms(translator.src_codec, translator.tgt_codec)
-    out = {}
-    for form_name, forms in (("", None), ("natural form: ", natural)):
-        for shift in (0, 1, 2, -1):
-            for threshold in (None, 0.3, 0.2):
-                flags = " ".join(f for f in ("--natural" if forms else "", f"--shift {shift}" if shift else "",
-                                             f"--threshold {threshold}" if threshold else "") if f)
-                name = (f"{form_name}argmax of alpha_{{i{shift:+d}}}".replace("{i+0}", "i")
-                        + (f" + alpha >= {threshold}" if threshold else "") + (f" ({flags})" if flags else ""))
-                out[DEFAULT if not flags else name] = {"shift": shift, "threshold": threshold, "forms": forms}
-    return out
+    return {" ".join(f for f in ("--natural" if forms else "", f"--shift {shift}" if shift else "") if f):
+            {"shift": shift, "forms": forms} for forms in (None, natural) for shift in (0, 1, 2, -1)}
+
+
+def extractions() -> list[tuple[str, float | None]]:
+    """How links are read from a soft alignment: every extraction, and the rows' argmax with thresholds."""
+    return [(e, None) for e in EXTRACTIONS] + [("rows", 0.3), ("rows", 0.2)]
+
+
+def variant_name(flags: str, extract: str, threshold: float | None, method: str | None = None) -> str:
+    """The `rnnsearch align` flags of one variant (the default: plain argmax of alpha_i)."""
+    flags = " ".join(f for f in (flags, f"--extract {extract}" if extract != "rows" else "",
+                                 f"--threshold {threshold}" if threshold else "",
+                                 f"--reverse-model FR_EN --symmetrize {method}" if method else "") if f)
+    return f"`{flags}`" if flags else DEFAULT
 
 
 def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str = "cpu",
                     reverse: Path | None = None) -> tuple[dict, float]:
-    """Links of every variant; with ``reverse`` (a Fr->En checkpoint), also each variant's links
-    symmetrised with the reverse model's links of the same variant (intersection, grow-diag-final-and)."""
+    """Links of every variant (reading x extraction); with ``reverse`` (a Fr->En checkpoint), also
+    each variant combined with the reverse model's same variant (``force_align.combine``: the
+    intersection, grow-diag, grow-diag-final-and of the two directions' links, or their soft product)."""
     translator = Translator.from_pretrained(str(checkpoint), device=device)
-    variants = variants_of(translator)
-    out, start = {}, time.monotonic()
-    for name, kwargs in variants.items():
-        out[name] = [a.links for a in force_align(translator, test, **kwargs)]
-    if reverse is not None:
-        back = Translator.from_pretrained(str(reverse), device=device)
-        flipped = [(t, s_) for s_, t in test]
-        for name, kwargs in variants_of(back).items():
-            links = [{(s_, t) for t, s_ in a.links} for a in force_align(back, flipped, **kwargs)]
-            for method in ("intersection", "grow-diag-final-and"):
-                out[f"{method} with Fr->En: {name}"] = [symmetrize(f, r, method) for f, r in zip(out[name], links)]
-    return out, (time.monotonic() - start) / len(variants)
+    back = Translator.from_pretrained(str(reverse), device=device) if reverse is not None else None
+    flipped = [(t, s_) for s_, t in test]
+    out, start, readings = {}, time.monotonic(), 0
+    for flags, kwargs in settings_of(translator).items():
+        forward = force_align(translator, test, **kwargs)
+        readings += 1
+        backward = None
+        if back is not None:
+            backward = force_align(back, flipped, **settings_of(back)[flags])
+            readings += 1
+        for extract, threshold in extractions():
+            ours = [replace(a, links=hard_links(a.soft, threshold, extract)) for a in forward]
+            out[variant_name(flags, extract, threshold)] = [a.links for a in ours]
+            if backward is None:
+                continue
+            theirs = [replace(a, links=hard_links(a.soft, threshold, extract)) for a in backward]
+            for method in ("intersection", "grow-diag", "grow-diag-final-and", "soft"):
+                both = combine(ours, theirs, method, threshold, extract)
+                out[variant_name(flags, extract, threshold, method)] = [a.links for a in both]
+    return out, (time.monotonic() - start) / readings
+
+
+def family(name: str) -> str:
+    """A variant's kind, for the summary: its extraction and, with a Fr->En model, its combination."""
+    words = name.strip("`").split()
+    extract = words[words.index("--extract") + 1] if "--extract" in words else "rows"
+    threshold = " + threshold" if "--threshold" in words else ""
+    method = f", with Fr->En: {words[words.index('--symmetrize') + 1]}" if "--symmetrize" in words else ""
+    return f"{extract}{threshold}{method}"
+
+
+def summary(rows: list) -> list:
+    """The default, then each kind of attention links (``family``) by its variant with the lowest AER
+    on the first half, best first, then every eflomal row."""
+    attention = [r for r in rows if r[0].startswith("rnnsearch")]
+    best: dict[str, tuple] = {}
+    for r in attention:
+        kind = family(r[1])
+        if kind not in best or r[3]["aer"] < best[kind][3]["aer"]:
+            best[kind] = r
+    ranked = sorted(best.values(), key=lambda r: r[3]["aer"])
+    default = [r for r in attention if r[1] == DEFAULT]
+    return default + [r for r in ranked if r[1] != DEFAULT] + [r for r in rows if not r[0].startswith("rnnsearch")]
+
+
+def table(rows: list) -> str:
+    lines = ["| aligner | links | AER | precision | recall | AER 1-223 | AER 224-447 |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    for who, name, r, first, second in rows:
+        lines.append(f"| {who} | {name} | {r['aer']:.4f} | {r['precision']:.4f} | {r['recall']:.4f} | "
+                     f"{first['aer']:.4f} | {second['aer']:.4f} |")
+    return "\n".join(lines)
 
 
 def held_out(rows: list[tuple[str, str, dict, dict, dict]]) -> str:
@@ -147,15 +199,22 @@ def misses_text(links: list, gold: list, test: list[tuple[str, str]], top: int =
             f"target words (missed of linked): {listed}.")
 
 
-def _eflomal_version(reused: bool, work: Path) -> str:
-    """eflomal's version; with --reuse on a machine without eflomal, where its links came from."""
+def _eflomal_version(reused: bool, work: Path, binary: str) -> str:
+    """eflomal's version: of this Python's package, else of the Python beside --eflomal's binary;
+    with --reuse on a machine without eflomal, where its links came from."""
     from importlib import metadata
     try:
         return metadata.version("eflomal")
     except metadata.PackageNotFoundError:
-        if not reused:
-            raise
-        return f"(not installed here; its links reused from {work})"
+        pass
+    found = Path(binary) if Path(binary).is_file() else None
+    if found is not None and (found.parent / "python").exists():
+        return subprocess.run([str(found.parent / "python"), "-c", "import importlib.metadata as m; "
+                               "print(m.version('eflomal'))"], check=True, capture_output=True,
+                              text=True).stdout.strip() + f" ({binary})"
+    if not reused:
+        raise SystemExit(f"error: eflomal's version: no eflomal package here or beside {binary}")
+    return f"(not installed here; its links reused from {work})"
 
 
 def main() -> int:
@@ -167,26 +226,27 @@ def main() -> int:
     parser.add_argument("--reuse", action="store_true", help="reuse eflomal's links from an earlier run in --work")
     parser.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: where the model aligns")
     parser.add_argument("--reverse-checkpoint", help="a Fr->En RNNsearch: also score the symmetrised links")
+    parser.add_argument("--eflomal", default="eflomal-align", help="eflomal's binary: a path, or a name looked "
+                        "up beside this Python, then on PATH")
     args = parser.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     test, gold = wpt_pairs(), read_wpt_gold(WPT / "test.gold")
     reverse = Path(args.reverse_checkpoint) if args.reverse_checkpoint else None
     ours, ours_s = attention_links(Path(args.checkpoint), test, args.device, reverse)
-    theirs, eflomal_s = eflomal_links(args.pairs, test, work, args.reuse)
+    theirs, eflomal_s = eflomal_links(args.pairs, test, work, args.reuse, args.eflomal)
     rows = [(who, name, *(alignment_error_rate(part(links), part(gold)) for part in HALVES))
             for who, found in (("rnnsearch attention", ours), (f"eflomal ({args.pairs:,} pairs)", theirs))
             for name, links in found.items()]
-    table = ["| aligner | links | AER | precision | recall | AER 1-223 | AER 224-447 |",
-             "|---|---|---:|---:|---:|---:|---:|"]
-    for who, name, r, first, second in rows:
-        table.append(f"| {who} | {name} | {r['aer']:.4f} | {r['precision']:.4f} | {r['recall']:.4f} | "
-                     f"{first['aer']:.4f} | {second['aer']:.4f} |")
     text = (f"WPT 2003 En-Fr gold ({len(test)} sentences; AER, precision, recall summed over the corpus, "
             f"Och & Ney 2003), {date.today().isoformat()}. Command: `python experiments/aer.py "
-            f"{' '.join(shlex.quote(a) for a in sys.argv[1:])}`. Attention: {ours_s:.1f} s per variant; eflomal "
-            f"{_eflomal_version(args.reuse, work)}: {eflomal_s:.0f} s.\n\n"
-            + "\n".join(table) + "\n\n" + held_out(rows) + "\n\n" + misses_text(ours[DEFAULT], gold, test) + "\n")
+            f"{' '.join(shlex.quote(a) for a in sys.argv[1:])}`. Attention: {ours_s:.1f} s per reading of the "
+            f"{len(test)} pairs by a model; eflomal {_eflomal_version(args.reuse, work, args.eflomal)}: "
+            f"{eflomal_s:.0f} s.\n\n"
+            f"Each kind of links by its variant with the lowest AER on sentences 1-{HALF} (variants: "
+            f"`rnnsearch align` flags), and eflomal:\n\n" + table(summary(rows)) + "\n\n" + held_out(rows)
+            + "\n\n" + misses_text(ours[DEFAULT], gold, test) + f"\n\n<details><summary>All {len(rows)} "
+            f"variants</summary>\n\n" + table(rows) + "\n\n</details>\n")
     print(text)
     if args.out:
         Path(args.out).write_text(text, encoding="utf-8")

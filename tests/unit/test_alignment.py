@@ -186,6 +186,16 @@ def test_align_symmetrises_with_a_reverse_model(trained_run, synth_dir, tmp_path
                      "--reverse-model", str(trained_run / "best.pt"), "--symmetrize", method, "--out", str(out)]) == 0
         expected = [symmetrize(f.links, {(s, t) for t, s in b.links}, method) for f, b in zip(forward, backward)]
         assert read_pharaoh(out) == expected
+    # soft: links read from the product of the two soft alignments, here both ways of reading it
+    out = tmp_path / "soft.pharaoh"
+    assert main(["align", str(trained_run / "best.pt"), "--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"),
+                 "--reverse-model", str(trained_run / "best.pt"), "--symmetrize", "soft", "--extract", "grow-diag",
+                 "--out", str(out)]) == 0
+    for links, f, b in zip(read_pharaoh(out), forward, backward, strict=True):
+        product = f.soft * b.soft.T
+        rows = {(int(s), t) for t, s in enumerate(product.argmax(1))}
+        columns = {(s, int(t)) for s, t in enumerate(product.argmax(0))}
+        assert links == symmetrize(rows, columns, "grow-diag")
 
 
 def test_hard_links_threshold_adds_every_heavy_source_word():
@@ -195,6 +205,36 @@ def test_hard_links_threshold_adds_every_heavy_source_word():
     assert hard_links(soft) == {(0, 0), (2, 1)}
     assert hard_links(soft, threshold=0.3) == {(0, 0), (1, 0), (2, 1)}
     assert hard_links(np.zeros((0, 3)), threshold=0.3) == set()
+
+
+def test_hard_links_extract_rows_columns_or_both():
+    import numpy as np
+    from rnnsearch.analysis.force_align import hard_links
+    from rnnsearch.errors import UsageError
+    # target word 1 attends most to source 2; source 1 is attended most by target 0
+    soft = np.array([[0.5, 0.4, 0.1], [0.05, 0.05, 0.9]])
+    assert hard_links(soft, extract="columns") == {(0, 0), (1, 0), (2, 1)}
+    assert hard_links(soft, extract="intersection") == {(0, 0), (2, 1)}
+    assert hard_links(soft, extract="grow-diag") == {(0, 0), (1, 0), (2, 1)}
+    assert hard_links(np.zeros((0, 3)), extract="columns") == set()
+    with pytest.raises(UsageError, match="extract must be one of"):
+        hard_links(soft, extract="diagonal")
+
+
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(0, 2**32 - 1))
+def test_extracted_links_cover_their_side_and_nest(n_tgt, n_src, seed):
+    """rows link every target word once, columns every source word once; their symmetrisations
+    lie between the two's intersection and union."""
+    import numpy as np
+    from rnnsearch.analysis.force_align import EXTRACTIONS, hard_links
+    soft = np.random.default_rng(seed).dirichlet(np.ones(n_src), size=n_tgt)  # (target words, source words)
+    got = {e: hard_links(soft, extract=e) for e in EXTRACTIONS}
+    assert sorted(t for _, t in got["rows"]) == list(range(n_tgt))
+    assert sorted(s for s, _ in got["columns"]) == list(range(n_src))
+    for e in EXTRACTIONS:
+        assert got["intersection"] <= got[e] <= got["union"]
+    assert all(soft[t, s] == soft[t].max() for s, t in got["rows"])
+    assert all(soft[t, s] == soft[:, s].max() for s, t in got["columns"])
 
 
 def test_link_misses_add_up_and_measure_the_distance_to_the_gold():

@@ -41,8 +41,14 @@ def register(sub) -> None:
     p.add_argument("--reverse-model", metavar="CKPT",
                    help="a model of the other direction (e.g. Fr->En): align both ways and symmetrise")
     p.add_argument("--symmetrize", choices=["intersection", "union", "grow-diag", "grow-diag-final",
-                                            "grow-diag-final-and"], default="grow-diag-final-and",
-                   help="how the two directions' links are combined (with --reverse-model)")
+                                            "grow-diag-final-and", "soft"], default="grow-diag-final-and",
+                   help="how the two directions' links are combined (with --reverse-model); soft: multiply "
+                        "the two models' soft alignments and read links from the product (--extract)")
+    p.add_argument("--extract", choices=["rows", "columns", "intersection", "union", "grow-diag", "grow-diag-final",
+                                         "grow-diag-final-and"], default="rows",
+                   help="how links are read from a soft alignment: rows, each target word to its most attended "
+                        "source word; columns, each source word to the target word attending to it most; or "
+                        "those two symmetrised")
     p.add_argument("--natural", action="store_true",
                    help="WPT 2003 En-Fr gold text: the model reads it in natural form (first word "
                         "capitalised, French elisions and contractions restored); links stay on the given words")
@@ -104,7 +110,8 @@ def align(args) -> int:
     translator = Translator.from_pretrained(args.checkpoint)
     forms = natural_forms(translator.src_codec, translator.tgt_codec) if args.natural else None
     pairs = _pairs(args)
-    alignments = force_align(translator, pairs, shift=args.shift, threshold=args.threshold, forms=forms)
+    alignments = force_align(translator, pairs, shift=args.shift, threshold=args.threshold, forms=forms,
+                             extract=args.extract)
     if args.reverse_model:
         alignments = symmetrized(alignments, args, pairs)
     if args.format == "npz":
@@ -122,19 +129,15 @@ def align(args) -> int:
 
 
 def symmetrized(forward: list, args, pairs: list[tuple[str, str]]) -> list:
-    """The forward alignments with their links symmetrised with those of --reverse-model (soft
-    weights: the forward model's)."""
-    from rnnsearch.analysis.force_align import force_align
+    """The forward alignments combined with those of --reverse-model (``force_align.combine``)."""
+    from rnnsearch.analysis.force_align import combine, force_align
     from rnnsearch.analysis.gold_text import natural_forms
-    from rnnsearch.analysis.links import symmetrize
     from rnnsearch.decoding.translator import Translator
     reverse = Translator.from_pretrained(args.reverse_model)
     forms = natural_forms(reverse.src_codec, reverse.tgt_codec) if args.natural else None
     backward = force_align(reverse, [(t, s) for s, t in pairs], shift=args.shift, threshold=args.threshold,
-                           forms=forms)
-    for a, b in zip(forward, backward, strict=True):
-        a.links = symmetrize(a.links, {(s, t) for t, s in b.links}, args.symmetrize)
-    return forward
+                           forms=forms, extract=args.extract)
+    return combine(forward, backward, args.symmetrize, args.threshold, args.extract)
 
 
 def lexicon(args) -> int:

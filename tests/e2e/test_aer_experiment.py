@@ -1,0 +1,46 @@
+"""experiments/aer.py's variants of attention links, without eflomal: every variant is what
+`rnnsearch align` gives with the flags it is named by, and the summary picks on the first half."""
+import sys
+from pathlib import Path
+
+import pytest
+
+from rnnsearch.cli import main
+from rnnsearch.analysis.links import alignment_error_rate, read_pharaoh
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
+aer = pytest.importorskip("aer")
+
+
+def test_every_variant_is_the_align_command_it_names(trained_run, synth_dir, tmp_path):
+    checkpoint = trained_run / "best.pt"
+    src = (synth_dir / "test.en").read_text().splitlines()[:8]
+    tgt = (synth_dir / "test.fr").read_text().splitlines()[:8]
+    pairs = list(zip(src, tgt))
+    # the same model read backwards stands in for a Fr->En one
+    found, seconds = aer.attention_links(checkpoint, pairs, reverse=checkpoint)
+    assert seconds > 0
+    readings, extractions = 8, len(aer.extractions())
+    assert len(found) == readings * extractions * (1 + 4)
+    (tmp_path / "pairs").write_text("".join(f"{s} ||| {t}\n" for s, t in pairs))
+    for name in (aer.DEFAULT, "`--natural --shift 1 --extract grow-diag`", "`--shift 2 --threshold 0.3`",
+                 "`--extract columns --reverse-model FR_EN --symmetrize soft`",
+                 "`--natural --extract intersection --reverse-model FR_EN --symmetrize grow-diag`"):
+        flags = [] if name == aer.DEFAULT else name.strip("`").replace("FR_EN", str(checkpoint)).split()
+        out = tmp_path / "links"
+        assert main(["align", str(checkpoint), "--pairs", str(tmp_path / "pairs"), "--out", str(out), *flags]) == 0
+        assert read_pharaoh(out) == found[name], name
+    # the summary: the default first, then one variant per kind, each the best of its kind on the first half
+    gold = [(links, links) for links in found["`--extract intersection`"]]
+    halves = (lambda xs: xs, lambda xs: xs[:4], lambda xs: xs[4:])
+    rows = [("rnnsearch attention", name, *(alignment_error_rate(h(links), h(gold)) for h in halves))
+            for name, links in found.items()]
+    chosen = aer.summary(rows)
+    assert chosen[0][1] == aer.DEFAULT
+    kinds = [aer.family(r[1]) for r in chosen[1:]]
+    assert len(kinds) == len(set(kinds))
+    for row in chosen[1:]:
+        assert row[3]["aer"] == min(r[3]["aer"] for r in rows if aer.family(r[1]) == aer.family(row[1]))
+    assert min(r[3]["aer"] for r in rows) == 0.0  # the intersection itself is among the variants
+    assert "AER 0.0000 there" in aer.held_out(rows)
+    assert aer.table(chosen).count("\n") == len(chosen) + 1
