@@ -15,7 +15,9 @@ Hansards writes them (first word capitalised, French elisions and contractions r
 set's words. ``--shift``: which step's attention links y_i (0, the step that emits it; 1, the step
 where y_i is the decoder's input, Shift-Att; 2; -1). ``--extract``: links read by rows (each target
 word to its most attended source word), by columns (each source word to the target word that
-attends to it most) or both symmetrised; ``--threshold``: rows plus every weight at least that.
+attends to it most) or both symmetrised; ``--balance``: from the soft alignment balanced by Sinkhorn
+iterations (every source word given the same total weight); ``--threshold``: rows plus every
+weight at least that.
 With a Fr->En model, each variant also combined with that model's same variant: the two
 directions' links symmetrised, or links read from the product of the two soft alignments
 (``--symmetrize soft``). Held out: the variant is chosen by its AER on WPT sentences 1-223 and
@@ -105,15 +107,17 @@ def settings_of(translator) -> dict[str, dict]:
             {"shift": shift, "forms": forms} for forms in (None, natural) for shift in (0, 1, 2, -1)}
 
 
-def extractions() -> list[tuple[str, float | None]]:
-    """How links are read from a soft alignment: every extraction, and the rows' argmax with thresholds."""
-    return [(e, None) for e in EXTRACTIONS] + [("rows", 0.3), ("rows", 0.2)]
+def extractions() -> list[tuple[str, float | None, int]]:
+    """How links are read from a soft alignment (extract, threshold, balance): every extraction, as
+    it is and balanced by 3 and 10 Sinkhorn iterations, and the rows' argmax with thresholds."""
+    return [(e, None, b) for b in (0, 3, 10) for e in EXTRACTIONS] + [("rows", 0.3, 0), ("rows", 0.2, 0)]
 
 
-def variant_name(flags: str, extract: str, threshold: float | None, method: str | None = None) -> str:
+def variant_name(flags: str, extract: str, threshold: float | None, balance: int, method: str | None = None) -> str:
     """The `rnnsearch align` flags of one variant (the default: plain argmax of alpha_i)."""
     flags = " ".join(f for f in (flags, f"--extract {extract}" if extract != "rows" else "",
                                  f"--threshold {threshold}" if threshold else "",
+                                 f"--balance {balance}" if balance else "",
                                  f"--reverse-model FR_EN --symmetrize {method}" if method else "") if f)
     return f"`{flags}`" if flags else DEFAULT
 
@@ -134,15 +138,15 @@ def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str =
         if back is not None:
             backward = force_align(back, flipped, **settings_of(back)[flags])
             readings += 1
-        for extract, threshold in extractions():
-            ours = [replace(a, links=hard_links(a.soft, threshold, extract)) for a in forward]
-            out[variant_name(flags, extract, threshold)] = [a.links for a in ours]
+        for extract, threshold, balance in extractions():
+            ours = [replace(a, links=hard_links(a.soft, threshold, extract, balance)) for a in forward]
+            out[variant_name(flags, extract, threshold, balance)] = [a.links for a in ours]
             if backward is None:
                 continue
-            theirs = [replace(a, links=hard_links(a.soft, threshold, extract)) for a in backward]
+            theirs = [replace(a, links=hard_links(a.soft, threshold, extract, balance)) for a in backward]
             for method in ("intersection", "grow-diag", "grow-diag-final-and", "soft"):
-                both = combine(ours, theirs, method, threshold, extract)
-                out[variant_name(flags, extract, threshold, method)] = [a.links for a in both]
+                both = combine(ours, theirs, method, threshold, extract, balance)
+                out[variant_name(flags, extract, threshold, balance, method)] = [a.links for a in both]
     return out, (time.monotonic() - start) / readings
 
 
@@ -151,6 +155,7 @@ def family(name: str) -> str:
     words = name.strip("`").split()
     extract = words[words.index("--extract") + 1] if "--extract" in words else "rows"
     threshold = " + threshold" if "--threshold" in words else ""
+    threshold += ", balanced" if "--balance" in words else ""
     method = f", with Fr->En: {words[words.index('--symmetrize') + 1]}" if "--symmetrize" in words else ""
     return f"{extract}{threshold}{method}"
 

@@ -23,8 +23,8 @@ def test_every_variant_is_the_align_command_it_names(trained_run, synth_dir, tmp
     readings, extractions = 8, len(aer.extractions())
     assert len(found) == readings * extractions * (1 + 4)
     (tmp_path / "pairs").write_text("".join(f"{s} ||| {t}\n" for s, t in pairs))
-    for name in (aer.DEFAULT, "`--natural --shift 1 --extract grow-diag`", "`--shift 2 --threshold 0.3`",
-                 "`--extract columns --reverse-model FR_EN --symmetrize soft`",
+    for name in (aer.DEFAULT, "`--natural --shift 1 --extract grow-diag --balance 3`", "`--shift 2 --threshold 0.3`",
+                 "`--extract columns --balance 10 --reverse-model FR_EN --symmetrize soft`",
                  "`--natural --extract intersection --reverse-model FR_EN --symmetrize grow-diag`"):
         flags = [] if name == aer.DEFAULT else name.strip("`").replace("FR_EN", str(checkpoint)).split()
         out = tmp_path / "links"

@@ -237,6 +237,35 @@ def test_extracted_links_cover_their_side_and_nest(n_tgt, n_src, seed):
     assert all(soft[t, s] == soft[:, s].max() for s, t in got["columns"])
 
 
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(0, 2**32 - 1))
+def test_sinkhorn_balances_rows_and_columns_and_keeps_the_words_order_free(n_tgt, n_src, seed):
+    """Balanced, rows sum to 1 and columns to T/S; renumbering the words renumbers the result."""
+    import numpy as np
+    from rnnsearch.analysis.force_align import hard_links, sinkhorn
+    rng = np.random.default_rng(seed)
+    soft = rng.dirichlet(np.ones(n_src + 1), size=n_tgt)[:, :n_src]  # rows sum below 1, as without </s>
+    balanced = sinkhorn(soft, 200)
+    np.testing.assert_allclose(balanced.sum(0), n_tgt / n_src, rtol=1e-6)
+    np.testing.assert_allclose(balanced.sum(1), 1.0, rtol=1e-3)
+    rows, cols = rng.permutation(n_tgt), rng.permutation(n_src)
+    np.testing.assert_allclose(sinkhorn(soft[rows][:, cols], 3), sinkhorn(soft, 3)[rows][:, cols])
+    assert hard_links(soft, balance=0) == hard_links(soft)
+    assert hard_links(soft, extract="grow-diag", balance=3) == hard_links(sinkhorn(soft, 3), extract="grow-diag")
+
+
+def test_balance_moves_links_to_the_words_attention_neglects():
+    """Two target words both attend most to source 0; balanced, the second goes to source 1, which
+    only it gives weight to."""
+    import numpy as np
+    from rnnsearch.analysis.force_align import hard_links
+    from rnnsearch.errors import UsageError
+    soft = np.array([[0.9, 0.1], [0.6, 0.4]])
+    assert hard_links(soft) == {(0, 0), (0, 1)}
+    assert hard_links(soft, balance=10) == {(0, 0), (1, 1)}
+    with pytest.raises(UsageError, match="Sinkhorn"):
+        hard_links(soft, balance=-1)
+
+
 def test_link_misses_add_up_and_measure_the_distance_to_the_gold():
     gold = [({(0, 0)}, {(0, 0), (3, 1)}), (set(), set())]
     words = [["a", "b", "c"], ["a"]]

@@ -75,19 +75,40 @@ def merge(attention: np.ndarray, src_owner: list[tuple[int, ...]], tgt_owner: li
 EXTRACTIONS = ("rows", "columns", "intersection", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and")
 
 
-def hard_links(soft: np.ndarray, threshold: float | None = None, extract: str = "rows") -> set[tuple[int, int]]:
+def _check_reading(extract: str, balance: int) -> None:
+    if extract not in EXTRACTIONS:
+        raise UsageError(f"extract must be one of {', '.join(EXTRACTIONS)}, got {extract!r}")
+    if balance < 0:
+        raise UsageError(f"balance: a number of Sinkhorn iterations, 0 or more, got {balance}")
+
+
+def sinkhorn(soft: np.ndarray, iterations: int) -> np.ndarray:
+    """``soft`` (target words, source words) balanced by Sinkhorn's iterations: each scales the rows
+    to sum to 1, then the columns to sum to T/S, so that every source word gets the same total
+    weight as every target word does (an optimal-transport reading of attention with uniform
+    marginals). Weights below 1e-9 are raised to it, so that no row or column is empty."""
+    balanced = np.maximum(soft, 1e-9)
+    for _ in range(iterations):
+        balanced = balanced / balanced.sum(1, keepdims=True)  # rows: 1 each
+        balanced = balanced / balanced.sum(0, keepdims=True) * (soft.shape[0] / soft.shape[1])  # columns: T/S
+    return balanced
+
+
+def hard_links(soft: np.ndarray, threshold: float | None = None, extract: str = "rows",
+               balance: int = 0) -> set[tuple[int, int]]:
     """Links {(source, target)} read from a soft alignment (target words, source words).
 
     ``extract``: "rows", each target word to its most attended source word (the default);
     "columns", each source word to the target word that attends to it most; or a symmetrisation
     (``links.symmetrize``: "intersection", "grow-diag", ...) of those two, as of two directions.
-    With a ``threshold``, also every (source, target) pair with at least that weight."""
-    if extract not in EXTRACTIONS:
-        raise UsageError(f"extract must be one of {', '.join(EXTRACTIONS)}, got {extract!r}")
+    ``balance``: read them from ``sinkhorn(soft, balance)`` instead. With a ``threshold``, also
+    every (source, target) pair whose weight in ``soft`` is at least that."""
+    _check_reading(extract, balance)
     if soft.size == 0:
         return set()
-    rows = {(int(s), t) for t, s in enumerate(soft.argmax(1))}
-    columns = {(s, int(t)) for s, t in enumerate(soft.argmax(0))}
+    read = sinkhorn(soft, balance) if balance else soft
+    rows = {(int(s), t) for t, s in enumerate(read.argmax(1))}
+    columns = {(s, int(t)) for s, t in enumerate(read.argmax(0))}
     links = rows if extract == "rows" else columns if extract == "columns" else symmetrize(rows, columns, extract)
     if threshold is not None:
         links = links | {(int(s), int(t)) for t, s in zip(*np.nonzero(soft >= threshold))}
@@ -96,19 +117,18 @@ def hard_links(soft: np.ndarray, threshold: float | None = None, extract: str = 
 
 @torch.no_grad()
 def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, shift: int = 0,
-                threshold: float | None = None, forms=None, extract: str = "rows") -> list[Alignment]:
+                threshold: float | None = None, forms=None, extract: str = "rows", balance: int = 0) -> list[Alignment]:
     """Alignments of (source text, target text) pairs under ``translator``'s model (RNNsearch).
 
     By default target unit y_i takes alpha_i, the attention of the step that emits it (its query
     is s_{i-1}). ``shift=1`` takes alpha_{i+1}: the step where y_i is the decoder's input, as
     Shift-Att reads a Transformer (Chen et al. 2020); here that step's query s_i has read c_i
     but not y_i, which only s_{i+1}, the query of ``shift=2``, has read. ``shift=-1``: alpha_{i-1}.
-    ``threshold``, ``extract``: see ``hard_links``. ``forms``: a (source, target) pair of functions, words ->
+    ``threshold``, ``extract``, ``balance``: see ``hard_links``. ``forms``: a (source, target) pair of functions, words ->
     groups (``gold_text``), giving the words the model reads."""
     if shift not in SHIFTS:
         raise UsageError(f"shift must be one of {', '.join(map(str, SHIFTS))}, got {shift}")
-    if extract not in EXTRACTIONS:
-        raise UsageError(f"extract must be one of {', '.join(EXTRACTIONS)}, got {extract!r}")
+    _check_reading(extract, balance)
     model, src_codec, tgt_codec = translator.model, translator.src_codec, translator.tgt_codec
     if getattr(model, "arch", "rnnsearch") != "rnnsearch":
         raise UsageError("this model has no attention (arch: rnnencdec): nothing to align")
@@ -116,11 +136,12 @@ def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, 
     with evaluating(model):
         for start in range(0, len(pairs), batch_size):
             out.extend(_align_batch(model, src_codec, tgt_codec, pairs[start:start + batch_size],
-                                    translator.device, shift, threshold, forms or (as_written, as_written), extract))
+                                    translator.device, shift, forms or (as_written, as_written),
+                                    lambda soft: hard_links(soft, threshold, extract, balance)))
     return out
 
 
-def _align_batch(model, src_codec, tgt_codec, pairs, device, shift, threshold, forms, extract) -> list[Alignment]:
+def _align_batch(model, src_codec, tgt_codec, pairs, device, shift, forms, links_of) -> list[Alignment]:
     words = [(s.split(), t.split()) for s, t in pairs]
     src = [group_units(src_codec, forms[0](sw)) for sw, _ in words]
     tgt = [group_units(tgt_codec, forms[1](tw)) for _, tw in words]
@@ -133,7 +154,7 @@ def _align_batch(model, src_codec, tgt_codec, pairs, device, shift, threshold, f
         rows = np.clip(np.arange(len(tu)) + shift, 0, len(tu))  # alpha_{i+shift}, the last step at most (</s>)
         attention = alphas[b, rows, : len(su)]  # the </s> column left out
         soft = merge(attention, so, to, len(sw), len(tw)) if sw and tw else np.zeros((len(tw), len(sw)))
-        result.append(Alignment(sw, tw, soft, hard_links(soft, threshold, extract)))
+        result.append(Alignment(sw, tw, soft, links_of(soft)))
     return result
 
 
@@ -141,19 +162,19 @@ COMBINATIONS = SYMMETRIZATIONS + ("soft",)
 
 
 def combine(forward: list[Alignment], backward: list[Alignment], method: str = "grow-diag-final-and",
-            threshold: float | None = None, extract: str = "rows") -> list[Alignment]:
+            threshold: float | None = None, extract: str = "rows", balance: int = 0) -> list[Alignment]:
     """Alignments of both directions in one: ``forward`` of (source, target) pairs, ``backward``
     of the same pairs read the other way (a Fr->En model). ``method``: a symmetrisation of the two
     directions' links (``links.symmetrize``; soft weights stay the forward ones), or "soft": the
     product of the two soft alignments, alpha_ij of one times alpha_ji of the other, whose links
-    are read as ``hard_links`` reads one (``threshold``, ``extract``)."""
+    are read as ``hard_links`` reads one (``threshold``, ``extract``, ``balance``)."""
     if method not in COMBINATIONS:
         raise UsageError(f"symmetrisation must be one of {', '.join(COMBINATIONS)}, got {method!r}")
     out = []
     for f, b in zip(forward, backward, strict=True):
         if method == "soft":
             soft = f.soft * b.soft.T  # (target words, source words)
-            out.append(Alignment(f.source_words, f.target_words, soft, hard_links(soft, threshold, extract)))
+            out.append(Alignment(f.source_words, f.target_words, soft, hard_links(soft, threshold, extract, balance)))
         else:
             links = symmetrize(f.links, {(s, t) for t, s in b.links}, method)
             out.append(Alignment(f.source_words, f.target_words, f.soft, links))
