@@ -12,12 +12,16 @@
 # further model starts, and the invocation exits 143 once the others have ended. SIGSTOP / SIGCONT
 # pause it (e.g. while a benchmark is timed): CPU time does not run while stopped.
 #
-# Usage: recipes/hansards.sh [all|train|status|report|links]   (`make hansards`, `make hansards-status`,
+# Usage: recipes/hansards.sh [all|train|status|report|links|release]   (`make hansards`, `make hansards-status`,
 #        `make hansards-report`). all = train, then report on whatever checkpoints exist. links =
 #        eflomal's links of the training pairs ($OUT/align/train.links; REUSE=1 keeps its earlier
 #        directional links; EFLOMAL names the aligner's binary) for the -guided variant:
 #        MODELS="rnnsearch50-guided rnnsearch50-fren" trains RNNsearch-50 with
 #        train.guided_alignment, and a Fr->En RNNsearch-50 (for symmetrised attention), as the others.
+#        A model that finishes its budget is released (RELEASE=1, the default): its best.pt as
+#        $RELEASES/hansards_enfr_NAME (default models/; hansards_fren_... for -fren), with its test
+#        BLEU measured from the released file (`rnnsearch release`); release = do that now for
+#        every model of MODELS with a best.pt, finished or not.
 #
 # PROFILE=gpu: the paper's sizes (620/1000/1000/500, word shortlist 30k, Adadelta, the authors'
 # loss scale and readout), bf16 autocast, MINUTES per invocation and model.
@@ -39,6 +43,7 @@ PROFILE=${PROFILE:-$($BIN/python -c 'import torch; print("gpu" if torch.cuda.is_
 TEST_LINES=${TEST_LINES:-0}
 BEAM=${BEAM:-12}
 TARGET=${TARGET:-20}
+RELEASE=${RELEASE:-1}; RELEASES=${RELEASES:-models}  # a model that finishes its budget is released there
 MODELS=${MODELS:-rnnsearch50 rnnencdec50 rnnsearch30 rnnencdec30}
 if [ "$PROFILE" = gpu ]; then
   PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-120}; BUDGET=${BUDGET:-0}; THREADS=${THREADS:-0}; JOBS=${JOBS:-1}
@@ -89,7 +94,23 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
   if [ "$rc" = 0 ] && tail -n 1 "$OUT/$name/train.log" | grep -q '^stopped by '; then rc=143; fi
   echo "$name: $(( $(date +%s) - start )) s wall, exit $rc" >> "$OUT/recipe.txt"
   tail -n 1 "$OUT/$name/train.log"
+  if [ "$rc" = 0 ] && [ "$RELEASE" = 1 ]; then release_one "$name" || rc=1; fi
   return "$rc"
+}
+
+release_one() {  # name: a finished model's best.pt as $RELEASES/hansards_{enfr|fren}_NAME, test BLEU measured
+  local name=$1 lang=enfr src=en tgt=fr
+  case "$name" in *-fren) lang=fren; src=fr; tgt=en ;; esac
+  local dest="$RELEASES/hansards_${lang}_${name%-fren}" best="$OUT/$name/best.pt"
+  if [ ! -f "$best" ]; then echo "$name: no best.pt (no validation yet): not released"; return 0; fi
+  if [ "$dest/release.json" -nt "$best" ]; then echo "$name: $dest is up to date"; return 0; fi
+  echo "$name: releasing $best as $dest (test BLEU, beam $BEAM; log: $OUT/$name/release.log)"
+  mkdir -p "$RELEASES"
+  OMP_NUM_THREADS=$(( THREADS > 0 ? THREADS : $(nproc) )) $BIN/rnnsearch release "$best" --out "$dest" --force \
+    --src "$DATA/hansards/test.$src" --ref "$DATA/hansards/test.$tgt" --beam "$BEAM" \
+    --description "The Hansards campaign's $name (recipes/hansards.sh, $PROFILE profile): best dev BLEU checkpoint." \
+    > "$OUT/$name/release.log" 2>&1 || { echo "$name: release failed:"; tail -n 5 "$OUT/$name/release.log"; return 1; }
+  tail -n 1 "$OUT/$name/release.log"
 }
 
 collect() {  # the exit status of a finished train_one: 143 = stopped before its end, else a failure
@@ -159,5 +180,6 @@ case "$STEP" in
            --set data.dir="$DATA/hansards" --set data.token_cache="$OUT/cache" ;;
   status) status ;;
   report) report_all ;;
-  *) echo "usage: $0 [all|train|status|report|links]" >&2; exit 2 ;;
+  release) rc=0; for name in $MODELS; do release_one "$name" || rc=1; done; exit "$rc" ;;
+  *) echo "usage: $0 [all|train|status|report|links|release]" >&2; exit 2 ;;
 esac

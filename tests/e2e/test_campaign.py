@@ -38,7 +38,7 @@ def data_dir(synth_dir, tmp_path_factory) -> Path:
 def _recipe(data_dir: Path, out: Path, step: str, sets: str, models: str = "rnnsearch50") -> subprocess.Popen:
     env = {**os.environ, "OUT": str(out), "DATA": str(data_dir), "PROFILE": "cpu", "THREADS": "1",
            "BIN": str(Path(sys.executable).parent), "MODELS": models, "JOBS": "1", "SETS": sets,
-           "PYTHONPATH": str(REPO / "src")}
+           "PYTHONPATH": str(REPO / "src"), "RELEASES": str(out / "models")}
     return subprocess.Popen([str(REPO / "recipes" / "hansards.sh"), step], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
@@ -98,6 +98,16 @@ def test_three_invocations_equal_one(data_dir, tmp_path):
         assert torch.equal(tensor, b["model"][name]), name
     recipe = (parts / "recipe.txt").read_text()
     assert recipe.count("profile: cpu") == 3 and recipe.count("rnnsearch50:") == 3
+    # finished, the model was released with its test BLEU, measured from the released file
+    release = parts / "models" / "hansards_enfr_rnnsearch50"
+    assert f"rnnsearch50: releasing {parts / 'rnnsearch50' / 'best.pt'} as {release}" in output, output[-3000:]
+    manifest = json.loads((release / "release.json").read_text())
+    assert manifest["train_state"]["best_step"] == checkpoint.load(parts / "rnnsearch50" / "best.pt")[
+        "train_state"]["best_step"]
+    assert manifest["test"]["beam"] == 12 and manifest["test"]["n"] == len(
+        (data_dir / "hansards" / "test.en").read_text().splitlines())
+    again = _finish(_recipe(data_dir, parts, "release", sets))
+    assert "rnnsearch50: " + str(release) + " is up to date" in again, again[-3000:]
     status = subprocess.run([str(REPO / "recipes" / "hansards.sh"), "status"], capture_output=True, text=True,
                             env={**os.environ, "OUT": str(parts), "BIN": str(Path(sys.executable).parent),
                                  "PROFILE": "cpu", "MODELS": "rnnsearch50"})
