@@ -155,9 +155,14 @@ report_all() {
   done
   local models=() figure3=()
   for name in rnnencdec30 rnnsearch30 rnnencdec50 rnnsearch50; do  # the paper's row order
-    [ -f "$OUT/$name/best.pt" ] || continue
+    # a model's release where it is up to date (its BLEU is then the model card's), else its best.pt
+    local ckpt="$OUT/$name/best.pt" release="$RELEASES/hansards_enfr_$name"
+    if [ -f "$release/release.json" ] && { [ ! -f "$ckpt" ] || [ "$release/release.json" -nt "$ckpt" ]; }; then
+      ckpt=$release
+    fi
+    [ -e "$ckpt" ] || continue
     local label; label=$(sed -E 's/rnnsearch/RNNsearch-/; s/rnnencdec/RNNencdec-/' <<< "$name")
-    models+=(--model "$label=$OUT/$name/best.pt")
+    models+=(--model "$label=$ckpt")
     [ "$name" = rnnsearch50 ] && figure3=(--figure3 RNNsearch-50)
   done
   if [ ${#models[@]} -eq 0 ]; then echo "no checkpoint in $OUT yet: nothing to report"; return 1; fi

@@ -29,9 +29,12 @@ def data_dir(synth_dir, tmp_path_factory) -> Path:
     """A stand-in for ../shared/data with the recipe's layout, from the synthetic corpus."""
     root = tmp_path_factory.mktemp("data")
     (root / "hansards").mkdir()
+    (root / "wmt14").mkdir()
     for split in ("train", "dev", "test"):
         for lang in ("en", "fr"):
             (root / "hansards" / f"{split}.{lang}").write_bytes((synth_dir / f"{split}.{lang}").read_bytes())
+    for lang in ("en", "fr"):
+        (root / "wmt14" / f"newstest2014.{lang}").write_bytes((synth_dir / f"test.{lang}").read_bytes())
     return root
 
 
@@ -108,6 +111,15 @@ def test_three_invocations_equal_one(data_dir, tmp_path):
         (data_dir / "hansards" / "test.en").read_text().splitlines())
     again = _finish(_recipe(data_dir, parts, "release", sets))
     assert "rnnsearch50: " + str(release) + " is up to date" in again, again[-3000:]
+    # the report reads the release, so that its Table 1 is the model card's BLEU
+    os.environ["REPORT_SETS"] = "hansards"
+    try:
+        _finish(_recipe(data_dir, parts, "report", sets))
+    finally:
+        del os.environ["REPORT_SETS"]
+    results = json.loads((parts / "report_hansards" / "results.json").read_text())
+    assert results["RNNsearch-50"]["bleu"] == manifest["test"]["bleu"]
+    assert str(release) in (parts / "report_hansards" / "report.md").read_text()
     status = subprocess.run([str(REPO / "recipes" / "hansards.sh"), "status"], capture_output=True, text=True,
                             env={**os.environ, "OUT": str(parts), "BIN": str(Path(sys.executable).parent),
                                  "PROFILE": "cpu", "MODELS": "rnnsearch50"})
