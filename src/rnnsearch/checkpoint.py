@@ -1,4 +1,9 @@
-"""Checkpoints: written atomically (temporary file, fsync, rename), loaded with clear errors."""
+"""Checkpoints: written atomically (temporary file, fsync, rename), loaded with clear errors.
+
+A release may store its matrices in int8 (``pack_int8``): each row of a 2-D weight as int8 with
+one float32 scale (symmetric, the row's largest magnitude maps to 127), under ``model_int8``
+beside the other weights under ``model``. ``load`` turns them back into float32 weights under
+``model``, so every reader of a checkpoint sees one kind of state dict."""
 from __future__ import annotations
 
 import os
@@ -11,6 +16,7 @@ from rnnsearch.errors import UserError, existing_file
 
 FORMAT = "rnnsearch-checkpoint"
 VERSION = 1
+INT8 = "model_int8"
 
 
 class CheckpointError(UserError, ValueError):
@@ -60,4 +66,33 @@ def load(path: str | Path, map_location="cpu") -> dict:
     for key in ("config", "src_codec", "tgt_codec", "model"):
         if key not in payload:
             raise CheckpointError(f"{path}: checkpoint lacks {key!r}")
+    if INT8 in payload:
+        payload["model"] = {**payload["model"], **unpack_int8(payload.pop(INT8), path)}
     return payload
+
+
+def pack_int8(state: dict) -> tuple[dict, dict]:
+    """(the tensors kept as they are, {name: {"q": int8 (rows, cols), "scale": float32 (rows,)}}
+    for every floating 2-D tensor): q = round(w / scale), scale = max_j |w_ij| / 127 per row i."""
+    kept, packed = {}, {}
+    for name, w in state.items():
+        if not (w.is_floating_point() and w.dim() == 2):
+            kept[name] = w
+            continue
+        w = w.float()
+        scale = w.abs().amax(1).clamp_min(torch.finfo(torch.float32).tiny) / 127  # (rows,)
+        q = torch.round(w / scale[:, None]).clamp(-127, 127).to(torch.int8)  # (rows, cols)
+        packed[name] = {"q": q, "scale": scale}
+    return kept, packed
+
+
+def unpack_int8(packed: dict, path: str | Path = "checkpoint") -> dict:
+    """float32 weights from ``pack_int8``'s packed ones."""
+    out = {}
+    for name, entry in packed.items():
+        q, scale = (entry.get("q"), entry.get("scale")) if isinstance(entry, dict) else (None, None)
+        if not (isinstance(q, torch.Tensor) and q.dtype == torch.int8 and isinstance(scale, torch.Tensor)
+                and q.dim() == 2 and scale.shape == q.shape[:1]):
+            raise CheckpointError(f"{path}: int8 weight {name!r} is not an int8 matrix with one scale per row")
+        out[name] = q.float() * scale.float()[:, None]  # (rows, cols)
+    return out

@@ -125,3 +125,45 @@ def test_a_release_is_written_whole_or_not_at_all(trained_run, synth_dir, tmp_pa
     with pytest.raises(UsageError, match="exists; choose another name or pass --force"):
         make_release(trained_run / "best.pt", out, log=lambda *_: None)
     assert "Not measured at release" in (out / "README.md").read_text()
+
+
+def test_an_int8_release_where_parity_holds(trained_run, released, synth_dir, tmp_path, capsys):
+    """--dtype int8: matrices in int8 with a scale per row, a quarter of float32's bytes, read back
+    as float32 by every loader; the card's BLEU is the int8 file's, beside bf16's, within --parity."""
+    out = tmp_path / "models" / "tiny_int8"
+    assert main(["release", str(trained_run / "best.pt"), "--out", str(out), "--src", str(synth_dir / "test.en"),
+                 "--ref", str(synth_dir / "test.fr"), "--beam", "3", "--dtype", "int8", "--parity", "0.5"]) == 0
+    manifest = json.loads((out / "release.json").read_text())
+    bf16 = json.loads((released / "release.json").read_text())
+    assert manifest["dtype"] == "int8" and manifest["bytes"] < 0.6 * bf16["bytes"]
+    assert manifest["test"]["parity"] == {"bfloat16_bleu": bf16["test"]["bleu"], "tolerance": 0.5}
+    assert abs(manifest["test"]["bleu"] - bf16["test"]["bleu"]) <= 0.5
+    assert sorted(p.name for p in out.iterdir()) == ["README.md", "log.jsonl", "model.pt", "release.json",
+                                                     "test.hyp.fr"]
+    original = checkpoint.load(trained_run / "best.pt")["model"]
+    loaded = checkpoint.load(out / "model.pt")["model"]
+    assert loaded.keys() == original.keys()
+    for name, w in original.items():
+        if w.is_floating_point() and w.dim() == 2:  # within half a step of its row's int8 grid
+            step = w.abs().amax(1, keepdim=True) / 127
+            assert loaded[name].dtype == torch.float32 and bool(((loaded[name] - w).abs() <= step / 2 + 1e-6).all())
+    hyps = [t.text for t in Translator.from_pretrained(str(out)).translate(read_lines(synth_dir / "test.en"), beam=3)]
+    assert corpus_bleu(hyps, read_lines(synth_dir / "test.fr"))[0] == manifest["test"]["bleu"]
+    assert "int8 (matrices" in (out / "README.md").read_text()
+
+
+def test_int8_is_refused_without_a_test_or_past_the_tolerance(trained_run, synth_dir, tmp_path, monkeypatch):
+    out = tmp_path / "models" / "refused"
+    with pytest.raises(UsageError, match="int8 release needs a test set"):
+        make_release(trained_run / "best.pt", out, dtype="int8", log=lambda *_: None)
+    measure = release_module.measure
+
+    def bf16_scores_higher(weights, *args):  # the parity run's weights lie in a bf16/ folder
+        scores = measure(weights, *args)
+        return {**scores, "bleu": scores["bleu"] + (1.0 if weights.parent.name == "bf16" else 0.0)}
+
+    monkeypatch.setattr(release_module, "measure", bf16_scores_higher)
+    with pytest.raises(UsageError, match="more than the parity tolerance of 0.5: release in bf16"):
+        make_release(trained_run / "best.pt", out, test=(synth_dir / "test.en", synth_dir / "test.fr"), beam=2,
+                     dtype="int8", parity=0.5, log=lambda *_: None)
+    assert not out.exists()

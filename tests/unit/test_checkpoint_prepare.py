@@ -4,6 +4,8 @@ import pickle
 import tarfile
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 import torch
 
 from rnnsearch import checkpoint
@@ -43,6 +45,10 @@ def test_checkpoint_errors_say_why(tmp_path):
     torch.save({"format": checkpoint.FORMAT, "version": 99}, future)
     with pytest.raises(CheckpointError, match="version 99"):
         checkpoint.load(future)
+    packed = tmp_path / "packed.pt"
+    checkpoint.save(packed, {**_payload(), checkpoint.INT8: {"W": {"q": torch.ones(2, 2), "scale": torch.ones(2)}}})
+    with pytest.raises(CheckpointError, match="int8 weight 'W' is not an int8 matrix with one scale per row"):
+        checkpoint.load(packed)
 
 
 def test_failed_write_keeps_the_old_checkpoint(tmp_path):
@@ -109,3 +115,21 @@ def test_synthetic_corpus_is_deterministic_and_disjoint(tmp_path):
     assert len(test) == 50 and not train & set(test)
     en, fr = (a / "train.en").read_text().splitlines(), (a / "train.fr").read_text().splitlines()
     assert len(en) == len(fr) == 500 and all(e.endswith(".") and f.endswith(".") for e, f in zip(en, fr))
+
+
+@given(st.integers(1, 5), st.integers(1, 7), st.floats(1e-3, 1e3), st.integers(0, 2**32 - 1))
+def test_int8_packing_is_within_half_a_step_of_each_row(rows, cols, magnitude, seed):
+    """pack_int8 / unpack_int8: every matrix back within half of its row's int8 step, a row of
+    zeros exactly, other tensors untouched."""
+    from rnnsearch.checkpoint import pack_int8, unpack_int8
+    g = torch.Generator().manual_seed(seed)
+    w = torch.randn(rows, cols, generator=g) * magnitude
+    w[0] = 0.0
+    state = {"w": w, "b": torch.randn(cols, generator=g), "steps": torch.tensor(3)}
+    kept, packed = pack_int8(state)
+    assert set(kept) == {"b", "steps"} and set(packed) == {"w"} and packed["w"]["q"].dtype == torch.int8
+    back = unpack_int8(packed)["w"]
+    step = w.abs().amax(1, keepdim=True) / 127
+    assert bool(((back - w).abs() <= step / 2 + 1e-6 * magnitude).all())
+    assert bool((back[0] == 0).all())
+    assert torch.equal(kept["b"], state["b"])

@@ -2,9 +2,12 @@
 what a release folder holds and how it is found).
 
 The weights are stored in bfloat16 (half the bytes; decoding loads them into float32 or bf16 as
-asked), without the optimiser's state. With a test set, the test BLEU is measured from the release's
-own file, so the model card's number is what ``rnnsearch evaluate models/NAME`` prints. The folder is
-written under a temporary name and renamed: whole or absent.
+asked), without the optimiser's state; or, with ``dtype="int8"``, every matrix in int8 with a scale
+per row (a quarter of the bytes; ``checkpoint.pack_int8``), vectors in bf16, where parity holds:
+the test BLEU of the int8 weights must be within ``parity`` of the bf16 weights', both measured.
+With a test set, the test BLEU is measured from the release's own file, so the model card's number
+is what ``rnnsearch evaluate models/NAME`` prints. The folder is written under a temporary name and
+renamed: whole or absent.
 """
 from __future__ import annotations
 
@@ -38,15 +41,26 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def slim_payload(payload: dict, dtype: torch.dtype) -> dict:
-    """The checkpoint without optimiser, scheduler and RNG state, floating weights in ``dtype``."""
-    model = {k: v.to(dtype) if v.is_floating_point() else v for k, v in payload["model"].items()}
-    return {**{k: payload[k] for k in KEEP if k in payload}, "model": model}
+DTYPES = ("bfloat16", "int8")
+
+
+def slim_payload(payload: dict, dtype: str = "bfloat16") -> dict:
+    """The checkpoint without optimiser, scheduler and RNG state, floating weights in bf16; with
+    ``dtype="int8"`` the matrices packed in int8 (``checkpoint.pack_int8``)."""
+    model, packed = checkpoint.pack_int8(payload["model"]) if dtype == "int8" else (payload["model"], None)
+    model = {k: v.to(torch.bfloat16) if v.is_floating_point() else v for k, v in model.items()}
+    slim = {**{k: payload[k] for k in KEEP if k in payload}, "model": model}
+    return {**slim, checkpoint.INT8: packed} if packed is not None else slim
 
 
 def make_release(ckpt: str | Path, out: str | Path, test: tuple[str, str] | None = None, beam: int | None = None,
-                 description: str = "", force: bool = False, log=print) -> dict:
+                 description: str = "", force: bool = False, log=print, dtype: str = "bfloat16",
+                 parity: float = 0.1) -> dict:
     """Write the release folder ``out`` from ``ckpt``; returns its manifest."""
+    if dtype not in DTYPES:
+        raise UsageError(f"dtype {dtype!r}: expected one of {', '.join(DTYPES)}")
+    if dtype == "int8" and not test:
+        raise UsageError("an int8 release needs a test set (--src, --ref): its BLEU is checked against bf16's")
     out = Path(out)
     name = out.name
     if not pretrained.NAME.match(name):
@@ -55,12 +69,14 @@ def make_release(ckpt: str | Path, out: str | Path, test: tuple[str, str] | None
         raise UsageError(f"{out}: exists; choose another name or pass --force to replace it")
     payload = checkpoint.load(ckpt)
     with whole_or_absent(out) as tmp:
-        checkpoint.save(tmp / WEIGHTS, slim_payload(payload, torch.bfloat16))
+        checkpoint.save(tmp / WEIGHTS, slim_payload(payload, dtype))
         logfile = Path(ckpt).parent / "log.jsonl"
         if logfile.is_file():
             shutil.copyfile(logfile, tmp / "log.jsonl")
         scores = measure(tmp / WEIGHTS, test, beam, tmp, log) if test else None
-        manifest = manifest_of(name, tmp, payload, ckpt, scores, description)
+        if dtype == "int8":
+            scores["parity"] = check_parity(payload, scores["bleu"], test, beam, tmp, parity, log)
+        manifest = manifest_of(name, tmp, payload, ckpt, scores, description, dtype)
         (tmp / pretrained.RELEASE_FILE).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
         (tmp / "README.md").write_text(model_card(manifest, payload), encoding="utf-8")
     log(f"released {ckpt} as {out} ({manifest['bytes'] / 2**20:.1f} MiB"
@@ -81,11 +97,27 @@ def measure(weights: Path, test: tuple[str, str], beam: int | None, folder: Path
     return {**{k: result[k] for k in keep}, "src": str(test[0]), "ref": str(test[1]), "output": hyp_name}
 
 
-def manifest_of(name: str, folder: Path, payload: dict, ckpt, scores: dict | None, description: str) -> dict:
+def check_parity(payload: dict, bleu: float, test: tuple[str, str], beam: int | None, folder: Path,
+                 tolerance: float, log) -> dict:
+    """The bf16 weights' test BLEU beside the int8 weights' ``bleu``; an error past ``tolerance``."""
+    side = folder / "bf16"
+    side.mkdir()
+    checkpoint.save(side / WEIGHTS, slim_payload(payload, "bfloat16"))
+    log("the same test with the bf16 weights, for parity")
+    reference = measure(side / WEIGHTS, test, beam, side, log)["bleu"]
+    shutil.rmtree(side)
+    if abs(bleu - reference) > tolerance:
+        raise UsageError(f"int8 weights score {bleu:.2f} BLEU on {test[0]} against {reference:.2f} in bf16, "
+                         f"more than the parity tolerance of {tolerance}: release in bf16 (no --dtype int8)")
+    return {"bfloat16_bleu": reference, "tolerance": tolerance}
+
+
+def manifest_of(name: str, folder: Path, payload: dict, ckpt, scores: dict | None, description: str,
+                dtype: str = "bfloat16") -> dict:
     weights = folder / WEIGHTS
     params = sum(v.numel() for v in payload["model"].values() if v.is_floating_point())
     return {"format": pretrained.FORMAT, "version": pretrained.VERSION, "name": name, "description": description,
-            "weights": WEIGHTS, "dtype": "bfloat16", "bytes": weights.stat().st_size, "sha256": sha256(weights),
+            "weights": WEIGHTS, "dtype": dtype, "bytes": weights.stat().st_size, "sha256": sha256(weights),
             "parameters": params, "arch": payload["config"]["model"]["arch"], "source": str(ckpt),
             "created": datetime.date.today().isoformat(), "rnnsearch": __version__,
             "train_state": payload.get("train_state"), "test": scores}
@@ -102,7 +134,7 @@ def model_card(m: dict, payload: dict) -> str:
              f"translator = Translator.from_pretrained({m['name']!r})",
              f"torch.hub.load(CLONE, {m['name']!r}, source='local')  # the same, through hubconf.py", "```", "",
              "## Model", "",
-             f"- {m['arch']}, {m['parameters']:,} parameters, weights stored in {m['dtype']} "
+             f"- {m['arch']}, {m['parameters']:,} parameters, weights stored in {STORED[m['dtype']]} "
              f"({m['bytes'] / 2**20:.1f} MiB, SHA-256 `{m['sha256']}`)",
              f"- {cfg.data.src_lang} -> {cfg.data.tgt_lang}; vocabularies: {len(src['itos'])} / {len(tgt['itos'])} "
              f"units ({cfg.vocab.mode}, {cfg.data.tokenizer} tokenisation)",
@@ -121,6 +153,9 @@ def model_card(m: dict, payload: dict) -> str:
     return "\n".join(lines)
 
 
+STORED = {"bfloat16": "bfloat16", "int8": "int8 (matrices, a float32 scale per row; vectors in bfloat16)"}
+
+
 def test_lines(t: dict | None) -> list[str]:
     if not t:
         return ["## Test", "", "Not measured at release (`rnnsearch release --src F --ref F`).", ""]
@@ -129,4 +164,6 @@ def test_lines(t: dict | None) -> list[str]:
             "from this release's weights:", "", "| BLEU (All) | BLEU (No UNK) | chrF |", "|---:|---:|---:|",
             f"| {t['bleu']:.2f} | {nounk} ({t['n_no_unk']} sentences) | {t['chrf']:.2f} |", "",
             f"sacreBLEU: `{t['signature']}`; chrF: `{t['chrf_signature']}`. The output is `{t['output']}` "
-            f"(`sacrebleu {t['ref']} -i {t['output']}`).", ""]
+            f"(`sacrebleu {t['ref']} -i {t['output']}`).", ""] + ([
+             f"Parity: the same weights in bfloat16 score {t['parity']['bfloat16_bleu']:.2f} BLEU (tolerance "
+             f"{t['parity']['tolerance']}).", ""] if t.get("parity") else [])

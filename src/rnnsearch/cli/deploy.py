@@ -16,7 +16,7 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="the averaged checkpoint")
     p.set_defaults(func=average)
 
-    p = sub.add_parser("release", help="a checkpoint as a released model: bf16 weights, vocabularies, config, "
+    p = sub.add_parser("release", help="a checkpoint as a released model: bf16 (or int8) weights, vocabularies, config, "
                        "training log and a model card, in one folder (models/NAME)")
     p.add_argument("checkpoint")
     p.add_argument("--out", required=True, help="the release folder; its name is the model's (models/NAME)")
@@ -25,6 +25,10 @@ def register(sub) -> None:
     p.add_argument("--beam", type=int, default=None, help="beam for the test (default: the config's decode.beam)")
     p.add_argument("--description", default="", help="one paragraph for the model card")
     p.add_argument("--force", action="store_true", help="replace an existing release of that name")
+    p.add_argument("--dtype", choices=["bfloat16", "int8"], default="bfloat16",
+                   help="int8: matrices in int8 with a scale per row (a quarter of float32's bytes), released only "
+                        "where its test BLEU is within --parity of bf16's (needs --src, --ref)")
+    p.add_argument("--parity", type=float, default=0.1, help="the BLEU difference int8 may have from bf16")
     p.set_defaults(func=release)
 
 
@@ -56,6 +60,7 @@ def release(args) -> int:
     if (args.src is None) != (args.ref is None):
         raise UsageError("--src and --ref go together")
     test = (args.src, args.ref) if args.src else None
-    make_release(args.checkpoint, args.out, test=test, beam=args.beam, description=args.description, force=args.force)
+    make_release(args.checkpoint, args.out, test=test, beam=args.beam, description=args.description, force=args.force,
+                 dtype=args.dtype, parity=args.parity)
     print(f"translate with: rnnsearch translate {args.out}; Python: Translator.from_pretrained({args.out!r})")
     return 0

@@ -4,8 +4,9 @@ A release is a folder that ``rnnsearch release`` writes (analysis/release.py):
 
     models/NAME/
       release.json   name, format version, the weights' file, dtype, size and SHA-256, test BLEU
-      model.pt       the checkpoint without optimiser state, weights in bf16: config, vocabularies,
-                     training state (what Translator.from_checkpoint reads)
+      model.pt       the checkpoint without optimiser state, weights in bf16 (or matrices in int8 with a
+                     scale per row): config, vocabularies, training state (what
+                     Translator.from_checkpoint reads)
       log.jsonl      the training log
       README.md      the model card: data, recipe, compute, test BLEU with its sacreBLEU signature
 
