@@ -43,7 +43,8 @@ PROFILE=${PROFILE:-$($BIN/python -c 'import torch; print("gpu" if torch.cuda.is_
 TEST_LINES=${TEST_LINES:-0}
 BEAM=${BEAM:-12}
 TARGET=${TARGET:-20}
-RELEASE=${RELEASE:-1}; RELEASES=${RELEASES:-models}  # a model that finishes its budget is released there
+RELEASE=${RELEASE:-1}; RELEASES=${RELEASES:-models}  # a model that finishes its budget is released there,
+RELEASE_DTYPE=${RELEASE_DTYPE:-bfloat16}                # in bf16, or int8 where its test BLEU keeps parity
 MODELS=${MODELS:-rnnsearch50 rnnencdec50 rnnsearch30 rnnencdec30}
 if [ "$PROFILE" = gpu ]; then
   PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-120}; BUDGET=${BUDGET:-0}; THREADS=${THREADS:-0}; JOBS=${JOBS:-1}
@@ -107,7 +108,7 @@ release_one() {  # name: a finished model's best.pt as $RELEASES/hansards_{enfr|
   echo "$name: releasing $best as $dest (test BLEU, beam $BEAM; log: $OUT/$name/release.log)"
   mkdir -p "$RELEASES"
   OMP_NUM_THREADS=$(( THREADS > 0 ? THREADS : $(nproc) )) $BIN/rnnsearch release "$best" --out "$dest" --force \
-    --src "$DATA/hansards/test.$src" --ref "$DATA/hansards/test.$tgt" --beam "$BEAM" \
+    --src "$DATA/hansards/test.$src" --ref "$DATA/hansards/test.$tgt" --beam "$BEAM" --dtype "$RELEASE_DTYPE" \
     --description "The Hansards campaign's $name (recipes/hansards.sh, $PROFILE profile): best dev BLEU checkpoint." \
     > "$OUT/$name/release.log" 2>&1 || { echo "$name: release failed:"; tail -n 5 "$OUT/$name/release.log"; return 1; }
   tail -n 1 "$OUT/$name/release.log"
