@@ -27,6 +27,27 @@ def register(sub) -> None:
     p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: where the models translate")
     p.set_defaults(func=report, tune=True)
 
+    _register_align(sub)
+
+    p = sub.add_parser("lexicon", help="lexical table for --replace-unk dict, from forced alignments")
+    p.add_argument("checkpoint")
+    p.add_argument("--src", required=True, help="training source sentences (raw text)")
+    p.add_argument("--tgt", required=True, help="training target sentences")
+    p.add_argument("--out", required=True, help="TSV: source, target, p(target | source), links")
+    p.add_argument("--max-pairs", type=int, default=0, help="use the first N pairs (0 = all)")
+    p.add_argument("--max-len", type=int, default=80, help="leave out pairs with more words than this")
+    p.add_argument("--min-count", type=int, default=1, help="keep entries seen at least this often")
+    p.set_defaults(func=lexicon)
+
+    p = sub.add_parser("aer", help="alignment error rate of Pharaoh links against WPT 2003 gold links")
+    p.add_argument("--pred", required=True, help="Pharaoh file: i-j, 0-based, source (English) first")
+    p.add_argument("--gold", required=True, help="WPT gold: i-j sure, ipj possible, 1-based, English first")
+    p.add_argument("--reverse", action="store_true", help="--pred is target-first (e.g. a Fr->En model)")
+    p.add_argument("--json", action="store_true", help='print {"aer": .., "precision": .., "recall": ..}')
+    p.set_defaults(func=aer)
+
+
+def _register_align(sub) -> None:
     p = sub.add_parser("align", help="forced alignment of sentence pairs from the model's attention")
     p.add_argument("checkpoint")
     p.add_argument("--src", help="source sentences (whitespace-separated words)")
@@ -58,23 +79,6 @@ def register(sub) -> None:
     p.add_argument("--threshold", type=float, default=None,
                    help="also link every source word with at least this weight (beside the argmax)")
     p.set_defaults(func=align)
-
-    p = sub.add_parser("lexicon", help="lexical table for --replace-unk dict, from forced alignments")
-    p.add_argument("checkpoint")
-    p.add_argument("--src", required=True, help="training source sentences (raw text)")
-    p.add_argument("--tgt", required=True, help="training target sentences")
-    p.add_argument("--out", required=True, help="TSV: source, target, p(target | source), links")
-    p.add_argument("--max-pairs", type=int, default=0, help="use the first N pairs (0 = all)")
-    p.add_argument("--max-len", type=int, default=80, help="leave out pairs with more words than this")
-    p.add_argument("--min-count", type=int, default=1, help="keep entries seen at least this often")
-    p.set_defaults(func=lexicon)
-
-    p = sub.add_parser("aer", help="alignment error rate of Pharaoh links against WPT 2003 gold links")
-    p.add_argument("--pred", required=True, help="Pharaoh file: i-j, 0-based, source (English) first")
-    p.add_argument("--gold", required=True, help="WPT gold: i-j sure, ipj possible, 1-based, English first")
-    p.add_argument("--reverse", action="store_true", help="--pred is target-first (e.g. a Fr->En model)")
-    p.add_argument("--json", action="store_true", help='print {"aer": .., "precision": .., "recall": ..}')
-    p.set_defaults(func=aer)
 
 
 def report(args) -> int:
