@@ -130,13 +130,14 @@ def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str =
     translator = Translator.from_pretrained(str(checkpoint), device=device)
     back = Translator.from_pretrained(str(reverse), device=device) if reverse is not None else None
     flipped = [(t, s_) for s_, t in test]
+    back_settings = settings_of(back) if back is not None else {}
     out, start, readings = {}, time.monotonic(), 0
     for flags, kwargs in settings_of(translator).items():
         forward = force_align(translator, test, **kwargs)
         readings += 1
         backward = None
         if back is not None:
-            backward = force_align(back, flipped, **settings_of(back)[flags])
+            backward = force_align(back, flipped, **back_settings[flags])
             readings += 1
         for extract, threshold, balance in extractions():
             ours = [replace(a, links=hard_links(a.soft, threshold, extract, balance)) for a in forward]

@@ -99,12 +99,21 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
   return "$rc"
 }
 
-release_one() {  # name: a finished model's best.pt as $RELEASES/hansards_{enfr|fren}_NAME, test BLEU measured
-  local name=$1 lang=enfr src=en tgt=fr
-  case "$name" in *-fren) lang=fren; src=fr; tgt=en ;; esac
-  local dest="$RELEASES/hansards_${lang}_${name%-fren}" best="$OUT/$name/best.pt"
+release_dir() {  # name: its release folder, $RELEASES/hansards_{enfr|fren}_NAME
+  case "$1" in *-fren) echo "$RELEASES/hansards_fren_${1%-fren}" ;; *) echo "$RELEASES/hansards_enfr_$1" ;; esac
+}
+
+release_current() {  # name: true when its release exists and is not older than its best.pt (if any)
+  local release; release=$(release_dir "$1")
+  [ -f "$release/release.json" ] && { [ ! -f "$OUT/$1/best.pt" ] || [ "$release/release.json" -nt "$OUT/$1/best.pt" ]; }
+}
+
+release_one() {  # name: a finished model's best.pt as its release (release_dir), test BLEU measured
+  local name=$1 src=en tgt=fr
+  case "$name" in *-fren) src=fr; tgt=en ;; esac
+  local dest best="$OUT/$name/best.pt"; dest=$(release_dir "$name")
   if [ ! -f "$best" ]; then echo "$name: no best.pt (no validation yet): not released"; return 0; fi
-  if [ "$dest/release.json" -nt "$best" ]; then echo "$name: $dest is up to date"; return 0; fi
+  if release_current "$name"; then echo "$name: $dest is up to date"; return 0; fi
   echo "$name: releasing $best as $dest (test BLEU, beam $BEAM; log: $OUT/$name/release.log)"
   mkdir -p "$RELEASES"
   OMP_NUM_THREADS=$(( THREADS > 0 ? THREADS : $(nproc) )) $BIN/rnnsearch release "$best" --out "$dest" --force \
@@ -157,10 +166,8 @@ report_all() {
   local models=() figure3=()
   for name in rnnencdec30 rnnsearch30 rnnencdec50 rnnsearch50; do  # the paper's row order
     # a model's release where it is up to date (its BLEU is then the model card's), else its best.pt
-    local ckpt="$OUT/$name/best.pt" release="$RELEASES/hansards_enfr_$name"
-    if [ -f "$release/release.json" ] && { [ ! -f "$ckpt" ] || [ "$release/release.json" -nt "$ckpt" ]; }; then
-      ckpt=$release
-    fi
+    local ckpt="$OUT/$name/best.pt"
+    if release_current "$name"; then ckpt=$(release_dir "$name"); fi
     [ -e "$ckpt" ] || continue
     local label; label=$(sed -E 's/rnnsearch/RNNsearch-/; s/rnnencdec/RNNencdec-/' <<< "$name")
     models+=(--model "$label=$ckpt")

@@ -221,6 +221,18 @@ def test_hard_links_extract_rows_columns_or_both():
         hard_links(soft, extract="diagonal")
 
 
+def test_the_align_command_offers_every_extraction_and_combination():
+    """The CLI spells its choices out (registering imports no torch); they are the library's."""
+    import argparse
+    from rnnsearch.analysis.force_align import COMBINATIONS, EXTRACTIONS
+    from rnnsearch.cli.analysis import register
+    sub = argparse.ArgumentParser().add_subparsers()
+    register(sub)
+    actions = {a.dest: a for a in sub.choices["align"]._actions}
+    assert tuple(actions["extract"].choices) == EXTRACTIONS
+    assert tuple(actions["symmetrize"].choices) == COMBINATIONS
+
+
 @given(st.integers(1, 6), st.integers(1, 6), st.integers(0, 2**32 - 1))
 def test_extracted_links_cover_their_side_and_nest(n_tgt, n_src, seed):
     """rows link every target word once, columns every source word once; their symmetrisations

@@ -72,7 +72,7 @@ def merge(attention: np.ndarray, src_owner: list[tuple[int, ...]], tgt_owner: li
     return soft / np.maximum(counts, 1)
 
 
-EXTRACTIONS = ("rows", "columns", "intersection", "union", "grow-diag", "grow-diag-final", "grow-diag-final-and")
+EXTRACTIONS = ("rows", "columns") + SYMMETRIZATIONS  # rows, columns, or the two symmetrised
 
 
 def _check_reading(extract: str, balance: int) -> None:
