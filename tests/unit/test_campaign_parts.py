@@ -22,7 +22,7 @@ def _grads_after_one_update(synth_dir, tmp_path, scale: str, idx) -> tuple[dict,
     cfg = demo_config(synth_dir, clip=0.0, loss_scale=scale, max_steps=1)
     cfg["model"].update(dropout=0.0)
     trainer = Trainer(from_dict(cfg), tmp_path / scale, log=lambda *_: None)
-    _, n_tokens, ok = trainer.train_step(idx)
+    _, n_tokens, ok, *_ = trainer.train_step(idx)
     assert ok
     return {k: p.grad.clone() for k, p in trainer.model.named_parameters() if p.grad is not None}, n_tokens
 
@@ -120,6 +120,15 @@ def test_status_of_a_run(trained_run):
     text = format_status(s)
     assert f"step {s['step']:,}" in text and "dev BLEU" in text and "to dev BLEU 100" in text
     assert s["tok_per_core_s"] > 0 and "per core-second" in text
+    assert s["align_cost"] is None and "alignment cost" not in text  # not a guided run
+
+
+def test_status_of_a_guided_run_shows_its_latest_alignment_cost(tmp_path):
+    entries = [{"step": 100, "loss": 3.0, "align_cost": 2.5, "tgt_tokens": 10, "cpu_s": 1.0},
+               {"step": 200, "loss": 2.8, "align_cost": 1.25, "tgt_tokens": 20, "cpu_s": 2.0}]
+    (tmp_path / "log.jsonl").write_text("".join(json.dumps(e) + "\n" for e in entries))
+    s = run_status(tmp_path)
+    assert s["align_cost"] == 1.25 and "train loss 2.800, alignment cost 1.250" in format_status(s)
 
 
 def test_rate_changes_are_listed_where_they_happen():

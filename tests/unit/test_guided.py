@@ -4,6 +4,7 @@ does guide: a model trained with it puts more attention where the links point.""
 from __future__ import annotations
 
 import copy
+import json
 
 import numpy as np
 import pytest
@@ -115,7 +116,7 @@ def test_guided_training_puts_the_attention_where_the_links_point(synth_dir, tmp
     diagonal = ["".join(f"{i}-{i} " for i in range(min(len(s.split()), len(t.split())))).strip()
                 for s, t in zip(src, tgt)]
     (tmp_path / "links.txt").write_text("".join(line + "\n" for line in diagonal))
-    mass = {}
+    mass, costs = {}, {}
     for name, extra in (("plain", {}), ("guided", {"guided_alignment": str(tmp_path / "links.txt"),
                                                    "guided_alignment_weight": 1.0})):
         cfg = from_dict(demo_config(synth_dir, max_steps=150, valid_every=1000, **extra))
@@ -130,4 +131,34 @@ def test_guided_training_puts_the_attention_where_the_links_point(synth_dir, tmp
             _, alphas = model(batch.src, batch.src_mask, batch.tgt_in)  # (B, T, S)
         linked = (guide > 0) & (batch.tgt_out != PAD).unsqueeze(-1)
         mass[name] = float((alphas * linked).sum() / linked.any(-1).sum())
+        costs[name] = [e["align_cost"] for e in _log(tmp_path / name) if "align_cost" in e]
     assert mass["guided"] > mass["plain"] + 0.1, mass  # 0.65 / 0.53 against 0.34 (AVX-512 / forced to AVX2)
+    assert costs["plain"] == [] and len(costs["guided"]) == 150 // 25  # one per train.log_every window
+    assert costs["guided"][-1] < costs["guided"][0], costs  # the log shows the attention following the links
+
+
+def _log(run) -> list[dict]:
+    return [json.loads(line) for line in (run / "log.jsonl").read_text().splitlines()]
+
+
+def test_an_update_reports_the_alignment_cost_of_its_minibatch(synth_dir, tmp_path):
+    """train_step's Step carries the summed guided cost and the guided positions: those of
+    alignment_cost on the same weights before the update (no dropout)."""
+    from rnnsearch.training.trainer import Trainer
+    from rnnsearch.data.io import read_lines
+    src, tgt = read_lines(synth_dir / "train.en"), read_lines(synth_dir / "train.fr")
+    lines = [" ".join(f"{i % len(s.split())}-{i}" for i in range(len(t.split()))) for s, t in zip(src, tgt)]
+    (tmp_path / "links.txt").write_text("".join(line + "\n" for line in lines))
+    cfg = from_dict(demo_config(synth_dir, max_steps=1, guided_alignment=str(tmp_path / "links.txt")))
+    trainer = Trainer(cfg, tmp_path / "run", log=lambda *_: None)
+    data, rows = trainer.train_data, np.arange(9)
+    batch = make_batch([data.src_ids[k] for k in rows], [data.tgt_ids[k] for k in rows])
+    guide = guide_matrix(data.links, rows, data.src_lens, data.tgt_lens)
+    with torch.no_grad():
+        _, _, want = trainer.model.guided_loss(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out, guide)
+    step = trainer.train_step(rows)
+    assert step.ok and step.tokens == int(data.tgt_lens[rows].sum()) + len(rows)
+    assert step.align_rows == int((guide.sum(-1) > 0).sum()) > 2 * len(rows)  # linked words and </s>
+    assert step.align_cost == pytest.approx(float(want), rel=1e-5)
+    plain = Trainer(from_dict(demo_config(synth_dir, max_steps=1)), tmp_path / "plain", log=lambda *_: None)
+    assert plain.train_step(rows)[3:] == (0.0, 0)

@@ -98,7 +98,8 @@ def run_status(run: str | Path, target: float | None = None) -> dict:
         "wall_hours": round(last.get("elapsed_s", 0.0) / 3600, 3),
         "core_hours": round(last["cpu_s"] / 3600, 3) if "cpu_s" in last else None,
         "budget_core_hours": budget, "tgt_tokens": last.get("tgt_tokens", 0),
-        "loss": train[-1]["loss"] if train else None, "tok_per_s": train[-1].get("tok_per_s") if train else None,
+        "loss": train[-1]["loss"] if train else None, "align_cost": train[-1].get("align_cost") if train else None,
+        "tok_per_s": train[-1].get("tok_per_s") if train else None,
         "tok_per_core_s": tokens_per_core_second(train),
         "dev": [{"step": e["step"], "core_hours": round(_hours(e), 3), "dev_bleu": e["dev_bleu"],
                  "dev_loss": e.get("dev_loss")} for e in valid],
@@ -138,6 +139,8 @@ def format_status(s: dict) -> str:
     if s.get("tok_per_core_s") is not None:
         speed += f" ({s['tok_per_core_s']:,.0f} per core-second)"
     loss = "" if s["loss"] is None else f", train loss {s['loss']:.3f}"
+    if s.get("align_cost") is not None:  # guided alignment (train.guided_alignment)
+        loss += f", alignment cost {s['align_cost']:.3f}"
     lines = [f"{s['run']}: step {s['step']:,}, epoch {s['epoch']}, {s['wall_hours']:.2f} h wall, "
              f"{core}{budget} core-hours, {s['tgt_tokens'] / 1e6:.1f}M target tokens{speed}{loss}"]
     if s["dev"]:

@@ -16,8 +16,8 @@ from tqdm import tqdm
 
 from rnnsearch.training.state import TrainError, TrainState
 
-SCALARS = {"loss": "train/loss", "tok_per_s": "train/tok_per_s", "dev_bleu": "dev/bleu",
-           "dev_loss": "dev/loss", "lr": "train/lr"}  # log.jsonl key -> TensorBoard tag
+SCALARS = {"loss": "train/loss", "align_cost": "train/align_cost", "tok_per_s": "train/tok_per_s",
+           "dev_bleu": "dev/bleu", "dev_loss": "dev/loss", "lr": "train/lr"}  # log.jsonl key -> TensorBoard tag
 
 
 class RunLog:
@@ -75,7 +75,8 @@ class RunLog:
 
 
 class Meter:
-    """Training loss and target tokens/s over windows of ``train.log_every`` updates."""
+    """Training loss and target tokens/s over windows of ``train.log_every`` updates; with guided
+    alignment, also the alignment cost per guided target position ("align_cost")."""
 
     def __init__(self, runlog: RunLog, train_cfg, show: bool, stream=None):
         self.runlog, self.cfg, self.stream = runlog, train_cfg, stream or sys.stdout
@@ -89,24 +90,31 @@ class Meter:
 
     def _reset(self) -> None:
         self.loss, self.tokens, self.start = 0.0, 0, time.monotonic()
+        self.align, self.rows = 0.0, 0
 
-    def update(self, loss: float, tokens: int) -> None:
+    def update(self, step) -> None:
+        """Count one update (a :class:`rnnsearch.training.update.Step`; a skipped one adds nothing)."""
         s, t = self.runlog.state, self.cfg
-        self.loss, self.tokens = self.loss + loss, self.tokens + tokens
+        if step.ok:
+            self.loss, self.tokens = self.loss + step.nll, self.tokens + step.tokens
+            self.align, self.rows = self.align + step.align_cost, self.rows + step.align_rows
         if self.bar is not None:
             self.bar.update(1)
         if s.step % t.log_every:
             return
         rate = self.tokens / max(time.monotonic() - self.start, 1e-9)
         mean = self.loss / self.tokens if self.tokens else float("nan")
-        self.runlog.write({"step": s.step, "epoch": s.epoch, "elapsed_s": round(s.elapsed_s, 2),
-                           "tgt_tokens": s.tgt_tokens, "loss": mean if self.tokens else None,
-                           "tok_per_s": round(rate, 1)})
+        entry = {"step": s.step, "epoch": s.epoch, "elapsed_s": round(s.elapsed_s, 2),
+                 "tgt_tokens": s.tgt_tokens, "loss": mean if self.tokens else None, "tok_per_s": round(rate, 1)}
+        if self.rows:
+            entry["align_cost"] = self.align / self.rows
+        self.runlog.write(entry)
         left = f"{t.max_minutes - s.elapsed_s / 60:.1f}" if t.max_minutes else "-"
         if self.bar is not None:
             self.bar.set_postfix(loss=f"{mean:.3f}", tok_s=f"{rate:.0f}", min=f"{s.elapsed_s / 60:.1f}", min_left=left)
         elif self.lines:
-            self.write(f"step {s.step} epoch {s.epoch}: loss {mean:.3f}, {rate:,.0f} tok/s, "
+            align = f", align cost {self.align / self.rows:.3f}" if self.rows else ""
+            self.write(f"step {s.step} epoch {s.epoch}: loss {mean:.3f}{align}, {rate:,.0f} tok/s, "
                        f"{s.elapsed_s / 60:.1f} min, {s.cpu_s / 3600:.2f} core-hours")
         self._reset()
 

@@ -28,7 +28,7 @@ from rnnsearch.training.optim import count_parameters, make_optimizer, make_sche
 from rnnsearch.training.rundir import RunDir
 from rnnsearch.training.state import (TrainError, TrainState, catch_stop_signals, check_resumable, restore_signals,
                                       rng_state, set_rng_state)
-from rnnsearch.training.update import train_step
+from rnnsearch.training.update import Step, train_step
 from rnnsearch.training.validation import validate
 
 __all__ = ["Trainer", "TrainError", "train"]
@@ -36,8 +36,9 @@ __all__ = ["Trainer", "TrainError", "train"]
 
 class _Loss(nn.Module):
     """The model's summed training objective as ``forward``, so that DistributedDataParallel can
-    wrap it: (objective, NLL), the NLL label-smoothed by ``train.label_smoothing``; with a ``guide``
-    (train.guided_alignment) the objective adds the weighted alignment cost."""
+    wrap it: (objective, NLL, alignment cost), the NLL label-smoothed by ``train.label_smoothing``;
+    with a ``guide`` (train.guided_alignment) the objective adds the weighted alignment cost (else
+    the cost is 0)."""
 
     def __init__(self, model, smoothing: float = 0.0, guide_weight: float = 0.0, guide_cost: str = "ce"):
         super().__init__()
@@ -47,9 +48,9 @@ class _Loss(nn.Module):
     def forward(self, src, src_mask, tgt_in, tgt_out, guide=None):
         if guide is None:
             nll, _ = self.model.loss(src, src_mask, tgt_in, tgt_out, self.smoothing)
-            return nll, nll
+            return nll, nll, torch.zeros((), device=nll.device)
         nll, _, cost = self.model.guided_loss(src, src_mask, tgt_in, tgt_out, guide, self.guide_cost, self.smoothing)
-        return nll + self.guide_weight * cost, nll
+        return nll + self.guide_weight * cost, nll, cost
 
 
 class Trainer:
@@ -164,7 +165,7 @@ class Trainer:
             rundir.unlock()
 
     # -- one update and validation -----------------------------------------------------------
-    def train_step(self, idx) -> tuple[float, int, bool]:
+    def train_step(self, idx) -> Step:
         """One update on minibatch ``idx`` (see :func:`rnnsearch.training.update.train_step`)."""
         return train_step(self.loss_fn, self.model, self.optimizer, self.train_data, idx, self.cfg.train, self.ctx)
 
@@ -267,11 +268,11 @@ class Trainer:
         while reason is None:
             plan = epoch_plan(src_lens, tgt_lens, t, t.seed, s.epoch)
             while s.batch_index < len(plan) and reason is None:
-                loss, n, ok = self.train_step(plan[s.batch_index])
-                s.batch_index, s.step, s.tgt_tokens = s.batch_index + 1, s.step + 1, s.tgt_tokens + n
+                step = self.train_step(plan[s.batch_index])
+                s.batch_index, s.step, s.tgt_tokens = s.batch_index + 1, s.step + 1, s.tgt_tokens + step.tokens
                 s.elapsed_s = time.monotonic() - start
-                self._count_nonfinite(ok, loss, runlog)
-                meter.update(loss if ok else 0.0, n if ok else 0)
+                self._count_nonfinite(step.ok, step.nll, runlog)
+                meter.update(step)
                 if s.step % t.valid_every == 0:
                     result = self.after_validation(self.validate())
                     runlog.write(result)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from typing import NamedTuple
 
 import numpy as np
 import torch
@@ -14,10 +15,20 @@ from rnnsearch.data.guided import guide_matrix
 from rnnsearch.training import distributed
 
 
-def train_step(loss_fn, model, optimizer, data, idx, t, ctx) -> tuple[float, int, bool]:
+class Step(NamedTuple):
+    """What one update measured, summed over all ranks."""
+    nll: float  # summed NLL of the minibatch's target tokens
+    tokens: int  # target tokens, </s> included
+    ok: bool  # the update was applied (False: non-finite loss or gradient)
+    align_cost: float = 0.0  # summed guided-alignment cost (0 without links)
+    align_rows: int = 0  # target positions the links guide (the cost's terms)
+
+
+def train_step(loss_fn, model, optimizer, data, idx, t, ctx) -> Step:
     """One update of ``model`` on minibatch ``idx`` of ``data`` (a Corpus), ``t`` the train config:
-    returns the summed NLL and target tokens over all ranks, and whether the update was applied
-    (False: non-finite loss or gradient). The gradient is that of the minibatch's summed NLL
+    returns the summed NLL and target tokens over all ranks, whether the update was applied
+    (False: non-finite loss or gradient) and, with links, the summed alignment cost and the number
+    of target positions it covers. The gradient is that of the minibatch's summed NLL
     divided by its target tokens (``train.loss_scale: token``) or by its sentences (``sentence``:
     GroundHog's cost, summed over time and averaged over the batch), however it is split over
     ranks and micro-batches; with the corpus's guided-alignment links, the objective adds the
@@ -30,18 +41,21 @@ def train_step(loss_fn, model, optimizer, data, idx, t, ctx) -> tuple[float, int
         rows, weight = idx[:1], 0.0
     parts = micro_batches(rows, data.tgt_lens, t.max_positions)
     optimizer.zero_grad(set_to_none=True)
-    local_nll = 0.0
+    local_nll = local_cost = local_rows = 0.0
     for k, part in enumerate(parts):
         batch = make_batch([data.src_ids[i] for i in part], [data.tgt_ids[i] for i in part]).to(ctx.device)
         guide = None if data.links is None else guide_matrix(data.links, part, data.src_lens, data.tgt_lens)
         hold = ctx.enabled and k < len(parts) - 1  # DDP: all-reduce gradients after the last part
         with (loss_fn.no_sync() if hold else contextlib.nullcontext()), \
                 (torch.autocast(ctx.device.type, dtype=torch.bfloat16) if t.bf16 else contextlib.nullcontext()):
-            objective, nll = loss_fn(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out,
-                                     None if guide is None else guide.to(ctx.device))
+            objective, nll, cost = loss_fn(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out,
+                                           None if guide is None else guide.to(ctx.device))
         (objective * (weight * ctx.world / divisor)).backward()  # DDP averages: sum over ranks / divisor
         local_nll += float(nll.detach()) * weight
-    total_nll = distributed.all_sum([local_nll], ctx)[0]
+        if guide is not None:
+            local_cost += float(cost.detach()) * weight
+            local_rows += float((guide.sum(-1) > 0).sum()) * weight
+    total_nll, total_cost, total_rows = distributed.all_sum([local_nll, local_cost, local_rows], ctx)
     params = [p for p in model.parameters() if p.grad is not None]
     if t.clip > 0:
         norm = torch.nn.utils.clip_grad_norm_(params, t.clip)
@@ -50,7 +64,7 @@ def train_step(loss_fn, model, optimizer, data, idx, t, ctx) -> tuple[float, int
     ok = math.isfinite(total_nll) and math.isfinite(float(norm))
     if ok:
         optimizer.step()
-    return total_nll, total_n, ok
+    return Step(total_nll, total_n, ok, total_cost, int(total_rows))
 
 
 def micro_batches(rows, tgt_lens: np.ndarray, limit: int) -> list:
