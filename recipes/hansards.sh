@@ -17,7 +17,8 @@
 #        eflomal's links of the training pairs ($OUT/align/train.links; REUSE=1 keeps its earlier
 #        directional links; EFLOMAL names the aligner's binary) for the -guided variant:
 #        MODELS="rnnsearch50-guided rnnsearch50-fren" trains RNNsearch-50 with
-#        train.guided_alignment, and a Fr->En RNNsearch-50 (for symmetrised attention), as the others.
+#        train.guided_alignment (weight GUIDE_WEIGHT, default 0.1, cost GUIDE_COST, ce or mse), and a
+#        Fr->En RNNsearch-50 (for symmetrised attention), as the others.
 #        A model that finishes its budget is released (RELEASE=1, the default): its best.pt as
 #        $RELEASES/hansards_enfr_NAME (default models/; hansards_fren_... for -fren), with its test
 #        BLEU measured from the released file (`rnnsearch release`); release = do that now for
@@ -46,6 +47,7 @@ TARGET=${TARGET:-20}
 RELEASE=${RELEASE:-1}; RELEASES=${RELEASES:-models}  # a model that finishes its budget is released there,
 RELEASE_DTYPE=${RELEASE_DTYPE:-bfloat16}                # in bf16, or int8 where its test BLEU keeps parity
 MODELS=${MODELS:-rnnsearch50 rnnencdec50 rnnsearch30 rnnencdec30}
+GUIDE_WEIGHT=${GUIDE_WEIGHT:-0.1}; GUIDE_COST=${GUIDE_COST:-ce}  # the -guided variant's alignment loss
 if [ "$PROFILE" = gpu ]; then
   PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-120}; BUDGET=${BUDGET:-0}; THREADS=${THREADS:-0}; JOBS=${JOBS:-1}
   SIZES=(--set train.bf16=true --set decode.batch_size=128)
@@ -76,7 +78,8 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
   local name=$1 base=${1%%-*} resume=() extra=()
   local arch=${base%[0-9][0-9]} len=${base: -2}
   case "$name" in  # variants of a model: -guided (train.guided_alignment, `links` first), -fren (Fr->En)
-    *-guided) extra=(--set train.guided_alignment="$OUT/align/train.links") ;;
+    *-guided) extra=(--set train.guided_alignment="$OUT/align/train.links"
+                     --set train.guided_alignment_weight="$GUIDE_WEIGHT" --set train.guided_alignment_cost="$GUIDE_COST") ;;
     *-fren) extra=(--set data.src_lang=fr --set data.tgt_lang=en) ;;
   esac
   mkdir -p "$OUT/$name"
@@ -134,6 +137,7 @@ train_all() {
     echo "(0 = none); minutes per invocation: $MINUTES; threads: $THREADS x $JOBS trainers; machine: $(nproc) cores,"
     echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $($BIN/python -c 'import torch; print("torch", torch.__version__)');"
     echo "date: $(date -u +%Y-%m-%dT%H:%MZ); models: $MODELS; overrides: ${SIZES[*]} ${SETS:-}"
+    case " $MODELS " in *-guided\ *) echo "guided alignment (the -guided variant): weight $GUIDE_WEIGHT, cost $GUIDE_COST" ;; esac
   } >> "$OUT/recipe.txt"  # each invocation appends its header, then its wall times
   # SIGTERM/SIGINT: every trainer saves last.pt and exits; this script waits for them.
   trap 'echo "stopping: the trainers save last.pt"; kill -TERM $(jobs -p) 2>/dev/null; wait; exit 143' TERM INT

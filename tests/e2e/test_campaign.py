@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 import torch
+import yaml
 
 from conftest import REPO
 from rnnsearch import checkpoint
@@ -210,10 +211,16 @@ def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
     for line, en_line, fr_line in zip(links[:50], train, fr):
         n, m = len(pretokenize(en_line, "moses", "en")), len(pretokenize(fr_line, "moses", "fr"))
         assert line.split() == [f"{min(k, n - 1)}-{k}" for k in range(m)], (line, en_line, fr_line)
-    output = _finish(_recipe(data_dir, out, "train", TINY + " --set train.max_steps=3",
-                             models="rnnsearch50-guided rnnsearch50-fren"))
+    os.environ["GUIDE_WEIGHT"] = "0.5"
+    try:
+        output = _finish(_recipe(data_dir, out, "train", TINY + " --set train.max_steps=3",
+                                 models="rnnsearch50-guided rnnsearch50-fren"))
+    finally:
+        del os.environ["GUIDE_WEIGHT"]
     assert output.count("reached train.max_steps=3") == 2, output[-3000:]
-    guided = (out / "rnnsearch50-guided" / "config.yaml").read_text()
-    assert f"guided_alignment: {out / 'align' / 'train.links'}" in guided
+    guided = yaml.safe_load((out / "rnnsearch50-guided" / "config.yaml").read_text())["train"]
+    assert guided["guided_alignment"] == str(out / "align" / "train.links")
+    assert (guided["guided_alignment_weight"], guided["guided_alignment_cost"]) == (0.5, "ce")
+    assert "guided alignment (the -guided variant): weight 0.5, cost ce" in (out / "recipe.txt").read_text()
     fren = checkpoint.load(out / "rnnsearch50-fren" / "last.pt")["config"]["data"]
     assert (fren["src_lang"], fren["tgt_lang"]) == ("fr", "en")
