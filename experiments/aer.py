@@ -13,7 +13,9 @@ The variants are `rnnsearch align` flags. ``--natural``: the model reads the gol
 Hansards writes them (first word capitalised, French elisions and contractions restored:
 ``rnnsearch.analysis.gold_text``), the form it was trained on, with the links put back on the gold
 set's words. ``--shift``: which step's attention links y_i (0, the step that emits it; 1, the step
-where y_i is the decoder's input, Shift-Att; 2; -1). ``--extract``: links read by rows (each target
+where y_i is the decoder's input, Shift-Att; 2; -1). ``--posterior``: the posterior of y_i's
+alignment, alpha_ij times the model's probability of y_i given h_j alone, normalised (the
+attention as a latent alignment, read once y_i is known). ``--extract``: links read by rows (each target
 word to its most attended source word), by columns (each source word to the target word that
 attends to it most) or both symmetrised; ``--balance``: from the soft alignment balanced by Sinkhorn
 iterations (every source word given the same total weight); ``--threshold``: rows plus every
@@ -100,11 +102,17 @@ def _symmetrised(work: Path, n: int) -> dict:
 
 
 def settings_of(translator) -> dict[str, dict]:
-    """force_align's readings to score: every shift (-1 to 2; 1 is Shift-Att's step), as written and
-    in natural form, by flag string ("" for the default)."""
+    """force_align's readings to score, as written and in natural form, by flag string ("" for the
+    default): alpha at every shift (-1 to 2; 1 is Shift-Att's step), and the alignment posterior."""
     natural = natural_forms(translator.src_codec, translator.tgt_codec)
-    return {" ".join(f for f in ("--natural" if forms else "", f"--shift {shift}" if shift else "") if f):
-            {"shift": shift, "forms": forms} for forms in (None, natural) for shift in (0, 1, 2, -1)}
+    settings = {}
+    for forms in (None, natural):
+        for shift in (0, 1, 2, -1):
+            flags = " ".join(f for f in ("--natural" if forms else "", f"--shift {shift}" if shift else "") if f)
+            settings[flags] = {"shift": shift, "forms": forms}
+        settings[" ".join(f for f in ("--natural" if forms else "", "--posterior") if f)] = \
+            {"forms": forms, "posterior": True}
+    return settings
 
 
 def extractions() -> list[tuple[str, float | None, int]]:
@@ -158,7 +166,8 @@ def family(name: str) -> str:
     threshold = " + threshold" if "--threshold" in words else ""
     threshold += ", balanced" if "--balance" in words else ""
     method = f", with Fr->En: {words[words.index('--symmetrize') + 1]}" if "--symmetrize" in words else ""
-    return f"{extract}{threshold}{method}"
+    reading = "posterior: " if "--posterior" in words else "alpha: "
+    return f"{reading}{extract}{threshold}{method}"
 
 
 def summary(rows: list) -> list:

@@ -20,12 +20,14 @@ def test_every_variant_is_the_align_command_it_names(trained_run, synth_dir, tmp
     # the same model read backwards stands in for a Fr->En one
     found, seconds = aer.attention_links(checkpoint, pairs, reverse=checkpoint)
     assert seconds > 0
-    readings, extractions = 8, len(aer.extractions())
+    readings, extractions = 10, len(aer.extractions())  # alpha at 4 shifts and the posterior, x 2 forms
     assert len(found) == readings * extractions * (1 + 4)
     (tmp_path / "pairs").write_text("".join(f"{s} ||| {t}\n" for s, t in pairs))
     for name in (aer.DEFAULT, "`--natural --shift 1 --extract grow-diag --balance 3`", "`--shift 2 --threshold 0.3`",
                  "`--extract columns --balance 10 --reverse-model FR_EN --symmetrize soft`",
-                 "`--natural --extract intersection --reverse-model FR_EN --symmetrize grow-diag`"):
+                 "`--natural --extract intersection --reverse-model FR_EN --symmetrize grow-diag`",
+                 "`--natural --posterior --extract grow-diag --balance 10`",
+                 "`--posterior --extract columns --reverse-model FR_EN --symmetrize intersection`"):
         flags = [] if name == aer.DEFAULT else name.strip("`").replace("FR_EN", str(checkpoint)).split()
         out = tmp_path / "links"
         assert main(["align", str(checkpoint), "--pairs", str(tmp_path / "pairs"), "--out", str(out), *flags]) == 0

@@ -289,3 +289,37 @@ def test_link_misses_add_up_and_measure_the_distance_to_the_gold():
     assert misses["by_word"] == {"a": [2, 1], "b": [1, 1], "c": [1, 1]}
     r = alignment_error_rate(predicted, gold)
     assert r["precision"] == pytest.approx(1 - misses["missed"] / misses["links"])
+
+
+def test_align_reads_the_posterior_with_posterior(trained_run, synth_dir, tmp_path):
+    """--posterior: each target word's links come from the posterior of its alignment (the model's
+    alignment_posterior on the same batch), not from alpha; it takes no shift."""
+    import numpy as np
+    import torch
+    from rnnsearch.analysis.force_align import force_align, group_units, hard_links, merge
+    from rnnsearch.analysis.gold_text import as_written
+    from rnnsearch.data.batching import make_batch
+    from rnnsearch.decoding.translator import Translator
+    from rnnsearch.errors import UsageError
+    translator = Translator.from_checkpoint(trained_run / "best.pt")
+    src = (synth_dir / "test.en").read_text().splitlines()[:5]
+    tgt = (synth_dir / "test.fr").read_text().splitlines()[:5]
+    (tmp_path / "s").write_text("".join(x + "\n" for x in src))
+    (tmp_path / "t").write_text("".join(x + "\n" for x in tgt))
+    out = tmp_path / "posterior.pharaoh"
+    assert main(["align", str(trained_run / "best.pt"), "--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"),
+                 "--posterior", "--extract", "grow-diag", "--out", str(out)]) == 0
+    posterior = force_align(translator, list(zip(src, tgt)), posterior=True)
+    assert read_pharaoh(out) == [hard_links(a.soft, extract="grow-diag") for a in posterior]
+    codec_s, codec_t = translator.src_codec, translator.tgt_codec
+    for (s, t), a in zip(zip(src, tgt), posterior):  # the model's posterior over units, merged into words
+        su, so = group_units(codec_s, as_written(s.split()))
+        tu, to = group_units(codec_t, as_written(t.split()))
+        b = make_batch([codec_s.vocab.encode(su)], [codec_t.vocab.encode(tu)])
+        with torch.no_grad():
+            alphas, q = translator.model.alignment_posterior(b.src, b.src_mask, b.tgt_in, b.tgt_out)
+        want = merge(q[0, : len(tu), : len(su)].numpy(), so, to, len(s.split()), len(t.split()))
+        np.testing.assert_allclose(a.soft, want, atol=1e-5)
+        assert not np.allclose(q.numpy(), alphas.numpy(), atol=1e-3)  # not the attention itself
+    with pytest.raises(UsageError, match="takes no shift"):
+        force_align(translator, list(zip(src, tgt)), posterior=True, shift=1)

@@ -21,6 +21,7 @@ from torch.nn import functional as F
 from rnnsearch.data.vocab import PAD
 from rnnsearch.model.attention import AdditiveAttention
 from rnnsearch.model.deferred import DeferredWeights
+from rnnsearch.model.output import chunk_rows
 from rnnsearch.model.packed import PackedLinear, linear
 
 
@@ -215,8 +216,9 @@ class Decoder(nn.Module):
         t, alphas = self.features(y_in, enc)  # (B, T, M)
         return self.W_o(t), alphas  # (B, T, V)
 
-    def features(self, y_in: torch.Tensor, enc: EncoderOutput):
-        """Teacher forcing -> the maxout outputs t_i (B, T, M) of every step, alphas (B, T, S) or None.
+    def features(self, y_in: torch.Tensor, enc: EncoderOutput, with_queries: bool = False):
+        """Teacher forcing -> the maxout outputs t_i (B, T, M) of every step, alphas (B, T, S) or None;
+        ``with_queries``: also the queries s_{i-1} of every step (B, T, D).
 
         Computes what :meth:`step` computes, arranged for speed: everything that does not depend
         on s_{i-1} is done for all steps at once outside the loop (W E y, the readout, W_o), and
@@ -243,9 +245,43 @@ class Decoder(nn.Module):
         s_read = torch.stack(states if self.readout_previous else states[1:], dim=1)  # (B, T, D)
         if self.attention is None:  # RNNencdec: C_o c once per sentence
             t_tilde = self.U_o(s_read) + self.V_o(emb) + enc.context_readout.unsqueeze(1)  # (B, T, 2M)
-            return self._maxout(t_tilde), None  # (B, T, M)
-        t_tilde = self.U_o(s_read) + self.V_o(emb) + self.C_o(torch.stack(contexts, dim=1))  # (B, T, 2M)
-        return self._maxout(t_tilde), torch.stack(alphas, dim=1)  # (B, T, M), (B, T, S)
+            out = self._maxout(t_tilde), None  # (B, T, M)
+        else:
+            t_tilde = self.U_o(s_read) + self.V_o(emb) + self.C_o(torch.stack(contexts, dim=1))  # (B, T, 2M)
+            out = self._maxout(t_tilde), torch.stack(alphas, dim=1)  # (B, T, M), (B, T, S)
+        return (*out, torch.stack(states[:len(inputs)], dim=1)) if with_queries else out  # s_{i-1}: (B, T, D)
+
+    def logprob_given_annotations(self, y_in: torch.Tensor, y_out: torch.Tensor, queries: torch.Tensor,
+                                  enc: EncoderOutput) -> torch.Tensor:
+        """log p(y_i | s_{i-1}, y_{i-1}, c_i = h_j) for every step i and source position j (B, T, S):
+        the output's probability of y_i had the attention put all its weight on h_j. ``queries``:
+        the teacher-forced s_{i-1} (B, T, D) of :meth:`features`; y_in (B, T) = (<s>, y_1, ..),
+        y_out (B, T) = (y_1, .., </s>). With the readout of s_i, s_i is recomputed for each h_j."""
+        emb = self.embed(y_in)  # (B, T, E)
+        base = self.V_o(emb)  # (B, T, 2M)
+        if self.readout_previous:
+            base = base + self.U_o(queries)  # (B, T, 2M)
+        else:
+            gates = (self.W(emb), F.linear(queries, self.U_zr.weight))  # (B, T, 3D), (B, T, 2D)
+        readout, context = self.C_o(enc.annotations), self.C(enc.annotations)  # (B, S, 2M), (B, S, 3D)
+        b_size, t_len, s_len = y_in.shape[0], y_in.shape[1], enc.annotations.shape[1]
+        out = torch.empty(b_size, t_len, s_len, dtype=torch.float32, device=y_in.device)  # (B, T, S)
+        rows = max(1, chunk_rows(self.W_o.out_features) // s_len)  # steps per chunk: ~chunk_rows logit rows
+        for b in range(b_size):
+            for i in range(0, t_len, rows):
+                steps = slice(i, i + rows)
+                t_tilde = base[b, steps, None] + readout[b, None]  # (n, S, 2M)
+                if not self.readout_previous:
+                    n = t_tilde.shape[0]
+                    s_prev = queries[b, steps, None].expand(n, s_len, -1).flatten(0, 1)  # (n*S, D)
+                    s_i = self._gru(gates[0][b, steps, None].expand(n, s_len, -1).flatten(0, 1),
+                                    context[b, None].expand(n, s_len, -1).flatten(0, 1),
+                                    gates[1][b, steps, None].expand(n, s_len, -1).flatten(0, 1), s_prev)  # (n*S, D)
+                    t_tilde = t_tilde + self.U_o(s_i).unflatten(0, (n, s_len))  # (n, S, 2M)
+                logp = torch.log_softmax(self.W_o(self._maxout(t_tilde)).float(), -1)  # (n, S, V)
+                target = y_out[b, steps, None, None].expand(-1, s_len, 1)  # (n, S, 1)
+                out[b, steps] = logp.gather(-1, target).squeeze(-1)  # (n, S)
+        return out
 
     def _tape(self, enc: EncoderOutput) -> DeferredWeights | None:
         """The deferred products of the teacher-forced loop, when gradients are on and ``deferred``."""

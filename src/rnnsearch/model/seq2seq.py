@@ -73,6 +73,20 @@ class Seq2Seq(nn.Module):
         """Teacher forcing: logits (B, T, V) and attention (B, T, S) or None."""
         return self.decoder(tgt_in, self.encode(src, src_mask))
 
+    def alignment_posterior(self, src, src_mask, tgt_in, tgt_out) -> tuple[torch.Tensor, torch.Tensor]:
+        """Teacher forcing -> alpha_ij (B, T, S) and the posterior of the alignment of y_i (B, T, S),
+        the attention read as a latent alignment: q_ij = alpha_ij p(y_i | s_{i-1}, y_{i-1}, c_i = h_j)
+        / sum_k alpha_ik p(y_i | s_{i-1}, y_{i-1}, c_i = h_k), alpha_i the prior and the output, had
+        it read h_j alone, the likelihood. Rows of padded target positions are meaningless."""
+        enc = self.encode(src, src_mask)
+        _, alphas, queries = self.decoder.features(tgt_in, enc, with_queries=True)  # (B, T, S), (B, T, D)
+        if alphas is None:
+            raise ValueError("the alignment posterior needs attention (arch: rnnsearch)")
+        logp = self.decoder.logprob_given_annotations(tgt_in, tgt_out, queries, enc)  # (B, T, S)
+        score = torch.log(alphas.float().clamp_min(1e-30)) + logp  # (B, T, S)
+        score = score.masked_fill(~src_mask.unsqueeze(1), float("-inf"))
+        return alphas, torch.softmax(score, dim=-1)
+
     def loss(self, src, src_mask, tgt_in, tgt_out, smoothing: float = 0.0) -> tuple[torch.Tensor, int]:
         """Summed negative log-likelihood of tgt_out (B, T), label-smoothed by ``smoothing`` (0: the
         paper's plain NLL), and the number of real target tokens."""
