@@ -107,11 +107,9 @@ def settings_of(translator) -> dict[str, dict]:
     natural = natural_forms(translator.src_codec, translator.tgt_codec)
     settings = {}
     for forms in (None, natural):
-        for shift in (0, 1, 2, -1):
-            flags = " ".join(f for f in ("--natural" if forms else "", f"--shift {shift}" if shift else "") if f)
-            settings[flags] = {"shift": shift, "forms": forms}
-        settings[" ".join(f for f in ("--natural" if forms else "", "--posterior") if f)] = \
-            {"forms": forms, "posterior": True}
+        for extra, kwargs in [(f"--shift {shift}" if shift else "", {"shift": shift}) for shift in (0, 1, 2, -1)] + \
+                             [("--posterior", {"posterior": True})]:
+            settings[" ".join(f for f in ("--natural" if forms else "", extra) if f)] = {"forms": forms, **kwargs}
     return settings
 
 

@@ -17,16 +17,12 @@ from rnnsearch.model.decoder import DecoderState
 sentences = st.lists(st.lists(st.integers(4, 22), min_size=1, max_size=6), min_size=1, max_size=3)
 
 
-def _batch(src, tgt):
-    return make_batch(src, tgt)
-
-
 @settings(max_examples=15, deadline=None)
 @given(sentences, st.integers(0, 999), st.sampled_from(["current", "previous"]))
 def test_each_likelihood_is_the_step_with_the_attention_on_that_word(src, seed, readout):
     model = small_model(seed=seed, readout_state=readout)
     tgt = [list(reversed(s)) + [5] for s in src]
-    b = _batch(src, tgt)
+    b = make_batch(src, tgt)
     with torch.no_grad():
         enc = model.encode(b.src, b.src_mask)
         _, _, queries = model.decoder.features(b.tgt_in, enc, with_queries=True)  # (B, T, D)
@@ -48,7 +44,7 @@ def test_each_likelihood_is_the_step_with_the_attention_on_that_word(src, seed, 
 def test_the_posterior_is_bayes_rule_over_the_real_source_words(src, seed):
     model = small_model(seed=seed)
     tgt = [s[::2] + [7] for s in src]
-    b = _batch(src, tgt)
+    b = make_batch(src, tgt)
     with torch.no_grad():
         alphas, posterior = model.alignment_posterior(b.src, b.src_mask, b.tgt_in, b.tgt_out)  # (B, T, S)
         enc = model.encode(b.src, b.src_mask)
@@ -68,16 +64,16 @@ def test_padding_never_changes_a_sentences_posterior(src, seed, readout):
     tgt = [s + [9] for s in src]
     longer = src + [list(range(4, 16))]
     with torch.no_grad():
-        b = _batch(longer, tgt + [list(range(5, 19))])
+        b = make_batch(longer, tgt + [list(range(5, 19))])
         _, together = model.alignment_posterior(b.src, b.src_mask, b.tgt_in, b.tgt_out)
         for k, (s, t) in enumerate(zip(src, tgt)):
-            a = _batch([s], [t])
+            a = make_batch([s], [t])
             _, alone = model.alignment_posterior(a.src, a.src_mask, a.tgt_in, a.tgt_out)
             torch.testing.assert_close(together[k, : len(t) + 1, : len(s) + 1], alone[0], rtol=1e-4, atol=1e-5)
 
 
 def test_the_posterior_needs_attention():
     model = small_model("rnnencdec")
-    b = _batch([[4, 5]], [[6]])
+    b = make_batch([[4, 5]], [[6]])
     with pytest.raises(ValueError, match="needs attention"):
         model.alignment_posterior(b.src, b.src_mask, b.tgt_in, b.tgt_out)

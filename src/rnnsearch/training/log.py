@@ -106,15 +106,16 @@ class Meter:
         mean = self.loss / self.tokens if self.tokens else float("nan")
         entry = {"step": s.step, "epoch": s.epoch, "elapsed_s": round(s.elapsed_s, 2),
                  "tgt_tokens": s.tgt_tokens, "loss": mean if self.tokens else None, "tok_per_s": round(rate, 1)}
-        if self.rows:
-            entry["align_cost"] = self.align / self.rows
+        align = self.align / self.rows if self.rows else None
+        if align is not None:
+            entry["align_cost"] = align
         self.runlog.write(entry)
         left = f"{t.max_minutes - s.elapsed_s / 60:.1f}" if t.max_minutes else "-"
         if self.bar is not None:
             self.bar.set_postfix(loss=f"{mean:.3f}", tok_s=f"{rate:.0f}", min=f"{s.elapsed_s / 60:.1f}", min_left=left)
         elif self.lines:
-            align = f", align cost {self.align / self.rows:.3f}" if self.rows else ""
-            self.write(f"step {s.step} epoch {s.epoch}: loss {mean:.3f}{align}, {rate:,.0f} tok/s, "
+            cost = "" if align is None else f", align cost {align:.3f}"
+            self.write(f"step {s.step} epoch {s.epoch}: loss {mean:.3f}{cost}, {rate:,.0f} tok/s, "
                        f"{s.elapsed_s / 60:.1f} min, {s.cpu_s / 3600:.2f} core-hours")
         self._reset()
 
