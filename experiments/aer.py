@@ -15,7 +15,8 @@ Hansards writes them (first word capitalised, French elisions and contractions r
 set's words. ``--shift``: which step's attention links y_i (0, the step that emits it; 1, the step
 where y_i is the decoder's input, Shift-Att; 2; -1). ``--posterior``: the posterior of y_i's
 alignment, alpha_ij times the model's probability of y_i given h_j alone, normalised (the
-attention as a latent alignment, read once y_i is known). ``--extract``: links read by rows (each target
+attention as a latent alignment, read once y_i is known). ``--head``: the checkpoint's alignment
+head (`rnnsearch train-align-head`), when it has one. ``--extract``: links read by rows (each target
 word to its most attended source word), by columns (each source word to the target word that
 attends to it most) or both symmetrised; ``--balance``: from the soft alignment balanced by Sinkhorn
 iterations (every source word given the same total weight); ``--threshold``: rows plus every
@@ -103,12 +104,14 @@ def _symmetrised(work: Path, n: int) -> dict:
 
 def settings_of(translator) -> dict[str, dict]:
     """force_align's readings to score, as written and in natural form, by flag string ("" for the
-    default): alpha at every shift (-1 to 2; 1 is Shift-Att's step), and the alignment posterior."""
+    default): alpha at every shift (-1 to 2; 1 is Shift-Att's step), the alignment posterior, and
+    the alignment head when the checkpoint has one."""
     natural = natural_forms(translator.src_codec, translator.tgt_codec)
+    readings = ["posterior"] + (["head"] if translator.align_head is not None else [])
     settings = {}
     for forms in (None, natural):
         for extra, kwargs in [(f"--shift {shift}" if shift else "", {"shift": shift}) for shift in (0, 1, 2, -1)] + \
-                             [("--posterior", {"posterior": True})]:
+                             [(f"--{r}", {"reading": r}) for r in readings]:
             settings[" ".join(f for f in ("--natural" if forms else "", extra) if f)] = {"forms": forms, **kwargs}
     return settings
 
@@ -142,7 +145,7 @@ def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str =
         forward = force_align(translator, test, **kwargs)
         readings += 1
         backward = None
-        if back is not None:
+        if flags in back_settings:  # a reading the Fr->En model has too (a head only if it has one)
             backward = force_align(back, flipped, **back_settings[flags])
             readings += 1
         for extract, threshold, balance in extractions():
@@ -164,7 +167,7 @@ def family(name: str) -> str:
     threshold = " + threshold" if "--threshold" in words else ""
     threshold += ", balanced" if "--balance" in words else ""
     method = f", with Fr->En: {words[words.index('--symmetrize') + 1]}" if "--symmetrize" in words else ""
-    reading = "posterior: " if "--posterior" in words else "alpha: "
+    reading = next((f"{r}: " for r in ("posterior", "head") if f"--{r}" in words), "alpha: ")
     return f"{reading}{extract}{threshold}{method}"
 
 

@@ -22,7 +22,8 @@
 #        A model that finishes its budget is released (RELEASE=1, the default): its best.pt as
 #        $RELEASES/hansards_enfr_NAME (default models/; hansards_fren_... for -fren), with its test
 #        BLEU measured from the released file (`rnnsearch release`); release = do that now for
-#        every model of MODELS with a best.pt, finished or not.
+#        every model of MODELS with a best.pt, finished or not. An En->Fr RNNsearch is released with
+#        an alignment head trained on the links of `links` when they exist (HEAD, HEAD_PAIRS, HEAD_EPOCHS).
 #
 # PROFILE=gpu: the paper's sizes (620/1000/1000/500, word shortlist 30k, Adadelta, the authors'
 # loss scale and readout), bf16 autocast, MINUTES per invocation and model.
@@ -48,6 +49,9 @@ RELEASE=${RELEASE:-1}; RELEASES=${RELEASES:-models}  # a model that finishes its
 RELEASE_DTYPE=${RELEASE_DTYPE:-bfloat16}                # in bf16, or int8 where its test BLEU keeps parity
 MODELS=${MODELS:-rnnsearch50 rnnencdec50 rnnsearch30 rnnencdec30}
 GUIDE_WEIGHT=${GUIDE_WEIGHT:-0.1}; GUIDE_COST=${GUIDE_COST:-ce}  # the -guided variant's alignment loss
+# a released En->Fr RNNsearch gets an alignment head (`rnnsearch train-align-head`) on the links of `links`,
+# when they exist: HEAD_PAIRS sampled training pairs, HEAD_EPOCHS epochs (HEAD=0: none)
+HEAD=${HEAD:-1}; HEAD_PAIRS=${HEAD_PAIRS:-200000}; HEAD_EPOCHS=${HEAD_EPOCHS:-2}
 if [ "$PROFILE" = gpu ]; then
   PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-120}; BUDGET=${BUDGET:-0}; THREADS=${THREADS:-0}; JOBS=${JOBS:-1}
   SIZES=(--set train.bf16=true --set decode.batch_size=128)
@@ -111,17 +115,30 @@ release_current() {  # name: true when its release exists and is not older than 
   [ -f "$release/release.json" ] && { [ ! -f "$OUT/$1/best.pt" ] || [ "$release/release.json" -nt "$OUT/$1/best.pt" ]; }
 }
 
+with_head() {  # name: prints the checkpoint to release: best.pt with an alignment head ($OUT/NAME/head.pt,
+  # trained when missing or older than best.pt) for an En->Fr RNNsearch when the links exist, else best.pt
+  local name=$1 best="$OUT/$1/best.pt" head="$OUT/$1/head.pt"
+  case "$name" in rnnencdec*|*-fren) echo "$best"; return 0 ;; esac
+  if [ "$HEAD" != 1 ] || [ ! -f "$OUT/align/train.links" ]; then echo "$best"; return 0; fi
+  if [ ! -f "$head" ] || [ "$best" -nt "$head" ]; then
+    $BIN/rnnsearch train-align-head "$best" --links "$OUT/align/train.links" --out "$head" --pairs "$HEAD_PAIRS" \
+      --epochs "$HEAD_EPOCHS" --threads "$THREADS" --set data.dir="$DATA/hansards" > "$OUT/$name/head.log" 2>&1 || return 1
+  fi
+  echo "$head"
+}
+
 release_one() {  # name: a finished model's best.pt as its release (release_dir), test BLEU measured
   local name=$1 src=en tgt=fr
   case "$name" in *-fren) src=fr; tgt=en ;; esac
   local dest best="$OUT/$name/best.pt"; dest=$(release_dir "$name")
   if [ ! -f "$best" ]; then echo "$name: no best.pt (no validation yet): not released"; return 0; fi
   if release_current "$name"; then echo "$name: $dest is up to date"; return 0; fi
-  echo "$name: releasing $best as $dest (test BLEU, beam $BEAM; log: $OUT/$name/release.log)"
+  local source; source=$(with_head "$name") || { echo "$name: alignment head failed:"; tail -n 5 "$OUT/$name/head.log"; return 1; }
+  echo "$name: releasing $source as $dest (test BLEU, beam $BEAM; log: $OUT/$name/release.log)"
   mkdir -p "$RELEASES"
-  OMP_NUM_THREADS=$(( THREADS > 0 ? THREADS : $(nproc) )) $BIN/rnnsearch release "$best" --out "$dest" --force \
+  OMP_NUM_THREADS=$(( THREADS > 0 ? THREADS : $(nproc) )) $BIN/rnnsearch release "$source" --out "$dest" --force \
     --src "$DATA/hansards/test.$src" --ref "$DATA/hansards/test.$tgt" --beam "$BEAM" --dtype "$RELEASE_DTYPE" \
-    --description "The Hansards campaign's $name (recipes/hansards.sh, $PROFILE profile): best dev BLEU checkpoint." \
+    --description "The Hansards campaign's $name (recipes/hansards.sh, $PROFILE profile): best dev BLEU checkpoint$([ "$source" = "$best" ] || echo ", with an alignment head (rnnsearch align --head)")." \
     > "$OUT/$name/release.log" 2>&1 || { echo "$name: release failed:"; tail -n 5 "$OUT/$name/release.log"; return 1; }
   tail -n 1 "$OUT/$name/release.log"
 }

@@ -194,7 +194,8 @@ for key, extra in (("-f", ""), ("-r", " 0-0")):
 
 def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
     """`links` writes one line of links per training line (symmetrised from both directions);
-    the -guided variant trains with them, the -fren variant the other way round."""
+    the -guided variant trains with them, the -fren variant the other way round; the En->Fr
+    RNNsearch's release has an alignment head."""
     aligner = tmp_path / "aligner"
     aligner.write_text(FAKE_ALIGNER)
     aligner.chmod(0o755)
@@ -224,3 +225,9 @@ def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
     assert "guided alignment (the -guided variant): weight 0.5, cost ce" in (out / "recipe.txt").read_text()
     fren = checkpoint.load(out / "rnnsearch50-fren" / "last.pt")["config"]["data"]
     assert (fren["src_lang"], fren["tgt_lang"]) == ("fr", "en")
+    # the finished En->Fr RNNsearch is released with an alignment head trained on the links; Fr->En without
+    from rnnsearch.decoding.translator import Translator
+    guided_release = out / "models" / "hansards_enfr_rnnsearch50-guided"
+    assert Translator.from_pretrained(str(guided_release)).align_head is not None
+    assert "with an alignment head" in json.loads((guided_release / "release.json").read_text())["description"]
+    assert Translator.from_pretrained(str(out / "models" / "hansards_fren_rnnsearch50")).align_head is None

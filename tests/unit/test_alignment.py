@@ -309,7 +309,7 @@ def test_align_reads_the_posterior_with_posterior(trained_run, synth_dir, tmp_pa
     out = tmp_path / "posterior.pharaoh"
     assert main(["align", str(trained_run / "best.pt"), "--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"),
                  "--posterior", "--extract", "grow-diag", "--out", str(out)]) == 0
-    posterior = force_align(translator, list(zip(src, tgt)), posterior=True)
+    posterior = force_align(translator, list(zip(src, tgt)), reading="posterior")
     assert read_pharaoh(out) == [hard_links(a.soft, extract="grow-diag") for a in posterior]
     codec_s, codec_t = translator.src_codec, translator.tgt_codec
     for (s, t), a in zip(zip(src, tgt), posterior):  # the model's posterior over units, merged into words
@@ -322,4 +322,4 @@ def test_align_reads_the_posterior_with_posterior(trained_run, synth_dir, tmp_pa
         np.testing.assert_allclose(a.soft, want, atol=1e-5)
         assert not np.allclose(q.numpy(), alphas.numpy(), atol=1e-3)  # not the attention itself
     with pytest.raises(UsageError, match="takes no shift"):
-        force_align(translator, list(zip(src, tgt)), posterior=True, shift=1)
+        force_align(translator, list(zip(src, tgt)), reading="posterior", shift=1)

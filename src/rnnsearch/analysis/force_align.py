@@ -25,9 +25,11 @@ from rnnsearch.analysis.links import SYMMETRIZATIONS, symmetrize
 from rnnsearch.data.batching import make_batch
 from rnnsearch.errors import UsageError
 from rnnsearch.model import evaluating
+from rnnsearch.model.align_head import head_alignment
 
 
 SHIFTS = (-1, 0, 1, 2)
+READINGS = ("attention", "posterior", "head")
 
 
 @dataclass
@@ -118,46 +120,61 @@ def hard_links(soft: np.ndarray, threshold: float | None = None, extract: str = 
 @torch.no_grad()
 def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, shift: int = 0,
                 threshold: float | None = None, forms=None, extract: str = "rows", balance: int = 0,
-                posterior: bool = False) -> list[Alignment]:
+                reading: str = "attention") -> list[Alignment]:
     """Alignments of (source text, target text) pairs under ``translator``'s model (RNNsearch).
 
     By default target unit y_i takes alpha_i, the attention of the step that emits it (its query
     is s_{i-1}). ``shift=1`` takes alpha_{i+1}: the step where y_i is the decoder's input, as
     Shift-Att reads a Transformer (Chen et al. 2020); here that step's query s_i has read c_i
     but not y_i, which only s_{i+1}, the query of ``shift=2``, has read. ``shift=-1``: alpha_{i-1}.
-    ``posterior``: y_i takes the posterior of its alignment instead, alpha_i weighted by the
-    probability of y_i given each h_j (``Seq2Seq.alignment_posterior``): alpha_i is the model's
-    guess before it emits y_i, the posterior its reading once y_i is known.
+    ``reading``: ``attention`` (alpha, as above); ``posterior``: y_i takes the posterior of its
+    alignment instead, alpha_i weighted by the probability of y_i given each h_j
+    (``Seq2Seq.alignment_posterior``): alpha_i is the model's guess before it emits y_i, the
+    posterior its reading once y_i is known; ``head``: the translator's alignment head
+    (model/align_head.py, ``rnnsearch train-align-head``), which also reads y_i.
     ``threshold``, ``extract``, ``balance``: see ``hard_links``. ``forms``: a (source, target) pair of functions, words ->
     groups (``gold_text``), giving the words the model reads."""
     if shift not in SHIFTS:
         raise UsageError(f"shift must be one of {', '.join(map(str, SHIFTS))}, got {shift}")
-    if posterior and shift:
-        raise UsageError("the posterior is that of the step that emits y_i: it takes no shift")
+    if reading not in READINGS:
+        raise UsageError(f"reading must be one of {', '.join(READINGS)}, got {reading!r}")
+    if reading != "attention" and shift:
+        raise UsageError(f"the {reading} reading is that of the step that emits y_i: it takes no shift")
     _check_reading(extract, balance)
     model, src_codec, tgt_codec = translator.model, translator.src_codec, translator.tgt_codec
     if getattr(model, "arch", "rnnsearch") != "rnnsearch":
         raise UsageError("this model has no attention (arch: rnnencdec): nothing to align")
+    read = _reader(translator, reading)
     out: list[Alignment] = []
     with evaluating(model):
         for start in range(0, len(pairs), batch_size):
-            out.extend(_align_batch(model, src_codec, tgt_codec, pairs[start:start + batch_size],
+            out.extend(_align_batch(src_codec, tgt_codec, pairs[start:start + batch_size],
                                     translator.device, shift, forms or (as_written, as_written),
-                                    lambda soft: hard_links(soft, threshold, extract, balance), posterior))
+                                    lambda soft: hard_links(soft, threshold, extract, balance), read))
     return out
 
 
-def _align_batch(model, src_codec, tgt_codec, pairs, device, shift, forms, links_of, posterior) -> list[Alignment]:
+def _reader(translator, reading: str):
+    """batch -> (B, T, S) soft alignments of the target positions, as ``reading`` reads them."""
+    model = translator.model
+    if reading == "posterior":
+        return lambda b: model.alignment_posterior(b.src, b.src_mask, b.tgt_in, b.tgt_out)[1]
+    if reading == "head":
+        head = getattr(translator, "align_head", None)
+        if head is None:
+            raise UsageError("this model has no alignment head: train one with `rnnsearch train-align-head "
+                             "CKPT --links FILE --out NEW.pt`")
+        return lambda b: head_alignment(model, head, b.src, b.src_mask, b.tgt_in, b.tgt_out)
+    return lambda b: model(b.src, b.src_mask, b.tgt_in)[1]
+
+
+def _align_batch(src_codec, tgt_codec, pairs, device, shift, forms, links_of, read) -> list[Alignment]:
     words = [(s.split(), t.split()) for s, t in pairs]
     src = [group_units(src_codec, forms[0](sw)) for sw, _ in words]
     tgt = [group_units(tgt_codec, forms[1](tw)) for _, tw in words]
     batch = make_batch([src_codec.vocab.encode(u) for u, _ in src],
                        [tgt_codec.vocab.encode(u) for u, _ in tgt]).to(device)
-    if posterior:
-        _, alphas = model.alignment_posterior(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out)  # (B, T, S)
-    else:
-        _, alphas = model(batch.src, batch.src_mask, batch.tgt_in)  # (B, T, S)
-    alphas = alphas.float().cpu().numpy()
+    alphas = read(batch).float().cpu().numpy()  # (B, T, S)
     result = []
     for b, ((sw, tw), (su, so), (tu, to)) in enumerate(zip(words, src, tgt)):
         rows = np.clip(np.arange(len(tu)) + shift, 0, len(tu))  # alpha_{i+shift}, the last step at most (</s>)

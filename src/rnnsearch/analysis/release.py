@@ -30,7 +30,8 @@ from rnnsearch.errors import UsageError
 from rnnsearch.files import whole_or_absent
 
 WEIGHTS = "model.pt"
-KEEP = ("config", "src_codec", "tgt_codec", "train_state")  # what a translation needs, and the record
+# what a translation needs, the record, and an alignment head (float32: small, and read beside the model)
+KEEP = ("config", "src_codec", "tgt_codec", "train_state", "align_head")
 
 
 def sha256(path: Path) -> str:
@@ -147,7 +148,7 @@ def model_card(m: dict, payload: dict) -> str:
              f"{s.get('elapsed_s', 0) / 3600:.2f} wall hours; best dev BLEU {s.get('best_bleu', 0):.2f} "
              f"at update {s.get('best_step', 0):,}", f"- source checkpoint: `{m['source']}`; released {m['created']} "
              f"by rnnsearch {m['rnnsearch']}", ""]
-    lines += test_lines(m.get("test"))
+    lines += test_lines(m.get("test")) + head_lines(payload.get("align_head"), m["name"])
     lines += ["## Recipe (the resolved config)", "", "```yaml",
               yaml.safe_dump(payload["config"], sort_keys=False).rstrip(), "```", ""]
     return "\n".join(lines)
@@ -167,3 +168,16 @@ def test_lines(t: dict | None) -> list[str]:
             f"(`sacrebleu {t['ref']} -i {t['output']}`).", ""] + ([
              f"Parity: the same weights in bfloat16 score {t['parity']['bfloat16_bleu']:.2f} BLEU (tolerance "
              f"{t['parity']['tolerance']}).", ""] if t.get("parity") else [])
+
+
+def head_lines(entry: dict | None, name: str) -> list[str]:
+    """The model card's section on an alignment head (`rnnsearch train-align-head`), if there is one."""
+    if not entry:
+        return []
+    r, dims = entry.get("record") or {}, entry["dims"]
+    held = [x for x in r.get("held_out_ce") or [] if x is not None]
+    return ["## Alignment head", "", f"`rnnsearch align models/{name} --head` reads word alignments from a head of size "
+            f"{dims['att']} trained over the frozen model (the translation is the model's alone) on "
+            f"{r.get('pairs', 0):,} training pairs with the links of `{r.get('links', '?')}`, {r.get('epochs', 0)} epochs, "
+            f"{r.get('cpu_s', 0) / 3600:.2f} core-hours" + (f"; ce per linked target word on {r.get('held_out', 0):,} "
+                                                           f"held-out pairs: {held[-1]:.4f}" if held else "") + ".", ""]

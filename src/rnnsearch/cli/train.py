@@ -1,4 +1,4 @@
-"""``rnnsearch train``, ``status`` and ``describe``."""
+"""``rnnsearch train``, ``train-align-head``, ``status`` and ``describe``."""
 from __future__ import annotations
 
 import json
@@ -12,6 +12,24 @@ def register(sub) -> None:
     p.add_argument("--out", required=True, help="run directory (best.pt, last.pt, log.jsonl)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from last.pt")
     p.set_defaults(func=train, tune=True)
+
+    p = sub.add_parser("train-align-head", help="train an alignment head on word links over a trained "
+                       "RNNsearch (its translation weights stay as they are)")
+    p.add_argument("checkpoint", help="a checkpoint or release of an rnnsearch model with a word vocabulary")
+    p.add_argument("--links", required=True, help="Pharaoh links (i-j, 0-based, source word first), one line "
+                   "per line of the checkpoint's training files, as for train.guided_alignment (e.g. eflomal's)")
+    p.add_argument("--out", required=True, help="the new checkpoint: the model and its head")
+    p.add_argument("--pairs", type=int, default=100_000, help="training pairs sampled from the corpus (0 = all)")
+    p.add_argument("--held-out", type=int, default=1_000, help="other pairs the head's cost is measured on")
+    p.add_argument("--epochs", type=int, default=2)
+    p.add_argument("--size", type=int, default=128, help="the head's hidden size")
+    p.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate")
+    p.add_argument("--batch-size", type=int, default=80)
+    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
+                   help="override the checkpoint's config for reading the corpus (e.g. data.dir=...)")
+    p.set_defaults(func=train_align_head, tune=True)
 
     p = sub.add_parser("status", help="where training runs stand: updates, core-hours, dev BLEU, projection")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run directories (with log.jsonl)")
@@ -37,6 +55,14 @@ def train(args) -> int:
     finally:
         distributed.teardown(ctx, wait=finished)
     distributed.exit_rank(ctx, 0)
+    return 0
+
+
+def train_align_head(args) -> int:
+    from rnnsearch.training.align_head import HeadSettings, train_alignment_head
+    settings = HeadSettings(pairs=args.pairs, held_out=args.held_out, epochs=args.epochs, att=args.size, lr=args.lr,
+                            batch_size=args.batch_size, seed=args.seed, threads=args.threads)
+    train_alignment_head(args.checkpoint, args.links, args.out, settings, args.set)
     return 0
 
 

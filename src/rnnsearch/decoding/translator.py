@@ -15,6 +15,7 @@ from rnnsearch.decoding import unk
 from rnnsearch.data.batching import pad, source_batch
 from rnnsearch.config import Config, from_dict, replace
 from rnnsearch.model import build_model, evaluating
+from rnnsearch.model.align_head import load_head
 from rnnsearch.decoding.sampling import Sampling, sample
 from rnnsearch.decoding.scoring import Score, score_ids
 from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
@@ -46,6 +47,7 @@ class Translator:
         self.warn = lambda message: warnings.warn(message, stacklevel=3)  # the CLI prints these itself
         self.replace_unk: str | None = None  # None, "copy" or "dict" (see set_unk_replacement)
         self.lexicon: dict[str, str] | None = None
+        self.align_head = None  # the checkpoint's alignment head (model/align_head.py), if it has one
 
     @classmethod
     def from_checkpoint(cls, path, device: str = "cpu", backend: str = "torch", quantize: str | None = None,
@@ -69,6 +71,8 @@ class Translator:
         model.load_state_dict(payload["model"])
         model.eval()
         translator = cls(model, src, tgt, cfg, device, payload.get("train_state"))
+        if "align_head" in payload:
+            translator.align_head = _alignment_head(payload["align_head"], path).to(device)
         if backend == "onnx":
             if dtype != "float32":
                 raise UsageError("--dtype bf16 goes with the torch backend")
@@ -255,3 +259,12 @@ class Translator:
         best = nbest[0]
         best.nbest = nbest
         return best
+
+
+def _alignment_head(entry, path):
+    """The checkpoint's alignment head, or a clear error naming the file."""
+    try:
+        return load_head(entry)
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise checkpoint.CheckpointError(f"{path}: its align_head entry is not an alignment head: {reason}") from None

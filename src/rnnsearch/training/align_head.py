@@ -1,0 +1,148 @@
+"""Training an alignment head (model/align_head.py) on a frozen RNNsearch: ``rnnsearch
+train-align-head CKPT --links FILE --out NEW.pt``.
+
+The links are those of ``train.guided_alignment`` (Pharaoh, one line per line of the checkpoint's
+training files, e.g. from eflomal); the pairs are the checkpoint's training corpus, read as its
+trainer read it. A random sample of ``pairs`` kept pairs trains the head (the model's weights stay
+as they are), another ``held_out`` measure it. The cost is guided alignment's ce (Chen et al.
+2016), -sum_j A_ij log beta_ij per target word with links; the output is the input checkpoint with
+the head beside the model (``align_head``), written atomically.
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from rnnsearch import checkpoint
+from rnnsearch.config import apply_overrides, from_dict
+from rnnsearch.data.batching import make_batch
+from rnnsearch.data.corpus import Corpus, load_corpora
+from rnnsearch.data.guided import guide_matrix
+from rnnsearch.data.tokenize import TextCodec
+from rnnsearch.decoding import pretrained
+from rnnsearch.errors import UsageError
+from rnnsearch.model import build_model
+from rnnsearch.model.align_head import AlignmentHead, head_inputs, head_state, query_size
+
+
+@dataclass(frozen=True)
+class HeadSettings:
+    pairs: int = 100_000  # training pairs sampled from the corpus (0: all)
+    held_out: int = 1_000  # other pairs the head is measured on after each epoch
+    epochs: int = 2
+    att: int = 128  # the head's hidden size
+    lr: float = 1e-3  # Adam
+    batch_size: int = 80
+    seed: int = 1
+    threads: int = 0  # torch threads (0: torch's default)
+
+
+def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, settings: HeadSettings = HeadSettings(),
+                         overrides: list[str] | None = None, log=print) -> dict:
+    """Train a head for the model of ``ckpt`` on ``links``; write ``ckpt`` plus the head to ``out``
+    and return the head's record (sizes, sample, costs per epoch, CPU seconds). ``overrides``:
+    dotted config changes (``data.dir=...``) for reading the corpus elsewhere."""
+    source = pretrained.weights_path(ckpt)
+    if Path(out).resolve() == Path(source).resolve():
+        raise UsageError(f"--out {out} is the input checkpoint: write the model with its head to a new file")
+    if settings.threads:
+        torch.set_num_threads(settings.threads)
+    payload = checkpoint.load(source)
+    raw = apply_overrides(payload["config"], [*(overrides or []), f"train.guided_alignment={links}"])
+    cfg = from_dict(raw)  # checks that the model has attention and reads words
+    codecs = TextCodec.from_state(payload["src_codec"]), TextCodec.from_state(payload["tgt_codec"])
+    _, _, corpus, _ = load_corpora(cfg, log, codecs)
+    model = build_model(cfg.model, len(codecs[0].vocab), len(codecs[1].vocab))
+    model.load_state_dict(payload["model"])
+    model.eval().requires_grad_(False)
+    train_rows, held_rows = _sample(corpus, settings)
+    log(f"alignment head: {len(train_rows):,} training pairs, {len(held_rows):,} held out, "
+        f"{settings.epochs} epochs, size {settings.att}")
+    head = AlignmentHead(query_size(model), model.decoder.C_o.in_features, settings.att)
+    torch.manual_seed(settings.seed)
+    optimizer = torch.optim.Adam(head.parameters(), lr=settings.lr)
+    batches = _batches(train_rows, corpus.tgt_lens, settings.batch_size)
+    rng, cpu0 = np.random.default_rng(settings.seed), time.process_time()
+    record = _record(ckpt, links, settings, len(train_rows), len(held_rows))
+    for epoch in range(1, settings.epochs + 1):
+        cost = _epoch(model, head, optimizer, corpus, [batches[k] for k in rng.permutation(len(batches))], epoch)
+        held = evaluate_head(model, head, corpus, held_rows, settings.batch_size)
+        record["train_ce"].append(round(cost, 4))
+        record["held_out_ce"].append(None if held is None else round(held, 4))
+        log(f"epoch {epoch}: ce {cost:.4f} on the training pairs, {'-' if held is None else f'{held:.4f}'} "
+            f"held out ({time.process_time() - cpu0:.0f} CPU s)")
+    record["cpu_s"] = round(time.process_time() - cpu0, 1)
+    checkpoint.save(out, {k: v for k, v in payload.items() if k not in ("format", "version")}
+                    | {"align_head": head_state(head, record)})
+    log(f"wrote {out}: the model of {ckpt} with its alignment head (`rnnsearch align {out} --head`)")
+    return record
+
+
+def _epoch(model, head: AlignmentHead, optimizer, corpus: Corpus, batches: list[np.ndarray], epoch: int) -> float:
+    """One pass of Adam over ``batches``, each update on its batch's mean ce; -> the epoch's ce per
+    linked target position. A tqdm bar on standard error when it is a terminal."""
+    head.train()
+    cost = rows = 0.0
+    bar = tqdm(batches, desc=f"epoch {epoch}", unit="batch", dynamic_ncols=True, disable=not sys.stderr.isatty())
+    for part in bar:
+        c, n = batch_cost(model, head, corpus, part)
+        optimizer.zero_grad(set_to_none=True)
+        (c / max(n, 1)).backward()
+        optimizer.step()
+        cost, rows = cost + float(c.detach()), rows + n
+        bar.set_postfix(ce=f"{cost / max(rows, 1):.3f}", refresh=False)
+    return cost / max(rows, 1)
+
+
+def batch_cost(model, head: AlignmentHead, corpus: Corpus, rows: np.ndarray) -> tuple[torch.Tensor, int]:
+    """The summed ce of the head on pairs ``rows`` against their links' distributions, and the
+    number of target positions with links (</s> -> </s> included)."""
+    batch = make_batch([corpus.src_ids[i] for i in rows], [corpus.tgt_ids[i] for i in rows])
+    guide = guide_matrix(corpus.links, rows, corpus.src_lens, corpus.tgt_lens)  # (B, T, S)
+    query, annotations, alphas = head_inputs(model, batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out)
+    log_beta = head(query, annotations, alphas, batch.src_mask)  # (B, T, S)
+    terms = torch.where(guide > 0, guide * log_beta, torch.zeros_like(log_beta))  # (B, T, S), no -inf * 0
+    return -terms.sum(), int((guide.sum(-1) > 0).sum())
+
+
+def evaluate_head(model, head: AlignmentHead, corpus: Corpus, rows: np.ndarray, batch_size: int) -> float | None:
+    """The head's ce per linked target position on pairs ``rows`` (None for no pairs)."""
+    if len(rows) == 0:
+        return None
+    head.eval()
+    cost = count = 0.0
+    with torch.no_grad():
+        for part in _batches(rows, corpus.tgt_lens, batch_size):
+            c, n = batch_cost(model, head, corpus, part)
+            cost, count = cost + float(c), count + n
+    head.train()
+    return cost / max(count, 1)
+
+
+def _sample(corpus: Corpus, s: HeadSettings) -> tuple[np.ndarray, np.ndarray]:
+    """Disjoint random (training, held-out) pair indices of the corpus."""
+    n = len(corpus.src_ids)
+    if min(s.pairs, s.held_out, s.epochs, s.att, s.batch_size) < 0 or s.epochs < 1 or s.att < 1 or s.batch_size < 1:
+        raise UsageError("--pairs and --held-out must be >= 0; --epochs, --size and --batch-size >= 1")
+    order = np.random.default_rng(s.seed).permutation(n)
+    held = np.sort(order[:min(s.held_out, n // 10)])  # at most a tenth of a small corpus
+    rest = order[len(held):]
+    return (rest if s.pairs == 0 else rest[:s.pairs]), held
+
+
+def _batches(rows: np.ndarray, tgt_lens: np.ndarray, size: int) -> list[np.ndarray]:
+    """``rows`` sorted by target length, in minibatches of ``size`` (little padding)."""
+    rows = rows[np.argsort(tgt_lens[rows], kind="stable")]
+    return [rows[i:i + size] for i in range(0, len(rows), size)]
+
+
+def _record(ckpt, links, s: HeadSettings, pairs: int, held_out: int) -> dict:
+    return {"source": str(ckpt), "links": str(links), "pairs": pairs, "held_out": held_out, "epochs": s.epochs,
+            "att": s.att, "lr": s.lr, "batch_size": s.batch_size, "seed": s.seed, "cost": "ce",
+            "train_ce": [], "held_out_ce": []}
