@@ -16,7 +16,7 @@ set's words. ``--shift``: which step's attention links y_i (0, the step that emi
 where y_i is the decoder's input, Shift-Att; 2; -1). ``--posterior``: the posterior of y_i's
 alignment, alpha_ij times the model's probability of y_i given h_j alone, normalised (the
 attention as a latent alignment, read once y_i is known). ``--head``: the checkpoint's alignment
-head (`rnnsearch train-align-head`), when it has one. ``--extract``: links read by rows (each target
+head (`rnnsearch train-align-head`), when it has one; ``--head --posterior``: their mean. ``--extract``: links read by rows (each target
 word to its most attended source word), by columns (each source word to the target word that
 attends to it most) or both symmetrised; ``--balance``: from the soft alignment balanced by Sinkhorn
 iterations (every source word given the same total weight); ``--threshold``: rows plus every
@@ -107,11 +107,11 @@ def settings_of(translator) -> dict[str, dict]:
     default): alpha at every shift (-1 to 2; 1 is Shift-Att's step), the alignment posterior, and
     the alignment head when the checkpoint has one."""
     natural = natural_forms(translator.src_codec, translator.tgt_codec)
-    readings = ["posterior"] + (["head"] if translator.align_head is not None else [])
+    readings = ["posterior"] + (["head", "head+posterior"] if translator.align_head is not None else [])
     settings = {}
     for forms in (None, natural):
         for extra, kwargs in [(f"--shift {shift}" if shift else "", {"shift": shift}) for shift in (0, 1, 2, -1)] + \
-                             [(f"--{r}", {"reading": r}) for r in readings]:
+                             [(" ".join(f"--{x}" for x in r.split("+")), {"reading": r}) for r in readings]:
             settings[" ".join(f for f in ("--natural" if forms else "", extra) if f)] = {"forms": forms, **kwargs}
     return settings
 
@@ -167,7 +167,8 @@ def family(name: str) -> str:
     threshold = " + threshold" if "--threshold" in words else ""
     threshold += ", balanced" if "--balance" in words else ""
     method = f", with Fr->En: {words[words.index('--symmetrize') + 1]}" if "--symmetrize" in words else ""
-    reading = next((f"{r}: " for r in ("posterior", "head") if f"--{r}" in words), "alpha: ")
+    reading = "+".join(r for r in ("head", "posterior") if f"--{r}" in words) or "alpha"
+    reading += ": "
     return f"{reading}{extract}{threshold}{method}"
 
 

@@ -191,9 +191,31 @@ def test_the_aer_study_reads_the_head_where_there_is_one(head_checkpoint, traine
     pairs = list(zip(read_lines(synth_dir / "test.en")[:3], read_lines(synth_dir / "test.fr")[:3]))
     found, _ = aer.attention_links(head_checkpoint, pairs, reverse=trained_run / "best.pt")
     assert "`--head`" in found and "`--natural --head --extract columns`" in found
+    assert "`--natural --head --posterior --extract intersection`" in found
     assert not any("--head" in name and "--symmetrize" in name for name in found)
     assert any("--posterior" in name and "--symmetrize" in name for name in found)
     assert aer.family("`--head --extract columns`") == "head: columns"
+    assert aer.family("`--natural --head --posterior --extract intersection`") == "head+posterior: intersection"
+
+
+def test_head_and_posterior_together_read_their_mean(head_checkpoint, synth_dir, tmp_path):
+    """`align --head --posterior`: the mean of the head's and the posterior's distributions."""
+    import numpy as np
+    from rnnsearch.analysis.force_align import force_align
+    from rnnsearch.decoding.translator import Translator
+    translator = Translator.from_checkpoint(head_checkpoint)
+    pairs = list(zip(read_lines(synth_dir / "test.en")[:6], read_lines(synth_dir / "test.fr")[:6]))
+    both, head, posterior = (force_align(translator, pairs, reading=r) for r in ("head+posterior", "head", "posterior"))
+    for a, h, p in zip(both, head, posterior):
+        assert np.allclose(a.soft, (h.soft + p.soft) / 2, atol=1e-6)
+        assert not np.allclose(h.soft, p.soft, atol=1e-3)
+    (tmp_path / "pairs").write_text("".join(f"{s} ||| {t}\n" for s, t in pairs))
+    out = tmp_path / "links"
+    assert main(["align", str(head_checkpoint), "--pairs", str(tmp_path / "pairs"), "--head", "--posterior",
+                 "--extract", "intersection", "--out", str(out)]) == 0
+    from rnnsearch.analysis.force_align import hard_links
+    from rnnsearch.analysis.links import read_pharaoh
+    assert read_pharaoh(out) == [hard_links(a.soft, None, "intersection", 0) for a in both]
 
 
 def test_a_release_keeps_the_head(head_checkpoint, tmp_path):

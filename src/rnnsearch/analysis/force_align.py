@@ -29,7 +29,7 @@ from rnnsearch.model.align_head import head_alignment
 
 
 SHIFTS = (-1, 0, 1, 2)
-READINGS = ("attention", "posterior", "head")
+READINGS = ("attention", "posterior", "head", "head+posterior")
 
 
 @dataclass
@@ -131,7 +131,8 @@ def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, 
     alignment instead, alpha_i weighted by the probability of y_i given each h_j
     (``Seq2Seq.alignment_posterior``): alpha_i is the model's guess before it emits y_i, the
     posterior its reading once y_i is known; ``head``: the translator's alignment head
-    (model/align_head.py, ``rnnsearch train-align-head``), which also reads y_i.
+    (model/align_head.py, ``rnnsearch train-align-head``), which also reads y_i;
+    ``head+posterior``: the mean of those two distributions.
     ``threshold``, ``extract``, ``balance``: see ``hard_links``. ``forms``: a (source, target) pair of functions, words ->
     groups (``gold_text``), giving the words the model reads."""
     if shift not in SHIFTS:
@@ -159,11 +160,14 @@ def _reader(translator, reading: str):
     model = translator.model
     if reading == "posterior":
         return lambda b: model.alignment_posterior(b.src, b.src_mask, b.tgt_in, b.tgt_out)[1]
-    if reading == "head":
+    if reading in ("head", "head+posterior"):
         head = getattr(translator, "align_head", None)
         if head is None:
             raise UsageError("this model has no alignment head: train one with `rnnsearch train-align-head "
                              "CKPT --links FILE --out NEW.pt`")
+        if reading == "head+posterior":  # the mean of the two distributions
+            return lambda b: (head_alignment(model, head, b.src, b.src_mask, b.tgt_in, b.tgt_out)
+                              + model.alignment_posterior(b.src, b.src_mask, b.tgt_in, b.tgt_out)[1]) / 2
         return lambda b: head_alignment(model, head, b.src, b.src_mask, b.tgt_in, b.tgt_out)
     return lambda b: model(b.src, b.src_mask, b.tgt_in)[1]
 

@@ -73,14 +73,13 @@ def _register_align(sub) -> None:
     p.add_argument("--balance", type=int, default=0, metavar="N",
                    help="read links from the soft alignment balanced by N Sinkhorn iterations (every source "
                         "word given the same total weight as every target word); 0: as it is")
-    reading = p.add_mutually_exclusive_group()
-    reading.add_argument("--posterior", dest="reading", action="store_const", const="posterior", default="attention",
-                         help="read the posterior of each target word's alignment, alpha_ij times the model's "
-                              "probability of the word given h_j alone (normalised over j), instead of alpha_ij")
-    reading.add_argument("--head", dest="reading", action="store_const", const="head",
-                         help="read the checkpoint's alignment head (`rnnsearch train-align-head`) instead of "
-                              "alpha_ij: a layer trained on word links that reads each target word's source "
-                              "once the word is known")
+    p.add_argument("--posterior", action="store_true",
+                   help="read the posterior of each target word's alignment, alpha_ij times the model's "
+                        "probability of the word given h_j alone (normalised over j), instead of alpha_ij")
+    p.add_argument("--head", action="store_true",
+                   help="read the checkpoint's alignment head (`rnnsearch train-align-head`) instead of "
+                        "alpha_ij: a layer trained on word links that reads each target word's source once the "
+                        "word is known; with --posterior, the mean of the two")
     p.add_argument("--natural", action="store_true",
                    help="WPT 2003 En-Fr gold text: the model reads it in natural form (first word "
                         "capitalised, French elisions and contractions restored); links stay on the given words")
@@ -126,7 +125,7 @@ def align(args) -> int:
     forms = natural_forms(translator.src_codec, translator.tgt_codec) if args.natural else None
     pairs = _pairs(args)
     alignments = force_align(translator, pairs, shift=args.shift, threshold=args.threshold, forms=forms,
-                             extract=args.extract, balance=args.balance, reading=args.reading)
+                             extract=args.extract, balance=args.balance, reading=reading_of(args))
     if args.reverse_model:
         alignments = symmetrized(alignments, args, pairs)
     if args.format == "npz":
@@ -143,6 +142,11 @@ def align(args) -> int:
     return 0
 
 
+def reading_of(args) -> str:
+    """force_align's reading for --posterior and --head (both: their mean)."""
+    return "+".join(r for r, on in (("head", args.head), ("posterior", args.posterior)) if on) or "attention"
+
+
 def symmetrized(forward: list, args, pairs: list[tuple[str, str]]) -> list:
     """The forward alignments combined with those of --reverse-model (``force_align.combine``)."""
     from rnnsearch.analysis.force_align import combine, force_align
@@ -151,7 +155,7 @@ def symmetrized(forward: list, args, pairs: list[tuple[str, str]]) -> list:
     reverse = Translator.from_pretrained(args.reverse_model)
     forms = natural_forms(reverse.src_codec, reverse.tgt_codec) if args.natural else None
     backward = force_align(reverse, [(t, s) for s, t in pairs], shift=args.shift, threshold=args.threshold,
-                           forms=forms, extract=args.extract, balance=args.balance, reading=args.reading)
+                           forms=forms, extract=args.extract, balance=args.balance, reading=reading_of(args))
     return combine(forward, backward, args.symmetrize, args.threshold, args.extract, args.balance)
 
 
