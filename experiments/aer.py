@@ -14,13 +14,13 @@ Hansards writes them (first word capitalised, French elisions and contractions r
 ``rnnsearch.analysis.gold_text``), the form it was trained on, with the links put back on the gold
 set's words. ``--shift``: which step's attention links y_i (0, the step that emits it; 1, the step
 where y_i is the decoder's input, Shift-Att; 2; -1). ``--posterior``: the posterior of y_i's
-alignment, alpha_ij times the model's probability of y_i given h_j alone, normalised (the
-attention as a latent alignment, read once y_i is known). ``--head``: the checkpoint's alignment
-head (`rnnsearch train-align-head`), when it has one; ``--head --posterior``: their mean. ``--extract``: links read by rows (each target
-word to its most attended source word), by columns (each source word to the target word that
-attends to it most) or both symmetrised; ``--balance``: from the soft alignment balanced by Sinkhorn
-iterations (every source word given the same total weight); ``--threshold``: rows plus every
-weight at least that.
+alignment, alpha_ij times the model's probability of y_i given h_j alone, normalised (the attention
+as a latent alignment, read once y_i is known). ``--head``: the checkpoint's alignment head
+(`rnnsearch train-align-head`), when it has one; ``--head --posterior``: their mean. ``--extract``:
+links read by rows (each target word to its most attended source word), by columns (each source word
+to the target word that attends to it most) or both symmetrised; ``--balance``: from the soft
+alignment balanced by Sinkhorn iterations (every source word given the same total weight);
+``--threshold``: rows plus every weight at least that.
 With a Fr->En model, each variant also combined with that model's same variant: the two
 directions' links symmetrised, or links read from the product of the two soft alignments
 (``--symmetrize soft``). Held out: the variant is chosen by its AER on WPT sentences 1-223 and

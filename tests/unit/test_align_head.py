@@ -174,7 +174,10 @@ def test_align_reads_the_head_from_the_checkpoint(head_checkpoint, trained_run, 
     assert sorted(t for _, t in links) == list(range(6)) and all(s < 6 for s, _ in links)
     capsys.readouterr()
     assert main(["align", str(trained_run / "best.pt"), "--pairs", str(test), "--head"]) == 2
-    assert "no alignment head" in capsys.readouterr().err
+    assert "best.pt: this model has no alignment head" in capsys.readouterr().err
+    assert main(["align", str(head_checkpoint), "--pairs", str(test), "--head", "--reverse-model",
+                 str(trained_run / "best.pt")]) == 2
+    assert f"{trained_run / 'best.pt'}: this model has no alignment head" in capsys.readouterr().err
     assert main(["align", str(head_checkpoint), "--pairs", str(test), "--head", "--shift", "1"]) == 2
     assert "takes no shift" in capsys.readouterr().err
     assert main(["train-align-head", str(head_checkpoint), "--links", str(tmp_path / "x"), "--out",

@@ -122,6 +122,7 @@ def align(args) -> int:
     if args.format == "npz" and not args.out:
         raise UsageError("--format npz needs --out FILE")
     translator = Translator.from_pretrained(args.checkpoint)
+    _check_head(translator, args.checkpoint, args)
     forms = natural_forms(translator.src_codec, translator.tgt_codec) if args.natural else None
     pairs = _pairs(args)
     alignments = force_align(translator, pairs, shift=args.shift, threshold=args.threshold, forms=forms,
@@ -147,12 +148,19 @@ def reading_of(args) -> str:
     return "+".join(r for r, on in (("head", args.head), ("posterior", args.posterior)) if on) or "attention"
 
 
+def _check_head(translator, path: str, args) -> None:
+    if args.head and translator.align_head is None:
+        raise UsageError(f"{path}: this model has no alignment head (--head): train one with "
+                         "`rnnsearch train-align-head CKPT --links FILE --out NEW.pt`")
+
+
 def symmetrized(forward: list, args, pairs: list[tuple[str, str]]) -> list:
     """The forward alignments combined with those of --reverse-model (``force_align.combine``)."""
     from rnnsearch.analysis.force_align import combine, force_align
     from rnnsearch.analysis.gold_text import natural_forms
     from rnnsearch.decoding.translator import Translator
     reverse = Translator.from_pretrained(args.reverse_model)
+    _check_head(reverse, args.reverse_model, args)
     forms = natural_forms(reverse.src_codec, reverse.tgt_codec) if args.natural else None
     backward = force_align(reverse, [(t, s) for s, t in pairs], shift=args.shift, threshold=args.threshold,
                            forms=forms, extract=args.extract, balance=args.balance, reading=reading_of(args))
