@@ -51,6 +51,8 @@ def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, s
     source = pretrained.weights_path(ckpt)
     if Path(out).resolve() == Path(source).resolve():
         raise UsageError(f"--out {out} is the input checkpoint: write the model with its head to a new file")
+    if min(settings.pairs, settings.held_out) < 0 or min(settings.epochs, settings.att, settings.batch_size) < 1:
+        raise UsageError("--pairs and --held-out must be >= 0; --epochs, --size and --batch-size >= 1")
     if settings.threads:
         torch.set_num_threads(settings.threads)
     payload = checkpoint.load(source)
@@ -128,8 +130,6 @@ def evaluate_head(model, head: AlignmentHead, corpus: Corpus, rows: np.ndarray, 
 def _sample(corpus: Corpus, s: HeadSettings) -> tuple[np.ndarray, np.ndarray]:
     """Disjoint random (training, held-out) pair indices of the corpus."""
     n = len(corpus.src_ids)
-    if min(s.pairs, s.held_out, s.epochs, s.att, s.batch_size) < 0 or s.epochs < 1 or s.att < 1 or s.batch_size < 1:
-        raise UsageError("--pairs and --held-out must be >= 0; --epochs, --size and --batch-size >= 1")
     order = np.random.default_rng(s.seed).permutation(n)
     held = np.sort(order[:min(s.held_out, n // 10)])  # at most a tenth of a small corpus
     rest = order[len(held):]
