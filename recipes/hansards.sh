@@ -24,6 +24,9 @@
 #        BLEU measured from the released file (`rnnsearch release`); release = do that now for
 #        every model of MODELS with a best.pt, finished or not. An En->Fr RNNsearch is released with
 #        an alignment head trained on the links of `links` when they exist (HEAD, HEAD_PAIRS, HEAD_EPOCHS).
+#        With AVERAGE=N (train.keep_last; cpu default 10), the release is the mean of the model's last N
+#        saves (`rnnsearch average`) where that scores a higher dev BLEU than best.pt, measured as
+#        validation measures it (greedy, the config's first valid_max_sentences dev pairs); else best.pt.
 #
 # PROFILE=gpu: the paper's sizes (620/1000/1000/500, word shortlist 30k, Adadelta, the authors'
 # loss scale and readout), bf16 autocast, MINUTES per invocation and model.
@@ -54,9 +57,10 @@ GUIDE_WEIGHT=${GUIDE_WEIGHT:-0.1}; GUIDE_COST=${GUIDE_COST:-ce}  # the -guided v
 HEAD=${HEAD:-1}; HEAD_PAIRS=${HEAD_PAIRS:-200000}; HEAD_EPOCHS=${HEAD_EPOCHS:-2}
 if [ "$PROFILE" = gpu ]; then
   PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-120}; BUDGET=${BUDGET:-0}; THREADS=${THREADS:-0}; JOBS=${JOBS:-1}
+  AVERAGE=${AVERAGE:-0}
   SIZES=(--set train.bf16=true --set decode.batch_size=128)
 else
-  PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-0}; BUDGET=${BUDGET:-12}; THREADS=${THREADS:-1}
+  PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-0}; BUDGET=${BUDGET:-12}; THREADS=${THREADS:-1}; AVERAGE=${AVERAGE:-10}
   JOBS=${JOBS:-$(( $(nproc) / (THREADS > 0 ? THREADS : 1) ))}
   # The CPU profile (docs/results/hansards/README.md, "The CPU profile"): the paper's equations,
   # initialisation, readout s_{i-1} and 30k word shortlists; smaller sizes, Adam (halved when 4
@@ -92,7 +96,8 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
   $BIN/rnnsearch train "configs/hansards_${arch}.yaml" --out "$OUT/$name" "${resume[@]}" \
     --set data.dir="$DATA/hansards" --set data.max_len="$len" --set data.max_train_pairs="$PAIRS" \
     --set train.max_minutes="$MINUTES" --set train.max_core_hours="$BUDGET" --set train.threads="$THREADS" \
-    --set train.progress=false "${SIZES[@]}" "${extra[@]}" ${SETS:-} >> "$OUT/$name/train.log" 2>&1 &
+    --set train.progress=false --set train.keep_last="$AVERAGE" "${SIZES[@]}" "${extra[@]}" ${SETS:-} \
+    >> "$OUT/$name/train.log" 2>&1 &
   pid=$!
   trap 'kill -TERM "$pid" 2>/dev/null || true' TERM INT  # the trainer saves last.pt and exits 0
   while kill -0 "$pid" 2>/dev/null; do wait "$pid" || true; done
@@ -110,18 +115,41 @@ release_dir() {  # name: its release folder, $RELEASES/hansards_{enfr|fren}_NAME
   case "$1" in *-fren) echo "$RELEASES/hansards_fren_${1%-fren}" ;; *) echo "$RELEASES/hansards_enfr_$1" ;; esac
 }
 
-release_current() {  # name: true when its release exists and is not older than its best.pt (if any)
-  local release; release=$(release_dir "$1")
-  [ -f "$release/release.json" ] && { [ ! -f "$OUT/$1/best.pt" ] || [ "$release/release.json" -nt "$OUT/$1/best.pt" ]; }
+release_current() {  # name: true when its release exists and is not older than its best.pt or its
+  # newest kept save (if any)
+  local release newest; release=$(release_dir "$1")
+  newest=$(ls -t "$OUT/$1"/best.pt "$OUT/$1"/step-*.pt 2>/dev/null | head -n 1)
+  [ -f "$release/release.json" ] && { [ -z "$newest" ] || [ "$release/release.json" -nt "$newest" ]; }
 }
 
-with_head() {  # name: prints the checkpoint to release: best.pt with an alignment head ($OUT/NAME/head.pt,
-  # trained when missing or older than best.pt) for an En->Fr RNNsearch when the links exist, else best.pt
-  local name=$1 best="$OUT/$1/best.pt" head="$OUT/$1/head.pt"
-  case "$name" in rnnencdec*|*-fren) echo "$best"; return 0 ;; esac
-  if [ "$HEAD" != 1 ] || [ ! -f "$OUT/align/train.links" ]; then echo "$best"; return 0; fi
-  if [ ! -f "$head" ] || [ "$best" -nt "$head" ]; then
-    $BIN/rnnsearch train-align-head "$best" --links "$OUT/align/train.links" --out "$head" --pairs "$HEAD_PAIRS" \
+choose() {  # name: prints the checkpoint to release: average.pt, the mean of the last AVERAGE saves
+  # (step-*.pt, train.keep_last), where its dev BLEU is higher than best.pt's, else best.pt; the
+  # comparison (greedy, the config's first valid_max_sentences dev pairs, as validation) goes to
+  # $OUT/NAME/average.json
+  local name=$1 dir="$OUT/$1" src=en tgt=fr kept=()
+  case "$name" in *-fren) src=fr; tgt=en ;; esac
+  [ "$AVERAGE" -ge 2 ] && mapfile -t kept < <(ls "$dir"/step-*.pt 2>/dev/null | tail -n "$AVERAGE")
+  if [ ${#kept[@]} -lt 2 ]; then echo "$dir/best.pt"; return 0; fi
+  if [ ! -f "$dir/average.json" ] || [ "${kept[-1]}" -nt "$dir/average.json" ] || [ "$dir/best.pt" -nt "$dir/average.json" ]; then
+    local n; n=$($BIN/python -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["train"]["valid_max_sentences"] or 10**9)' "$dir/config.yaml")
+    head -n "$n" "$DATA/hansards/dev.$src" > "$dir/dev_head.$src"; head -n "$n" "$DATA/hansards/dev.$tgt" > "$dir/dev_head.$tgt"
+    { $BIN/rnnsearch average "${kept[@]}" --out "$dir/average.pt" &&
+      OMP_NUM_THREADS=$(( THREADS > 0 ? THREADS : $(nproc) )) $BIN/rnnsearch evaluate "$dir/best.pt" --compare "$dir/average.pt" \
+        --names best,average --src "$dir/dev_head.$src" --ref "$dir/dev_head.$tgt" --beam 1 --json > "$dir/average.json.tmp" &&
+      mv "$dir/average.json.tmp" "$dir/average.json"; } > "$dir/average.log" 2>&1 || return 1
+  fi
+  $BIN/python -c 'import json, sys; r = json.load(open(sys.argv[1])); print(sys.argv[2] if r["average"]["bleu"] > r["best"]["bleu"] else sys.argv[3])' \
+    "$dir/average.json" "$dir/average.pt" "$dir/best.pt"
+}
+
+with_head() {  # name checkpoint: prints the checkpoint to release: that one with an alignment head
+  # (beside it as NAME.head.pt: best.head.pt, average.head.pt; trained when missing or older than
+  # it) for an En->Fr RNNsearch when the links exist, else that checkpoint
+  local name=$1 ckpt=$2 head="${2%.pt}.head.pt"
+  case "$name" in rnnencdec*|*-fren) echo "$ckpt"; return 0 ;; esac
+  if [ "$HEAD" != 1 ] || [ ! -f "$OUT/align/train.links" ]; then echo "$ckpt"; return 0; fi
+  if [ ! -f "$head" ] || [ "$ckpt" -nt "$head" ]; then
+    $BIN/rnnsearch train-align-head "$ckpt" --links "$OUT/align/train.links" --out "$head" --pairs "$HEAD_PAIRS" \
       --epochs "$HEAD_EPOCHS" --threads "$THREADS" --set data.dir="$DATA/hansards" > "$OUT/$name/head.log" 2>&1 || return 1
   fi
   echo "$head"
@@ -133,14 +161,22 @@ release_one() {  # name: a finished model's best.pt as its release (release_dir)
   local dest best="$OUT/$name/best.pt"; dest=$(release_dir "$name")
   if [ ! -f "$best" ]; then echo "$name: no best.pt (no validation yet): not released"; return 0; fi
   if release_current "$name"; then echo "$name: $dest is up to date"; return 0; fi
-  local source; source=$(with_head "$name") || { echo "$name: alignment head failed:"; tail -n 5 "$OUT/$name/head.log"; return 1; }
+  local chosen source what="best dev BLEU checkpoint"
+  chosen=$(choose "$name") || { echo "$name: averaging failed:"; tail -n 5 "$OUT/$name/average.log"; return 1; }
+  [ "$chosen" = "$best" ] || what="mean of its last $AVERAGE saves (rnnsearch average; dev BLEU $(average_bleus "$name"))"
+  source=$(with_head "$name" "$chosen") || { echo "$name: alignment head failed:"; tail -n 5 "$OUT/$name/head.log"; return 1; }
   echo "$name: releasing $source as $dest (test BLEU, beam $BEAM; log: $OUT/$name/release.log)"
   mkdir -p "$RELEASES"
   OMP_NUM_THREADS=$(( THREADS > 0 ? THREADS : $(nproc) )) $BIN/rnnsearch release "$source" --out "$dest" --force \
     --src "$DATA/hansards/test.$src" --ref "$DATA/hansards/test.$tgt" --beam "$BEAM" --dtype "$RELEASE_DTYPE" \
-    --description "The Hansards campaign's $name (recipes/hansards.sh, $PROFILE profile): best dev BLEU checkpoint$([ "$source" = "$best" ] || echo ", with an alignment head (rnnsearch align --head)")." \
+    --description "The Hansards campaign's $name (recipes/hansards.sh, $PROFILE profile): $what$([ "$source" = "$chosen" ] || echo ", with an alignment head (rnnsearch align --head)")." \
     > "$OUT/$name/release.log" 2>&1 || { echo "$name: release failed:"; tail -n 5 "$OUT/$name/release.log"; return 1; }
   tail -n 1 "$OUT/$name/release.log"
+}
+
+average_bleus() {  # name: "X against best.pt's Y", the dev BLEU of $OUT/NAME/average.json
+  $BIN/python -c 'import json, sys; r = json.load(open(sys.argv[1]))
+print("%.2f against %.2f for best.pt" % (r["average"]["bleu"], r["best"]["bleu"]))' "$OUT/$1/average.json"
 }
 
 collect() {  # the exit status of a finished train_one: 143 = stopped before its end, else a failure

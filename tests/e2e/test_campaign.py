@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -42,7 +43,7 @@ def data_dir(synth_dir, tmp_path_factory) -> Path:
 def _recipe(data_dir: Path, out: Path, step: str, sets: str, models: str = "rnnsearch50") -> subprocess.Popen:
     env = {**os.environ, "OUT": str(out), "DATA": str(data_dir), "PROFILE": "cpu", "THREADS": "1",
            "BIN": str(Path(sys.executable).parent), "MODELS": models, "JOBS": "1", "SETS": sets,
-           "PYTHONPATH": str(REPO / "src"), "RELEASES": str(out / "models")}
+           "PYTHONPATH": str(REPO / "src"), "RELEASES": str(out / "models"), "AVERAGE": os.environ.get("AVERAGE", "0")}
     return subprocess.Popen([str(REPO / "recipes" / "hansards.sh"), step], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
@@ -125,6 +126,50 @@ def test_three_invocations_equal_one(data_dir, tmp_path):
                             env={**os.environ, "OUT": str(parts), "BIN": str(Path(sys.executable).parent),
                                  "PROFILE": "cpu", "MODELS": "rnnsearch50"})
     assert status.returncode == 0 and "step 70," in status.stdout, status.stdout + status.stderr
+
+
+def test_the_release_is_the_average_of_the_last_saves_where_it_scores_higher_on_dev(data_dir, tmp_path):
+    """AVERAGE=3: the trainer keeps its last 3 saves (train.keep_last), and the release is their
+    mean where that has the higher dev BLEU (greedy, valid_max_sentences, as validation), else
+    best.pt. Then best.pt is put back to the model of update 50, which the mean of the last saves
+    outscores: the release must be the mean."""
+    sets = TINY + " --set train.lr=0.01 --set train.valid_every=50 --set train.save_every=10"
+    out = tmp_path / "campaign"
+    run, release = out / "rnnsearch50", out / "models" / "hansards_enfr_rnnsearch50"
+    os.environ["AVERAGE"] = "3"
+    try:
+        _finish(_recipe(data_dir, out, "train", sets + " --set train.max_steps=50"))
+        early = tmp_path / "early.pt"
+        shutil.copy(run / "best.pt", early)
+        output = _finish(_recipe(data_dir, out, "train", sets + " --set train.max_steps=200"))
+        kept = sorted(run.glob("step-*.pt"))
+        assert [int(p.stem.split("-")[1]) for p in kept] == [180, 190, 200]
+        _check_release(run, release, output, kept)
+        shutil.copy(early, run / "best.pt")  # newer than the release: it is made again
+        output = _finish(_recipe(data_dir, out, "release", sets))
+    finally:
+        del os.environ["AVERAGE"]
+    assert _check_release(run, release, output, kept) == run / "average.pt"
+
+
+def _check_release(run: Path, release: Path, output: str, kept: list[Path]) -> Path:
+    """The release is the checkpoint average.json tells; average.pt is the mean of ``kept``;
+    best.pt's dev BLEU there is the one its run logged. Returns the released checkpoint."""
+    compared = json.loads((run / "average.json").read_text())
+    chosen = run / ("average.pt" if compared["average"]["bleu"] > compared["best"]["bleu"] else "best.pt")
+    assert f"rnnsearch50: releasing {chosen} as {release}" in output, output[-3000:]
+    saves = [checkpoint.load(p)["model"] for p in kept]
+    for name, tensor in checkpoint.load(run / "average.pt")["model"].items():
+        torch.testing.assert_close(tensor, sum(s[name] for s in saves) / len(saves), msg=name)
+    description = json.loads((release / "release.json").read_text())["description"]
+    assert ("mean of its last 3 saves" in description) == (chosen.name == "average.pt"), description
+    released = checkpoint.load(release / "model.pt")["model"]
+    for name, tensor in checkpoint.load(chosen)["model"].items():
+        torch.testing.assert_close(released[name].float(), tensor.to(torch.bfloat16).float(), msg=name)
+    best = checkpoint.load(run / "best.pt")["train_state"]
+    logged = [e["dev_bleu"] for e in _log(run) if e.get("step") == best["best_step"] and "dev_bleu" in e]
+    assert logged and compared["best"]["bleu"] == pytest.approx(logged[-1], abs=0.01)
+    return chosen
 
 
 def test_the_core_hour_budget_counts_over_invocations(data_dir, tmp_path):
