@@ -22,8 +22,9 @@
 #        A model that finishes its budget is released (RELEASE=1, the default): its best.pt as
 #        $RELEASES/hansards_enfr_NAME (default models/; hansards_fren_... for -fren), with its test
 #        BLEU measured from the released file (`rnnsearch release`); release = do that now for
-#        every model of MODELS with a best.pt, finished or not. An En->Fr RNNsearch is released with
-#        an alignment head trained on the links of `links` when they exist (HEAD, HEAD_PAIRS, HEAD_EPOCHS).
+#        every model of MODELS with a best.pt, finished or not. An RNNsearch is released with an
+#        alignment head trained on the links of `links` when they exist (flipped for a Fr->En model;
+#        HEAD, HEAD_PAIRS, HEAD_EPOCHS).
 #        With AVERAGE=N (train.keep_last; cpu default 10), the release is the mean of the model's last N
 #        saves (`rnnsearch average`) where that scores a higher dev BLEU than best.pt, measured as
 #        validation measures it (greedy, the config's first valid_max_sentences dev pairs); else best.pt.
@@ -52,7 +53,7 @@ RELEASE=${RELEASE:-1}; RELEASES=${RELEASES:-models}  # a model that finishes its
 RELEASE_DTYPE=${RELEASE_DTYPE:-bfloat16}                # in bf16, or int8 where its test BLEU keeps parity
 MODELS=${MODELS:-rnnsearch50 rnnencdec50 rnnsearch30 rnnencdec30}
 GUIDE_WEIGHT=${GUIDE_WEIGHT:-0.1}; GUIDE_COST=${GUIDE_COST:-ce}  # the -guided variant's alignment loss
-# a released En->Fr RNNsearch gets an alignment head (`rnnsearch train-align-head`) on the links of `links`,
+# a released RNNsearch gets an alignment head (`rnnsearch train-align-head`) on the links of `links` (flipped for Fr->En),
 # when they exist: HEAD_PAIRS sampled training pairs, HEAD_EPOCHS epochs (HEAD=0: none)
 HEAD=${HEAD:-1}; HEAD_PAIRS=${HEAD_PAIRS:-200000}; HEAD_EPOCHS=${HEAD_EPOCHS:-2}
 if [ "$PROFILE" = gpu ]; then
@@ -142,14 +143,26 @@ choose() {  # name: prints the checkpoint to release: average.pt, the mean of th
     "$dir/average.json" "$dir/average.pt" "$dir/best.pt"
 }
 
+links_for() {  # name: the training links in that model's direction: $OUT/align/train.links (`links`,
+  # source = English), or for a Fr->En model those links flipped (t-s), $OUT/align/train.fren.links
+  local links="$OUT/align/train.links" flipped="$OUT/align/train.fren.links"
+  case "$1" in *-fren) ;; *) echo "$links"; return 0 ;; esac
+  if [ ! -f "$flipped" ] || [ "$links" -nt "$flipped" ]; then
+    awk '{ for (k = 1; k <= NF; k++) { split($k, st, "-"); $k = st[2] "-" st[1] } print }' "$links" > "$flipped.tmp" &&
+      mv "$flipped.tmp" "$flipped" || return 1
+  fi
+  echo "$flipped"
+}
+
 with_head() {  # name checkpoint: prints the checkpoint to release: that one with an alignment head
   # (beside it as NAME.head.pt: best.head.pt, average.head.pt; trained when missing or older than
-  # it) for an En->Fr RNNsearch when the links exist, else that checkpoint
-  local name=$1 ckpt=$2 head="${2%.pt}.head.pt"
-  case "$name" in rnnencdec*|*-fren) echo "$ckpt"; return 0 ;; esac
+  # it) for an RNNsearch when the links exist (links_for), else that checkpoint
+  local name=$1 ckpt=$2 head="${2%.pt}.head.pt" links
+  case "$name" in rnnencdec*) echo "$ckpt"; return 0 ;; esac
   if [ "$HEAD" != 1 ] || [ ! -f "$OUT/align/train.links" ]; then echo "$ckpt"; return 0; fi
+  links=$(links_for "$name") || return 1
   if [ ! -f "$head" ] || [ "$ckpt" -nt "$head" ]; then
-    $BIN/rnnsearch train-align-head "$ckpt" --links "$OUT/align/train.links" --out "$head" --pairs "$HEAD_PAIRS" \
+    $BIN/rnnsearch train-align-head "$ckpt" --links "$links" --out "$head" --pairs "$HEAD_PAIRS" \
       --epochs "$HEAD_EPOCHS" --threads "$THREADS" --set data.dir="$DATA/hansards" > "$OUT/$name/head.log" 2>&1 || return 1
   fi
   echo "$head"

@@ -18,6 +18,7 @@ import yaml
 
 from conftest import REPO
 from rnnsearch import checkpoint
+from rnnsearch.data.guided import parse_pharaoh
 from rnnsearch.data.tokenize import pretokenize
 
 pytestmark = pytest.mark.slow
@@ -239,8 +240,8 @@ for key, extra in (("-f", ""), ("-r", " 0-0")):
 
 def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
     """`links` writes one line of links per training line (symmetrised from both directions);
-    the -guided variant trains with them, the -fren variant the other way round; the En->Fr
-    RNNsearch's release has an alignment head."""
+    the -guided variant trains with them, the -fren variant the other way round; both releases
+    have an alignment head, the Fr->En one's trained on the links flipped."""
     aligner = tmp_path / "aligner"
     aligner.write_text(FAKE_ALIGNER)
     aligner.chmod(0o755)
@@ -275,4 +276,11 @@ def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
     guided_release = out / "models" / "hansards_enfr_rnnsearch50-guided"
     assert Translator.from_pretrained(str(guided_release)).align_head is not None
     assert "with an alignment head" in json.loads((guided_release / "release.json").read_text())["description"]
-    assert Translator.from_pretrained(str(out / "models" / "hansards_fren_rnnsearch50")).align_head is None
+    # the Fr->En one's head learned the same links flipped (French first)
+    flipped = (out / "align" / "train.fren.links").read_text().splitlines()
+    assert [sorted(parse_pharaoh(line)) for line in flipped] == [
+        sorted((t, s) for s, t in parse_pharaoh(line)) for line in links]
+    fren_release = Translator.from_pretrained(str(out / "models" / "hansards_fren_rnnsearch50"))
+    assert fren_release.align_head is not None
+    assert checkpoint.load(out / "rnnsearch50-fren" / "best.head.pt")["align_head"]["record"]["links"] == str(
+        out / "align" / "train.fren.links")
