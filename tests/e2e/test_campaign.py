@@ -164,6 +164,9 @@ def _check_release(run: Path, release: Path, output: str, kept: list[Path]) -> P
         torch.testing.assert_close(tensor, sum(s[name] for s in saves) / len(saves), msg=name)
     description = json.loads((release / "release.json").read_text())["description"]
     assert ("mean of its last 3 saves" in description) == (chosen.name == "average.pt"), description
+    card = (release / "README.md").read_text()
+    assert ("the mean of 3 checkpoints (`rnnsearch average`): " + ", ".join(f"`{p.name}`" for p in kept)
+            in card) == (chosen.name == "average.pt"), card
     released = checkpoint.load(release / "model.pt")["model"]
     for name, tensor in checkpoint.load(chosen)["model"].items():
         torch.testing.assert_close(released[name].float(), tensor.to(torch.bfloat16).float(), msg=name)

@@ -31,7 +31,7 @@ from rnnsearch.files import whole_or_absent
 
 WEIGHTS = "model.pt"
 # what a translation needs, the record, and an alignment head (float32: small, and read beside the model)
-KEEP = ("config", "src_codec", "tgt_codec", "train_state", "align_head")
+KEEP = ("config", "src_codec", "tgt_codec", "train_state", "align_head", "meta")
 
 
 def sha256(path: Path) -> str:
@@ -147,11 +147,18 @@ def model_card(m: dict, payload: dict) -> str:
              f"tokens; {s.get('cpu_s', 0) / 3600:.2f} core-hours (CPU time of the training loop), "
              f"{s.get('elapsed_s', 0) / 3600:.2f} wall hours; best dev BLEU {s.get('best_bleu', 0):.2f} "
              f"at update {s.get('best_step', 0):,}", f"- source checkpoint: `{m['source']}`; released {m['created']} "
-             f"by rnnsearch {m['rnnsearch']}", ""]
+             f"by rnnsearch {m['rnnsearch']}", *averaged_lines(payload.get("meta") or {}), ""]
     lines += test_lines(m.get("test")) + head_lines(payload.get("align_head"), m["name"])
     lines += ["## Recipe (the resolved config)", "", "```yaml",
               yaml.safe_dump(payload["config"], sort_keys=False).rstrip(), "```", ""]
     return "\n".join(lines)
+
+
+def averaged_lines(meta: dict) -> list[str]:
+    """The card's line on parameters averaged over checkpoints (`rnnsearch average`), if they are."""
+    paths = meta.get("averaged_from") or []
+    return [f"- parameters: the mean of {len(paths)} checkpoints (`rnnsearch average`): "
+            + ", ".join(f"`{Path(p).name}`" for p in paths)] if paths else []
 
 
 STORED = {"bfloat16": "bfloat16", "int8": "int8 (matrices, a float32 scale per row; vectors in bfloat16)"}
