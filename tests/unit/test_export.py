@@ -155,7 +155,16 @@ def test_average_of_checkpoints(trained_run, tmp_path, synth_dir):
     a, b = checkpoint.load(ckpt)["model"], checkpoint.load(trained_run / "last.pt")["model"]
     for name, value in averaged["model"].items():
         torch.testing.assert_close(value, (a[name] + b[name]) / 2)
-    assert Translator.from_checkpoint(tmp_path / "avg.pt").translate(["The dog ."])[0].text
+    translator = Translator.from_checkpoint(tmp_path / "avg.pt")
+    assert translator.translate(["The dog ."])[0].text
+    assert translator.averaged_from == [str(ckpt), str(trained_run / "last.pt")]
+    assert Translator.from_checkpoint(ckpt).averaged_from == []
+    # a report's Compute section says which model is an average, and of what
+    from rnnsearch.analysis.report import compute_table
+    rows = compute_table({"Avg": translator, "Best": Translator.from_checkpoint(ckpt)})
+    notes = [row for row in rows if row and not row.startswith("|")]
+    assert notes == ["Avg: the mean of 2 checkpoints of its run (`rnnsearch average`: best.pt, last.pt), "
+                     "not its best dev BLEU checkpoint."]
     with pytest.raises(UsageError, match="model.emb is 32 but 48"):
         average_checkpoints([str(ckpt), str(FIXTURE / "last.pt")], tmp_path / "bad.pt")
     assert not (tmp_path / "bad.pt").exists()

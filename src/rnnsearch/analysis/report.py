@@ -96,6 +96,11 @@ def compute_table(translators: dict) -> list[str]:
         core = f"{s['cpu_s'] / 3600:.2f}" if s.get("cpu_s") else "-"
         rows.append(f"| {name} | {s['step']:,} | {s['epoch']} | {s['tgt_tokens'] / 1e6:.1f}M | "
                     f"{s['elapsed_s'] / 3600:.2f} | {core} | {s['best_bleu']:.2f} ({s['best_step']:,}) |")
+    averaged = [(name, t.averaged_from) for name, t in translators.items() if getattr(t, "averaged_from", None)]
+    if averaged:
+        rows += [""] + [f"{name}: the mean of {len(paths)} checkpoints of its run (`rnnsearch average`: "
+                        f"{', '.join(Path(p).name for p in paths)}), not its best dev BLEU checkpoint."
+                        for name, paths in averaged]
     return rows
 
 

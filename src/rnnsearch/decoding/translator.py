@@ -48,6 +48,7 @@ class Translator:
         self.replace_unk: str | None = None  # None, "copy" or "dict" (see set_unk_replacement)
         self.lexicon: dict[str, str] | None = None
         self.align_head = None  # the checkpoint's alignment head (model/align_head.py), if it has one
+        self.averaged_from: list[str] = []  # the checkpoints whose mean it is (`rnnsearch average`), if any
 
     @classmethod
     def from_checkpoint(cls, path, device: str = "cpu", backend: str = "torch", quantize: str | None = None,
@@ -71,6 +72,7 @@ class Translator:
         model.load_state_dict(payload["model"])
         model.eval()
         translator = cls(model, src, tgt, cfg, device, payload.get("train_state"))
+        translator.averaged_from = list((payload.get("meta") or {}).get("averaged_from") or [])
         if "align_head" in payload:
             translator.align_head = _alignment_head(payload["align_head"], path).to(device)
         if backend == "onnx":
