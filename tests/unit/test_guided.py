@@ -150,7 +150,9 @@ def test_an_update_reports_the_alignment_cost_of_its_minibatch(synth_dir, tmp_pa
     lines = [" ".join(f"{i % len(s.split())}-{i}" for i in range(len(t.split()))) for s, t in zip(src, tgt)]
     (tmp_path / "links.txt").write_text("".join(line + "\n" for line in lines))
     cfg = from_dict(demo_config(synth_dir, max_steps=1, guided_alignment=str(tmp_path / "links.txt")))
-    trainer = Trainer(cfg, tmp_path / "run", log=lambda *_: None)
+    logged = []
+    trainer = Trainer(cfg, tmp_path / "run", log=logged.append)
+    assert "guided alignment: weight 0.1, cost ce" in logged, logged
     data, rows = trainer.train_data, np.arange(9)
     batch = make_batch([data.src_ids[k] for k in rows], [data.tgt_ids[k] for k in rows])
     guide = guide_matrix(data.links, rows, data.src_lens, data.tgt_lens)
@@ -160,5 +162,7 @@ def test_an_update_reports_the_alignment_cost_of_its_minibatch(synth_dir, tmp_pa
     assert step.ok and step.tokens == int(data.tgt_lens[rows].sum()) + len(rows)
     assert step.align_rows == int((guide.sum(-1) > 0).sum()) > 2 * len(rows)  # linked words and </s>
     assert step.align_cost == pytest.approx(float(want), rel=1e-5)
-    plain = Trainer(from_dict(demo_config(synth_dir, max_steps=1)), tmp_path / "plain", log=lambda *_: None)
+    logged.clear()
+    plain = Trainer(from_dict(demo_config(synth_dir, max_steps=1)), tmp_path / "plain", log=logged.append)
     assert plain.train_step(rows)[3:] == (0.0, 0)
+    assert not [line for line in logged if "guided" in line or "word alignments" in line], logged

@@ -86,8 +86,7 @@ def _links(cfg: Config, log, lines: int, keep, src_lens, tgt_lens) -> Links:
     """The guided-alignment links of the kept pairs (``keep``: indices into the ``lines`` lines)."""
     t = cfg.train
     links = read_links(t.guided_alignment, lines, keep, src_lens, tgt_lens)
-    log(f"guided alignment: {len(links.pairs)} links for the {len(keep)} kept pairs "
-        f"({t.guided_alignment}; weight {t.guided_alignment_weight}, {t.guided_alignment_cost})")
+    log(f"word alignments: {len(links.pairs)} links for the {len(keep)} kept pairs ({t.guided_alignment})")
     return links
 
 

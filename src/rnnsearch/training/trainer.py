@@ -89,6 +89,8 @@ class Trainer:
         self.translator = Translator(self.model, self.src_codec, self.tgt_codec, cfg, self.ctx.device)
         where = f"{self.ctx.device}" + (f", {self.ctx.world} processes" if self.ctx.enabled else "")
         self.log(f"model {cfg.model.arch}: {count_parameters(self.model):,} parameters ({where})")
+        if t.guided_alignment:
+            self.log(f"guided alignment: weight {t.guided_alignment_weight}, cost {t.guided_alignment_cost}")
         message = emulated_warning("train.bf16", EMULATED_TRAINING) if t.bf16 and self.ctx.device.type == "cpu" else None
         if message:
             self.log(f"warning: {message}")
