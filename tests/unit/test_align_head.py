@@ -143,8 +143,11 @@ def test_training_learns_the_links_and_leaves_the_translation_alone(trained_run,
     assert any("epoch 3" in m for m in messages)
     after = Translator.from_checkpoint(tmp_path / "head.pt")
     assert before.align_head is None and after.align_head is not None
-    old, new = checkpoint.load(trained_run / "best.pt")["model"], checkpoint.load(tmp_path / "head.pt")["model"]
+    source, written = checkpoint.load(trained_run / "best.pt"), checkpoint.load(tmp_path / "head.pt")
+    old, new = source["model"], written["model"]
     assert old.keys() == new.keys() and all(torch.equal(old[k], new[k]) for k in old)
+    assert "optimizer" in source and not {"optimizer", "scheduler", "rng"} & written.keys()  # no resuming from it
+    assert written["config"] == source["config"] and written["train_state"] == source["train_state"]
     test_src, test_tgt = read_lines(synth_dir / "test.en")[:80], read_lines(synth_dir / "test.fr")[:80]
     by_head = _accuracy(after, after.align_head, test_src, test_tgt, lex)
     by_alpha = _accuracy(after, None, test_src, test_tgt, lex)

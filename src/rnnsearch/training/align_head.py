@@ -6,7 +6,8 @@ training files, e.g. from eflomal); the pairs are the checkpoint's training corp
 trainer read it. A random sample of ``pairs`` kept pairs trains the head (the model's weights stay
 as they are), another ``held_out`` measure it. The cost is guided alignment's ce (Chen et al.
 2016), -sum_j A_ij log beta_ij per target word with links; the output is the input checkpoint with
-the head beside the model (``align_head``), written atomically.
+the head beside the model (``align_head``), written atomically, without the optimiser's state and
+the random streams (it translates and aligns; a training run does not resume from it).
 """
 from __future__ import annotations
 
@@ -29,6 +30,9 @@ from rnnsearch.decoding import pretrained
 from rnnsearch.errors import UsageError
 from rnnsearch.model import build_model
 from rnnsearch.model.align_head import AlignmentHead, head_inputs, head_state, query_size
+
+# what the output leaves out of the input checkpoint: its file header, and what only resumes training
+NOT_KEPT = ("format", "version", "optimizer", "scheduler", "rng", "rng_ranks")
 
 
 @dataclass(frozen=True)
@@ -80,8 +84,7 @@ def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, s
         log(f"epoch {epoch}: ce {cost:.4f} on the training pairs, {'-' if held is None else f'{held:.4f}'} "
             f"held out ({time.process_time() - cpu0:.0f} CPU s)")
     record["cpu_s"] = round(time.process_time() - cpu0, 1)
-    checkpoint.save(out, {k: v for k, v in payload.items() if k not in ("format", "version")}
-                    | {"align_head": head_state(head, record)})
+    checkpoint.save(out, {k: v for k, v in payload.items() if k not in NOT_KEPT} | {"align_head": head_state(head, record)})
     log(f"wrote {out}: the model of {ckpt} with its alignment head (`rnnsearch align {out} --head`)")
     return record
 
