@@ -37,8 +37,10 @@
 # Knobs (environment): OUT, BUDGET (core-hours per model, cpu), MINUTES (per invocation, 0 = no
 # limit), PAIRS (training pairs, 0 = all), THREADS (per trainer), JOBS (trainers at once),
 # TEST_LINES (0 = whole test sets), BF16 (true|false; cpu default: whether bf16 is native here), BEAM, SETS (extra --set for all), MODELS, TARGET (dev BLEU the
-# status projects to), REPORT_SETS (hansards, newstest2014 or both). Every invocation's settings go
-# to $OUT/recipe.txt, which goes into the reports.
+# status projects to), REPORT_SETS (hansards, newstest2014 or both), AVERAGE (saves kept and
+# averaged for a release; 0 = best.pt), RELEASE, RELEASES, RELEASE_DTYPE, HEAD, HEAD_PAIRS,
+# HEAD_EPOCHS, GUIDE_WEIGHT, GUIDE_COST. Every invocation's settings go to $OUT/recipe.txt, which
+# goes into the reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 STEP=${1:-all}
@@ -202,7 +204,7 @@ train_all() {
     echo "profile: $PROFILE; training pairs: ${PAIRS} (0 = all 1,021,889); budget: $BUDGET core-hours per model"
     echo "(0 = none); minutes per invocation: $MINUTES; threads: $THREADS x $JOBS trainers; machine: $(nproc) cores,"
     echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $($BIN/python -c 'import torch; print("torch", torch.__version__)');"
-    echo "date: $(date -u +%Y-%m-%dT%H:%MZ); models: $MODELS; overrides: ${SIZES[*]} ${SETS:-}"
+    echo "date: $(date -u +%Y-%m-%dT%H:%MZ); models: $MODELS; overrides: ${SIZES[*]} ${SETS:-}; saves averaged: $AVERAGE"
     case " $MODELS " in *-guided\ *) echo "guided alignment (the -guided variant): weight $GUIDE_WEIGHT, cost $GUIDE_COST" ;; esac
   } >> "$OUT/recipe.txt"  # each invocation appends its header, then its wall times
   # SIGTERM/SIGINT: every trainer saves last.pt and exits; this script waits for them.

@@ -145,6 +145,7 @@ def test_the_release_is_the_average_of_the_last_saves_where_it_scores_higher_on_
         output = _finish(_recipe(data_dir, out, "train", sets + " --set train.max_steps=200"))
         kept = sorted(run.glob("step-*.pt"))
         assert [int(p.stem.split("-")[1]) for p in kept] == [180, 190, 200]
+        assert "saves averaged: 3" in (out / "recipe.txt").read_text()
         _check_release(run, release, output, kept)
         shutil.copy(early, run / "best.pt")  # newer than the release: it is made again
         output = _finish(_recipe(data_dir, out, "release", sets))
