@@ -127,16 +127,21 @@ release_current() {  # name: true when its release exists and is not older than 
 
 choose() {  # name: prints the checkpoint to release: average.pt, the mean of the last AVERAGE saves
   # (step-*.pt, train.keep_last), where its dev BLEU is higher than best.pt's, else best.pt; the
-  # comparison (greedy, the config's first valid_max_sentences dev pairs, as validation) goes to
-  # $OUT/NAME/average.json
+  # comparison (greedy, the first valid_max_sentences dev pairs read as validation reads them) goes
+  # to $OUT/NAME/average.json
   local name=$1 dir="$OUT/$1" src=en tgt=fr kept=()
   case "$name" in *-fren) src=fr; tgt=en ;; esac
   [ "$AVERAGE" -ge 2 ] && mapfile -t kept < <(ls "$dir"/step-*.pt 2>/dev/null | tail -n "$AVERAGE")
   if [ ${#kept[@]} -lt 2 ]; then echo "$dir/best.pt"; return 0; fi
   if [ ! -f "$dir/average.json" ] || [ "${kept[-1]}" -nt "$dir/average.json" ] || [ "$dir/best.pt" -nt "$dir/average.json" ]; then
-    local n; n=$($BIN/python -c 'import sys, yaml; print(yaml.safe_load(open(sys.argv[1]))["train"]["valid_max_sentences"] or 10**9)' "$dir/config.yaml")
-    head -n "$n" "$DATA/hansards/dev.$src" > "$dir/dev_head.$src"; head -n "$n" "$DATA/hansards/dev.$tgt" > "$dir/dev_head.$tgt"
-    { $BIN/rnnsearch average "${kept[@]}" --out "$dir/average.pt" &&
+    { $BIN/python -c 'import sys
+from rnnsearch.config import load
+from rnnsearch.data.corpus import read_dev
+cfg = load(sys.argv[1]); dev = read_dev(cfg, print)  # the dev pairs as validation reads them
+for path, lines in zip(sys.argv[2:], dev):
+    open(path, "w", encoding="utf-8").write("".join(x + "\n" for x in lines[:cfg.train.valid_max_sentences or None]))' \
+        "$dir/config.yaml" "$dir/dev_head.$src" "$dir/dev_head.$tgt" &&
+      $BIN/rnnsearch average "${kept[@]}" --out "$dir/average.pt" &&
       OMP_NUM_THREADS=$(( THREADS > 0 ? THREADS : $(nproc) )) $BIN/rnnsearch evaluate "$dir/best.pt" --compare "$dir/average.pt" \
         --names best,average --src "$dir/dev_head.$src" --ref "$dir/dev_head.$tgt" --beam 1 --json > "$dir/average.json.tmp" &&
       mv "$dir/average.json.tmp" "$dir/average.json"; } > "$dir/average.log" 2>&1 || return 1

@@ -163,7 +163,7 @@ def test_average_of_checkpoints(trained_run, tmp_path, synth_dir):
     from rnnsearch.analysis.report import compute_table
     rows = compute_table({"Avg": translator, "Best": Translator.from_checkpoint(ckpt)})
     notes = [row for row in rows if row and not row.startswith("|")]
-    assert notes == ["Avg: the mean of 2 checkpoints of its run (`rnnsearch average`: best.pt, last.pt), "
+    assert notes == ["Avg: the mean of 2 checkpoints (`rnnsearch average`): `best.pt`, `last.pt`; "
                      "not its best dev BLEU checkpoint."]
     with pytest.raises(UsageError, match="model.emb is 32 but 48"):
         average_checkpoints([str(ckpt), str(FIXTURE / "last.pt")], tmp_path / "bad.pt")

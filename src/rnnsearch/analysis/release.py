@@ -25,6 +25,7 @@ from rnnsearch.analysis.evaluate import evaluate
 from rnnsearch.config import from_dict
 from rnnsearch.data.io import read_parallel
 from rnnsearch.decoding import pretrained
+from rnnsearch.decoding.average import describe
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.errors import UsageError
 from rnnsearch.files import whole_or_absent
@@ -157,8 +158,7 @@ def model_card(m: dict, payload: dict) -> str:
 def averaged_lines(meta: dict) -> list[str]:
     """The card's line on parameters averaged over checkpoints (`rnnsearch average`), if they are."""
     paths = meta.get("averaged_from") or []
-    return [f"- parameters: the mean of {len(paths)} checkpoints (`rnnsearch average`): "
-            + ", ".join(f"`{Path(p).name}`" for p in paths)] if paths else []
+    return [f"- parameters: {describe(paths)}"] if paths else []
 
 
 STORED = {"bfloat16": "bfloat16", "int8": "int8 (matrices, a float32 scale per row; vectors in bfloat16)"}

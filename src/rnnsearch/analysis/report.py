@@ -25,6 +25,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 from rnnsearch.analysis.evaluate import chrf_table, evaluate, length_table, length_unit, table1  # noqa: E402
 from rnnsearch.analysis.plot import plot_alignment, plot_bleu_by_length  # noqa: E402
 from rnnsearch.decoding import pretrained  # noqa: E402
+from rnnsearch.decoding.average import describe  # noqa: E402
 from rnnsearch.decoding.translator import Translator  # noqa: E402
 from rnnsearch.errors import UsageError
 from rnnsearch.data.vocab import EOS_TOKEN
@@ -98,9 +99,7 @@ def compute_table(translators: dict) -> list[str]:
                     f"{s['elapsed_s'] / 3600:.2f} | {core} | {s['best_bleu']:.2f} ({s['best_step']:,}) |")
     averaged = [(name, t.averaged_from) for name, t in translators.items() if getattr(t, "averaged_from", None)]
     if averaged:
-        rows += [""] + [f"{name}: the mean of {len(paths)} checkpoints of its run (`rnnsearch average`: "
-                        f"{', '.join(Path(p).name for p in paths)}), not its best dev BLEU checkpoint."
-                        for name, paths in averaged]
+        rows += [""] + [f"{name}: {describe(paths)}; not its best dev BLEU checkpoint." for name, paths in averaged]
     return rows
 
 

@@ -35,3 +35,8 @@ def average_checkpoints(paths: list[str], out: str | Path) -> dict:
                     meta={**first.get("meta", {}), "averaged_from": [str(p) for p in paths]})
     checkpoint.save(out, averaged)
     return averaged
+
+
+def describe(paths: list[str]) -> str:
+    """What a model card and a report say of parameters averaged over ``paths``."""
+    return f"the mean of {len(paths)} checkpoints (`rnnsearch average`): " + ", ".join(f"`{Path(p).name}`" for p in paths)
