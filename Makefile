@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DEMO   := runs/demo
 DEMO_SENTENCE := The big black dog sees a small white cat in the old house.
 
-.PHONY: setup demo test lint test-fast bench onmt bench-serve bench-decode bench-aer joey hansards hansards-status hansards-report clean
+.PHONY: setup demo test lint test-fast bench onmt bench-serve bench-decode bench-aer joey hansards hansards-status hansards-report hansards-snapshot clean
 
 setup: $(VENV)/.installed
 
@@ -116,6 +116,10 @@ hansards-status: setup
 
 hansards-report: setup
 	recipes/hansards.sh report
+
+# each unfinished model's state in snapshots/hansards (to commit: a new machine continues from it)
+hansards-snapshot: setup
+	recipes/hansards.sh snapshot
 
 clean:
 	rm -rf $(VENV) runs data/demo .pytest_cache .hypothesis

@@ -12,7 +12,7 @@
 # further model starts, and the invocation exits 143 once the others have ended. SIGSTOP / SIGCONT
 # pause it (e.g. while a benchmark is timed): CPU time does not run while stopped.
 #
-# Usage: recipes/hansards.sh [all|train|status|report|links|release]   (`make hansards`, `make hansards-status`,
+# Usage: recipes/hansards.sh [all|train|status|report|links|release|snapshot]   (`make hansards`, `make hansards-status`,
 #        `make hansards-report`). all = train, then report on whatever checkpoints exist. links =
 #        eflomal's links of the training pairs ($OUT/align/train.links; REUSE=1 keeps its earlier
 #        directional links; EFLOMAL names the aligner's binary) for the -guided variant:
@@ -28,6 +28,9 @@
 #        With AVERAGE=N (train.keep_last; cpu default 10), the release is the mean of the model's last N
 #        saves (`rnnsearch average`) where that scores a higher dev BLEU than best.pt, measured as
 #        validation measures it (greedy, the config's first valid_max_sentences dev pairs); else best.pt.
+#        snapshot = each unfinished model's state as $SNAPSHOTS/NAME (`rnnsearch snapshot`: bf16 weights, no
+#        optimiser moments, about a sixth of last.pt), to commit at the end of a session: runs/ is not in git,
+#        and a new machine comes without it. `train` restores a model with no last.pt from its snapshot.
 #
 # PROFILE=gpu: the paper's sizes (620/1000/1000/500, word shortlist 30k, Adadelta, the authors'
 # loss scale and readout), bf16 autocast, MINUTES per invocation and model.
@@ -39,7 +42,7 @@
 # TEST_LINES (0 = whole test sets), BF16 (true|false; cpu default: whether bf16 is native here), BEAM, SETS (extra --set for all), MODELS, TARGET (dev BLEU the
 # status projects to), REPORT_SETS (hansards, newstest2014 or both), AVERAGE (saves kept and
 # averaged for a release; 0 = best.pt), RELEASE, RELEASES, RELEASE_DTYPE, HEAD, HEAD_PAIRS,
-# HEAD_EPOCHS, GUIDE_WEIGHT, GUIDE_COST. Every invocation's settings go to $OUT/recipe.txt, which
+# HEAD_EPOCHS, GUIDE_WEIGHT, GUIDE_COST, SNAPSHOTS. Every invocation's settings go to $OUT/recipe.txt, which
 # goes into the reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,6 +56,8 @@ BEAM=${BEAM:-12}
 TARGET=${TARGET:-20}
 RELEASE=${RELEASE:-1}; RELEASES=${RELEASES:-models}  # a model that finishes its budget is released there,
 RELEASE_DTYPE=${RELEASE_DTYPE:-bfloat16}                # in bf16, or int8 where its test BLEU keeps parity
+SNAPSHOTS=${SNAPSHOTS:-snapshots/hansards}  # `snapshot` writes each unfinished model's state there (to commit);
+                                            # `train` restores a model from it when $OUT has no last.pt
 MODELS=${MODELS:-rnnsearch50 rnnencdec50 rnnsearch30 rnnencdec30}
 GUIDE_WEIGHT=${GUIDE_WEIGHT:-0.1}; GUIDE_COST=${GUIDE_COST:-ce}  # the -guided variant's alignment loss
 # a released RNNsearch gets an alignment head (`rnnsearch train-align-head`) on the links of `links` (flipped for Fr->En),
@@ -94,6 +99,9 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
     *-fren) extra=(--set data.src_lang=fr --set data.tgt_lang=en) ;;
   esac
   mkdir -p "$OUT/$name"
+  if [ ! -f "$OUT/$name/last.pt" ] && [ -f "$SNAPSHOTS/$name/snapshot.json" ]; then  # a new machine: the committed state
+    $BIN/rnnsearch restore "$SNAPSHOTS/$name" --out "$OUT/$name" | tee -a "$OUT/$name/train.log" || return 1
+  fi
   [ -f "$OUT/$name/last.pt" ] && resume=(--resume)
   local start rc pid; start=$(date +%s)
   $BIN/rnnsearch train "configs/hansards_${arch}.yaml" --out "$OUT/$name" "${resume[@]}" \
@@ -263,6 +271,16 @@ report_all() {
   echo "reports: $OUT/report_*/report.md"
 }
 
+snapshot_all() {  # every model of MODELS with a last.pt and no up-to-date release: its state in $SNAPSHOTS/NAME
+  local rc=0
+  for name in $MODELS; do
+    [ -f "$OUT/$name/last.pt" ] || continue
+    if release_current "$name"; then echo "$name: released ($(release_dir "$name")): no snapshot needed"; continue; fi
+    $BIN/rnnsearch snapshot "$OUT/$name" --out "$SNAPSHOTS/$name" || rc=1
+  done
+  return "$rc"
+}
+
 case "$STEP" in
   all) train_all; report_all ;;
   train) train_all ;;
@@ -271,5 +289,6 @@ case "$STEP" in
   status) status ;;
   report) report_all ;;
   release) rc=0; for name in $MODELS; do release_one "$name" || rc=1; done; exit "$rc" ;;
-  *) echo "usage: $0 [all|train|status|report|links|release]" >&2; exit 2 ;;
+  snapshot) snapshot_all ;;
+  *) echo "usage: $0 [all|train|status|report|links|release|snapshot]" >&2; exit 2 ;;
 esac

@@ -1,6 +1,7 @@
-"""Folders written whole or not at all (a release, a prepared dataset)."""
+"""Folders written whole or not at all (a release, a prepared dataset, a snapshot), and files' digests."""
 from __future__ import annotations
 
+import hashlib
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,3 +25,12 @@ def whole_or_absent(out: str | Path) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
         raise
+
+
+def sha256(path: str | Path) -> str:
+    """The SHA-256 of a file's bytes, in hex (read a MiB at a time)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

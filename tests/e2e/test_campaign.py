@@ -44,7 +44,8 @@ def data_dir(synth_dir, tmp_path_factory) -> Path:
 def _recipe(data_dir: Path, out: Path, step: str, sets: str, models: str = "rnnsearch50") -> subprocess.Popen:
     env = {**os.environ, "OUT": str(out), "DATA": str(data_dir), "PROFILE": "cpu", "THREADS": "1",
            "BIN": str(Path(sys.executable).parent), "MODELS": models, "JOBS": "1", "SETS": sets,
-           "PYTHONPATH": str(REPO / "src"), "RELEASES": str(out / "models"), "AVERAGE": os.environ.get("AVERAGE", "0")}
+           "PYTHONPATH": str(REPO / "src"), "RELEASES": str(out / "models"), "SNAPSHOTS": str(out / "snapshots"),
+           "AVERAGE": os.environ.get("AVERAGE", "0")}
     return subprocess.Popen([str(REPO / "recipes" / "hansards.sh"), step], env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT, text=True, start_new_session=True)
 
@@ -127,6 +128,32 @@ def test_three_invocations_equal_one(data_dir, tmp_path):
                             env={**os.environ, "OUT": str(parts), "BIN": str(Path(sys.executable).parent),
                                  "PROFILE": "cpu", "MODELS": "rnnsearch50"})
     assert status.returncode == 0 and "step 70," in status.stdout, status.stdout + status.stderr
+
+
+def test_a_new_machine_continues_from_the_committed_snapshot(data_dir, tmp_path):
+    """`snapshot` keeps the model's state in $SNAPSHOTS; with $OUT gone (a new machine), `train`
+    restores it and continues from its update with the same batches; once released, the model
+    needs no snapshot."""
+    sets = TINY + " --set train.max_steps=70"
+    out, run = tmp_path / "campaign", tmp_path / "campaign" / "rnnsearch50"
+    _stop_when(_recipe(data_dir, out, "train", sets), run, lambda e: _last_step(e) >= 30)
+    output = _finish(_recipe(data_dir, out, "snapshot", sets))
+    manifest = json.loads((out / "snapshots" / "rnnsearch50" / "snapshot.json").read_text())
+    step = checkpoint.load(run / "last.pt")["train_state"]["step"]
+    assert manifest["step"] == step and f"at update {step}" in output, output
+    lost = tmp_path / "lost"  # runs/ with the machine; the snapshots (committed) stay
+    shutil.move(out, lost)
+    shutil.copytree(lost / "snapshots", out / "snapshots")
+    output = _finish(_recipe(data_dir, out, "train", sets))
+    assert f"restored {run} from {out / 'snapshots' / 'rnnsearch50'}: update {step}" in output, output[-3000:]
+    assert "reached train.max_steps=70" in output
+    entries = _log(run)
+    assert [e["event"] for e in entries if "event" in e] == ["restored"]
+    tokens = lambda entries: {e["step"]: e["tgt_tokens"] for e in entries if "loss" in e}  # noqa: E731
+    _finish(_recipe(data_dir, lost, "train", sets))  # the run that was not lost, to its end
+    assert tokens(entries) == tokens(_log(lost / "rnnsearch50"))  # the same batches in the same order
+    output = _finish(_recipe(data_dir, out, "snapshot", sets))
+    assert "rnnsearch50: released" in output and "no snapshot needed" in output, output
 
 
 def test_the_release_is_the_average_of_the_last_saves_where_it_scores_higher_on_dev(data_dir, tmp_path):

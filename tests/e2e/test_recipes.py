@@ -17,7 +17,8 @@ def test_hansards_recipe_smoke(tmp_path):
     env = {**os.environ, "OUT": str(out), "PAIRS": "3000", "MINUTES": "0.1", "TEST_LINES": "20", "BEAM": "2",
            "PROFILE": "cpu", "BIN": str(Path(sys.executable).parent), "DATA": str(SHARED_DATA),
            "SETS": "--set train.valid_max_sentences=20 --set train.valid_every=100000",
-           "RELEASES": str(tmp_path / "models")}  # never the clone's models/
+           "RELEASES": str(tmp_path / "models"),  # never the clone's models/ and snapshots/ (the campaign's)
+           "SNAPSHOTS": str(tmp_path / "snapshots")}
     proc = subprocess.run([str(REPO / "recipes" / "hansards.sh")], env=env, capture_output=True, text=True,
                           timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-2000:]

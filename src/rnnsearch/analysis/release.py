@@ -12,7 +12,6 @@ renamed: whole or absent.
 from __future__ import annotations
 
 import datetime
-import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -28,19 +27,11 @@ from rnnsearch.decoding import pretrained
 from rnnsearch.decoding.average import describe
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.errors import UsageError
-from rnnsearch.files import whole_or_absent
+from rnnsearch.files import sha256, whole_or_absent
 
 WEIGHTS = "model.pt"
 # what a translation needs, the record, and an alignment head (float32: small, and read beside the model)
 KEEP = ("config", "src_codec", "tgt_codec", "train_state", "align_head", "meta")
-
-
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 DTYPES = ("bfloat16", "int8")

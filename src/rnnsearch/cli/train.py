@@ -31,6 +31,17 @@ def register(sub) -> None:
                    help="override the checkpoint's config for reading the corpus (e.g. data.dir=...)")
     p.set_defaults(func=train_align_head, tune=True)
 
+    p = sub.add_parser("snapshot", help="a run's state, small enough to commit, that `restore` brings back on "
+                       "another machine (bf16 weights, no optimiser moments)")
+    p.add_argument("run", help="a training run directory (with last.pt)")
+    p.add_argument("--out", required=True, help="the snapshot folder (replaced whole)")
+    p.set_defaults(func=snapshot)
+
+    p = sub.add_parser("restore", help="a run directory from a snapshot, for `rnnsearch train --resume`")
+    p.add_argument("snapshot", help="a folder written by `rnnsearch snapshot`")
+    p.add_argument("--out", required=True, help="the run directory to write (must hold no last.pt)")
+    p.set_defaults(func=restore)
+
     p = sub.add_parser("status", help="where training runs stand: updates, core-hours, dev BLEU, projection")
     p.add_argument("runs", nargs="+", metavar="RUN", help="run directories (with log.jsonl)")
     p.add_argument("--target", type=float, default=None, help="dev BLEU to project the core-hours to")
@@ -63,6 +74,18 @@ def train_align_head(args) -> int:
     settings = HeadSettings(pairs=args.pairs, held_out=args.held_out, epochs=args.epochs, att=args.size, lr=args.lr,
                             batch_size=args.batch_size, seed=args.seed, threads=args.threads)
     train_alignment_head(args.checkpoint, args.links, args.out, settings, args.set)
+    return 0
+
+
+def snapshot(args) -> int:
+    from rnnsearch.training.snapshot import write_snapshot
+    write_snapshot(args.run, args.out)
+    return 0
+
+
+def restore(args) -> int:
+    from rnnsearch.training.snapshot import restore_snapshot
+    restore_snapshot(args.snapshot, args.out)
     return 0
 
 

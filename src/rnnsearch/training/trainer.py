@@ -139,7 +139,9 @@ class Trainer:
             dropped = self.rundir.trim_log(self.state.step)
             if dropped:
                 self.log(f"log.jsonl: removed {dropped} entries after step {self.state.step} (they are redone)")
-        self.log(f"resuming {self.out / 'last.pt'} at step {self.state.step} (epoch {self.state.epoch})")
+        moments = "" if payload["optimizer"].get("state") or not self.state.step else (
+            f"; the optimiser's moments start from zero ({(payload.get('meta') or {}).get('restored_from', 'not kept')})")
+        self.log(f"resuming {self.out / 'last.pt'} at step {self.state.step} (epoch {self.state.epoch}){moments}")
 
     def _payload(self, rngs: list[dict]) -> dict:
         return {"config": to_dict(self.cfg), "src_codec": self.src_codec.to_state(),
