@@ -154,6 +154,8 @@ def test_a_new_machine_continues_from_the_committed_snapshot(data_dir, tmp_path)
     assert tokens(entries) == tokens(_log(lost / "rnnsearch50"))  # the same batches in the same order
     output = _finish(_recipe(data_dir, out, "snapshot", sets))
     assert "rnnsearch50: released" in output and "no snapshot needed" in output, output
+    status = _finish(_recipe(data_dir, out, "status", sets))
+    assert f"restored from the snapshot {out / 'snapshots' / 'rnnsearch50'} at step {step}" in status, status
 
 
 def test_the_release_is_the_average_of_the_last_saves_where_it_scores_higher_on_dev(data_dir, tmp_path):

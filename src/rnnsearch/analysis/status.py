@@ -105,6 +105,7 @@ def run_status(run: str | Path, target: float | None = None) -> dict:
                  "dev_loss": e.get("dev_loss")} for e in valid],
         "best": None if best is None else {"step": best["step"], "dev_bleu": best["dev_bleu"]},
         "rates": rate_changes(valid),
+        "restored": [{"step": e["step"], "snapshot": e.get("snapshot")} for e in entries if e.get("event") == "restored"],
     }
     if target is not None:
         status["projection"] = project(curve, target)
@@ -152,6 +153,8 @@ def format_status(s: dict) -> str:
                 f"{r['lr']:g} from step {r['step']:,}" for r in s["rates"]))
     else:
         lines.append("  no validation yet")
+    for r in s.get("restored") or []:  # `rnnsearch restore`: Adam's moments started again there
+        lines.append(f"  restored from the snapshot {r['snapshot']} at step {r['step']:,} (Adam's moments from zero)")
     p = s.get("projection")
     if p is not None:
         if p["fit"] is None or p["core_hours_more"] is None:
