@@ -24,7 +24,7 @@
 #        BLEU measured from the released file (`rnnsearch release`); release = do that now for
 #        every model of MODELS with a best.pt, finished or not. An RNNsearch is released with an
 #        alignment head trained on the links of `links` when they exist (flipped for a Fr->En model;
-#        HEAD, HEAD_PAIRS, HEAD_EPOCHS).
+#        HEAD, HEAD_PAIRS, HEAD_EPOCHS); one released before the links existed is made again by `release`.
 #        With AVERAGE=N (train.keep_last; cpu default 10), the release is the mean of the model's last N
 #        saves (`rnnsearch average`) where that scores a higher dev BLEU than best.pt, measured as
 #        validation measures it (greedy, the config's first valid_max_sentences dev pairs); else best.pt.
@@ -127,10 +127,12 @@ release_dir() {  # name: its release folder, $RELEASES/hansards_{enfr|fren}_NAME
 }
 
 release_current() {  # name: true when its release exists and is not older than its best.pt or its
-  # newest kept save (if any)
+  # newest kept save (if any), and, for an RNNsearch once the links exist (HEAD=1), has an alignment head
   local release newest; release=$(release_dir "$1")
   newest=$(ls -t "$OUT/$1"/best.pt "$OUT/$1"/step-*.pt 2>/dev/null | head -n 1)
-  [ -f "$release/release.json" ] && { [ -z "$newest" ] || [ "$release/release.json" -nt "$newest" ]; }
+  [ -f "$release/release.json" ] && { [ -z "$newest" ] || [ "$release/release.json" -nt "$newest" ]; } || return 1
+  case "$1" in rnnencdec*) return 0 ;; esac
+  [ "$HEAD" != 1 ] || [ ! -f "$OUT/align/train.links" ] || grep -q '"source": ".*\.head\.pt"' "$release/release.json"
 }
 
 choose() {  # name: prints the checkpoint to release: average.pt, the mean of the last AVERAGE saves

@@ -317,3 +317,26 @@ def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
     assert fren_release.align_head is not None
     assert checkpoint.load(out / "rnnsearch50-fren" / "best.head.pt")["align_head"]["record"]["links"] == str(
         out / "align" / "train.fren.links")
+
+
+def test_a_release_made_before_the_links_gets_its_head_once_they_exist(data_dir, tmp_path):
+    """A model that finished before `links` ran was released without a head; once the links exist,
+    that release is no longer up to date, and `release` makes it again with a head."""
+    out = tmp_path / "out"
+    release = out / "models" / "hansards_enfr_rnnsearch50"
+    _finish(_recipe(data_dir, out, "train", TINY + " --set train.max_steps=3"))
+    assert "with an alignment head" not in json.loads((release / "release.json").read_text())["description"]
+    again = _finish(_recipe(data_dir, out, "release", TINY))
+    assert f"{release} is up to date" in again, again[-3000:]
+    aligner = tmp_path / "aligner"
+    aligner.write_text(FAKE_ALIGNER)
+    aligner.chmod(0o755)
+    os.environ["EFLOMAL"] = str(aligner)
+    try:
+        _finish(_recipe(data_dir, out, "links", TINY))
+    finally:
+        del os.environ["EFLOMAL"]
+    output = _finish(_recipe(data_dir, out, "release", TINY))
+    assert f"releasing {out / 'rnnsearch50' / 'best.head.pt'} as {release}" in output, output[-3000:]
+    assert "with an alignment head" in json.loads((release / "release.json").read_text())["description"]
+    assert f"{release} is up to date" in _finish(_recipe(data_dir, out, "release", TINY))
