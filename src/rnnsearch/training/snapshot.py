@@ -27,24 +27,19 @@ import json
 import shutil
 from pathlib import Path
 
-import torch
-
 from rnnsearch import __version__, checkpoint
+from rnnsearch.analysis.release import slim_payload
 from rnnsearch.errors import UsageError
 from rnnsearch.files import sha256, whole_or_absent
 
 FORMAT = "rnnsearch-snapshot"
 VERSION = 1
 MANIFEST = "snapshot.json"
-KEEP = ("config", "src_codec", "tgt_codec", "scheduler", "train_state", "rng", "rng_ranks", "meta")
+RESUME = ("scheduler", "rng", "rng_ranks")  # what a resume needs beyond a release's slim payload
 
 
 def _step(payload: dict) -> int:
     return int((payload.get("train_state") or {}).get("step", -1))
-
-
-def _bf16(model: dict) -> dict:
-    return {k: v.to(torch.bfloat16) if v.is_floating_point() else v for k, v in model.items()}
 
 
 def _float32(model: dict) -> dict:
@@ -79,22 +74,18 @@ def write_snapshot(run: str | Path, out: str | Path, log=print) -> dict:
     run, out = Path(run), Path(out)
     last = _resumable(run / "last.pt")
     step = _step(last)
-    if (out / MANIFEST).is_file() and read_manifest(out).get("step") == step and read_manifest(out).get(
-            "source") == str(run):
+    previous = read_manifest(out) if (out / MANIFEST).is_file() else {}
+    if previous.get("step") == step and previous.get("source") == str(run):
         log(f"{out}: already holds update {step:,} of {run}: left as it is")
-        return read_manifest(out)
+        return previous
     best_path = run / "best.pt"
     best = checkpoint.load(best_path) if best_path.is_file() else None
     with whole_or_absent(out) as tmp:
-        slim = {**{k: last[k] for k in KEEP if k in last}, "model": _bf16(last["model"]),
-                "optimizer": {"state": {}, "param_groups": last["optimizer"]["param_groups"]}}
-        checkpoint.save(tmp / "last.pt", slim)
+        checkpoint.save(tmp / "last.pt", {**slim_payload(last), **{k: last[k] for k in RESUME if k in last},
+                                          "optimizer": {"state": {}, "param_groups": last["optimizer"]["param_groups"]}})
         best_kind = None if best is None else "last" if _step(best) == step else "best.pt"
         if best_kind == "best.pt":
-            kept, packed = checkpoint.pack_int8(best["model"])
-            checkpoint.save(tmp / "best.pt", {**{k: best[k] for k in ("config", "src_codec", "tgt_codec",
-                                                                       "train_state", "meta") if k in best},
-                                              "model": _bf16(kept), checkpoint.INT8: packed})
+            checkpoint.save(tmp / "best.pt", slim_payload(best, "int8"))
         if (run / "log.jsonl").is_file():
             shutil.copyfile(run / "log.jsonl", tmp / "log.jsonl")
         state = last["train_state"]
@@ -139,13 +130,10 @@ def restore_snapshot(snapshot: str | Path, run: str | Path, log=print) -> dict:
     run.mkdir(parents=True, exist_ok=True)
     restored = {**last, "model": _float32(last["model"]),
                 "meta": {**(last.get("meta") or {}), "restored_from": str(snapshot), "snapshot_step": manifest["step"]}}
-    for leftover in ("format", "version"):
-        restored.pop(leftover, None)
     if manifest.get("best") == "last":
         checkpoint.save(run / "best.pt", restored)
     elif best is not None:
-        checkpoint.save(run / "best.pt", {**{k: v for k, v in best.items() if k not in ("format", "version")},
-                                          "model": _float32(best["model"])})
+        checkpoint.save(run / "best.pt", {**best, "model": _float32(best["model"])})
     state = last["train_state"]
     entry = {"step": state["step"], "event": "restored", "snapshot": str(snapshot),
              "note": "Adam's moments start from zero; weights from bfloat16", "elapsed_s": state.get("elapsed_s", 0.0),
