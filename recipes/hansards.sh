@@ -39,7 +39,7 @@
 # docs/results/hansards/README.md, the same for all four models.
 # Knobs (environment): OUT, BUDGET (core-hours per model, cpu), MINUTES (per invocation, 0 = no
 # limit), PAIRS (training pairs, 0 = all), THREADS (per trainer), JOBS (trainers at once),
-# TEST_LINES (0 = whole test sets), BF16 (true|false; cpu default: whether bf16 is native here), BEAM, SETS (extra --set for all), MODELS, TARGET (dev BLEU the
+# TEST_LINES (0 = whole test sets), BF16 (true|false; cpu default: whether bf16 is native here and measurably faster than float32), BEAM, SETS (extra --set for all), MODELS, TARGET (dev BLEU the
 # status projects to), REPORT_SETS (hansards, newstest2014 or both), AVERAGE (saves kept and
 # averaged for a release; 0 = best.pt), RELEASE, RELEASES, RELEASE_DTYPE, HEAD, HEAD_PAIRS,
 # HEAD_EPOCHS, GUIDE_WEIGHT, GUIDE_COST, SNAPSHOTS. Every invocation's settings go to $OUT/recipe.txt, which
@@ -73,8 +73,9 @@ else
   # The CPU profile (docs/results/hansards/README.md, "The CPU profile"): the paper's equations,
   # initialisation, readout s_{i-1} and 30k word shortlists; smaller sizes, Adam (halved when 4
   # validations in a row bring no new best dev BLEU), bf16 autocast where this CPU multiplies bf16
-  # natively (rnnsearch.cpu; emulated bf16 trains at 0.04x float32's speed, BENCHMARKS.md). BF16=...
-  BF16=${BF16:-$($BIN/python -c 'from rnnsearch.cpu import bf16_native; print(str(bf16_native()).lower())')}
+  # natively and a probe times it at least 1.2x float32 (rnnsearch.cpu.bf16_pays; emulated bf16
+  # trains at 0.04x float32's speed, and native bf16 without AMX at 0.61x on one Xeon: BENCHMARKS.md).
+  BF16=${BF16:-$($BIN/python -c 'from rnnsearch.cpu import bf16_pays; print(str(bf16_pays()).lower())')}
   SIZES=(--set model.emb=256 --set model.enc_hidden=256 --set model.dec_hidden=512 --set model.att=512
          --set model.maxout=256 --set train.optimizer=adam --set train.lr=0.001 --set train.loss_scale=token
          --set train.bf16="$BF16" --set train.valid_every=1000 --set train.save_every=500

@@ -2,12 +2,18 @@
 
 A release may store its matrices in int8 (``pack_int8``): each row of a 2-D weight as int8 with
 one float32 scale (symmetric, the row's largest magnitude maps to 127), under ``model_int8``
-beside the other weights under ``model``. ``load`` turns them back into float32 weights under
-``model``, so every reader of a checkpoint sees one kind of state dict."""
+beside the other weights under ``model``. A release or a snapshot stores its bfloat16 weights in two
+byte planes (``pack_bf16``), under ``model_bf16``: the high bytes (sign, exponent and the first
+bit of the mantissa: few distinct values) deflated with zlib, the low bytes (the mantissa's other
+seven bits, as good as random) as they are; lossless, about 70% of bf16's bytes. ``load`` turns
+both back into weights under ``model`` (int8 into float32, bf16 planes into bf16), so every reader
+of a checkpoint sees one kind of state dict. Files without either key load as they always did."""
 from __future__ import annotations
 
+import math
 import os
 import tempfile
+import zlib
 from pathlib import Path
 
 import torch
@@ -17,6 +23,7 @@ from rnnsearch.errors import UserError, existing_file
 FORMAT = "rnnsearch-checkpoint"
 VERSION = 1
 INT8 = "model_int8"
+BF16 = "model_bf16"
 
 
 class CheckpointError(UserError, ValueError):
@@ -68,6 +75,8 @@ def load(path: str | Path, map_location="cpu") -> dict:
             raise CheckpointError(f"{path}: checkpoint lacks {key!r}")
     if INT8 in payload:
         payload["model"] = {**payload["model"], **unpack_int8(payload.pop(INT8), path)}
+    if BF16 in payload:
+        payload["model"] = {**payload["model"], **unpack_bf16(payload.pop(BF16), path)}
     return payload
 
 
@@ -96,3 +105,39 @@ def unpack_int8(packed: dict, path: str | Path = "checkpoint") -> dict:
             raise CheckpointError(f"{path}: int8 weight {name!r} is not an int8 matrix with one scale per row")
         out[name] = q.float() * scale.float()[:, None]  # (rows, cols)
     return out
+
+
+def pack_bf16(state: dict) -> tuple[dict, dict]:
+    """(the tensors that are not floating, {"names", "shapes", "high", "low"}): every floating
+    tensor rounded to bfloat16 and its 16 bits split in two planes, ``high`` (bits 15-8 of every
+    weight of every tensor in turn, deflated by zlib at level 9) and ``low`` (bits 7-0, as they
+    are), both uint8 tensors."""
+    kept = {k: w for k, w in state.items() if not w.is_floating_point()}
+    names = [k for k, w in state.items() if w.is_floating_point()]
+    bits = [state[k].detach().to(torch.bfloat16).contiguous().view(torch.int16).reshape(-1).to(torch.int32) & 0xFFFF
+            for k in names]
+    flat = torch.cat(bits) if bits else torch.zeros(0, dtype=torch.int32)  # (n,) the 16 bits of every weight
+    high = bytearray(zlib.compress((flat >> 8).to(torch.uint8).numpy().tobytes(), 9))
+    return kept, {"names": names, "shapes": [list(state[k].shape) for k in names],
+                  "high": torch.frombuffer(high, dtype=torch.uint8), "low": (flat & 0xFF).to(torch.uint8)}
+
+
+def unpack_bf16(packed: dict, path: str | Path = "checkpoint") -> dict:
+    """bfloat16 weights from ``pack_bf16``'s planes; a CheckpointError for planes that do not add up."""
+    names, shapes, high, low = (packed.get(k) for k in ("names", "shapes", "high", "low")) \
+        if isinstance(packed, dict) else (None,) * 4
+    if not (isinstance(names, list) and isinstance(shapes, list) and len(names) == len(shapes)
+            and isinstance(high, torch.Tensor) and high.dtype == torch.uint8
+            and isinstance(low, torch.Tensor) and low.dtype == torch.uint8):
+        raise CheckpointError(f"{path}: {BF16!r} is not two byte planes with a name and a shape per weight")
+    sizes = [math.prod(shape) for shape in shapes]
+    try:
+        top = torch.frombuffer(bytearray(zlib.decompress(high.numpy().tobytes())), dtype=torch.uint8)
+    except zlib.error as exc:
+        raise CheckpointError(f"{path}: the bf16 weights' high bytes do not inflate: {exc}") from None
+    if not top.numel() == low.numel() == sum(sizes):
+        raise CheckpointError(f"{path}: bf16 planes of {top.numel():,} and {low.numel():,} bytes for "
+                              f"{sum(sizes):,} weights")
+    word = (top.to(torch.int32) << 8) | low.to(torch.int32)  # (n,) 0..65535
+    flat = torch.where(word >= 1 << 15, word - (1 << 16), word).to(torch.int16).view(torch.bfloat16)  # (n,)
+    return {name: part.reshape(shape).clone() for name, shape, part in zip(names, shapes, flat.split(sizes))}

@@ -21,6 +21,7 @@ one warning a user gets: :data:`EMULATED_TRAINING` and :data:`EMULATED_DECODING`
 from __future__ import annotations
 
 import functools
+import time
 
 import torch
 
@@ -84,6 +85,48 @@ def packed_bf16() -> bool:
     return bool((out.float() == 4).all())
 
 
+# Products the size of training's (80 sentences of about 25 tokens against the GRUs' gates and a
+# vocabulary's slice): what ``bf16_speedup`` times both ways.
+PROBE = ((2048, 512, 1536), (2048, 256, 8192))
+# Below this measured speed-up the recipes train in float32: native bf16 is not always faster. An
+# Intel Xeon with AVX512-BF16 and no AMX trained at 0.62x float32's speed in bf16 (BENCHMARKS.md).
+PAYS = 1.2
+
+
+@functools.cache
+def bf16_speedup(threads: int = 1, repeats: int = 3) -> float:
+    """float32's time over bf16 autocast's for the products of :data:`PROBE` on ``threads``
+    threads, the best of ``repeats`` runs of each product each way, alternating (about a second;
+    on one thread, in CPU time of this thread, so that a busy machine does not skew it). 0.0 where bf16 is
+    not native: emulated bf16 is known to be slow (:data:`EMULATED_TRAINING`) and not timed."""
+    if not bf16_native():
+        return 0.0
+    # one thread: the products run on this thread, whose CPU time other processes do not inflate
+    clock = time.thread_time if threads == 1 else time.perf_counter
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        g = torch.Generator().manual_seed(0)
+        pairs = [(torch.randn(m, k, generator=g), torch.randn(n, k, generator=g)) for m, k, n in PROBE]
+        best = {(bf16, i): float("inf") for bf16 in (False, True) for i in range(len(pairs))}
+        for round_ in range(repeats + 1):  # round 0 warms oneDNN's primitives up and is not counted
+            for bf16 in (False, True):
+                for i, (x, w) in enumerate(pairs):
+                    start = clock()
+                    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                        torch.nn.functional.linear(x, w)  # (m, n)
+                    if round_:
+                        best[bf16, i] = min(best[bf16, i], clock() - start)
+        return round(sum(best[False, i] for i in range(len(pairs))) / sum(best[True, i] for i in range(len(pairs))), 2)
+    finally:
+        torch.set_num_threads(before)
+
+
+def bf16_pays() -> bool:
+    """Whether to train in bf16 here: native, and measured at least :data:`PAYS` times float32's speed."""
+    return bf16_speedup() >= PAYS
+
+
 def describe() -> str:
     """One line for logs and benchmarks: ATen's level, oneDNN's bf16 path, native bf16."""
     return (f"ATen {torch.backends.cpu.get_cpu_capability()}, oneDNN bf16 {'yes' if onednn_bf16() else 'no'}, "
@@ -91,8 +134,13 @@ def describe() -> str:
 
 
 def emulated_warning(what: str, cost: str) -> str | None:
-    """The one warning that ``what`` runs bf16 emulated here, with its measured ``cost``; None when native."""
+    """The one warning that ``what`` runs bf16 emulated here, with its measured ``cost``, or
+    natively but slower than float32 (``bf16_speedup`` below 1); None when bf16 pays."""
     if bf16_native():
-        return None
+        speedup = bf16_speedup()
+        if speedup >= 1.0:
+            return None
+        return (f"{what}: bf16 is native on this CPU ({describe()}) but its products ran at {speedup:.2f}x "
+                f"float32's speed in a probe just now (rnnsearch.cpu.bf16_speedup). float32 is likely faster here.")
     return (f"{what}: this CPU has no native bf16 ({describe()}); PyTorch emulates it, and on such a CPU "
             f"{cost} (BENCHMARKS.md). float32 is likely faster here.")

@@ -47,9 +47,11 @@ def test_snapshot_restore_then_resume(synth_dir, run40, tmp_path):
     manifest = write_snapshot(run40, snap, **QUIET)
     assert sorted(p.name for p in snap.iterdir()) == ["best.pt", "last.pt", "log.jsonl", "snapshot.json"]
     assert manifest["step"] == 40 and manifest["best"] == "best.pt" and manifest["best_update"] == 20
-    stored = torch.load(snap / "last.pt", weights_only=True)  # bf16 weights, no moments: 1/6 of fp32 + Adam
+    stored = torch.load(snap / "last.pt", weights_only=True)  # bf16 weights as byte planes, no moments
     assert stored["optimizer"]["state"] == {}
-    assert all(w.dtype == torch.bfloat16 for w in stored["model"].values() if w.is_floating_point())
+    weights = sum(w.numel() for w in checkpoint.load(run40 / "last.pt")["model"].values() if w.is_floating_point())
+    assert not any(w.is_floating_point() for w in stored["model"].values())
+    assert stored[checkpoint.BF16]["low"].numel() == weights and stored[checkpoint.BF16]["high"].numel() < weights
     restore_snapshot(snap, again, **QUIET)
 
     original, restored = checkpoint.load(run40 / "last.pt"), checkpoint.load(again / "last.pt")

@@ -111,6 +111,10 @@ def test_projection_follows_a_log_curve():
     assert flat["core_hours_more"] is None and flat["note"].startswith("flat")
     assert project(curve[:2], 20.0)["fit"] is None
     assert project(curve, 6.0)["note"] == "reached"
+    assert p["at_budget"] is None
+    assert project(curve, 20.0, budget=12.0)["at_budget"] == {"core_hours": 12.0,
+                                                              "dev_bleu": pytest.approx(5 + 4 * math.log(12), abs=0.01)}
+    assert project(curve[:2], 20.0, budget=12.0)["at_budget"] is None  # no fit, no reading
 
 
 def test_status_of_a_run(trained_run):
@@ -121,6 +125,9 @@ def test_status_of_a_run(trained_run):
     assert f"step {s['step']:,}" in text and "dev BLEU" in text and "to dev BLEU 100" in text
     assert s["tok_per_core_s"] > 0 and "per core-second" in text
     assert s["align_cost"] is None and "alignment cost" not in text  # not a guided run
+    budget = {**s, "projection": {**s["projection"], "fit": {"a": 1.0, "b": 2.0, "points": 3}, "core_hours_more": 1.0,
+                                  "core_hours_total": 2.0, "at_budget": {"core_hours": 12, "dev_bleu": 5.97}}}
+    assert "at the budget of 12 core-hours: dev BLEU 5.97 on the fitted curve" in format_status(budget)
 
 
 def test_status_of_a_guided_run_shows_its_latest_alignment_cost(tmp_path):

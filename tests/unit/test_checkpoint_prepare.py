@@ -133,3 +133,45 @@ def test_int8_packing_is_within_half_a_step_of_each_row(rows, cols, magnitude, s
     assert bool(((back - w).abs() <= step / 2 + 1e-6 * magnitude).all())
     assert bool((back[0] == 0).all())
     assert torch.equal(kept["b"], state["b"])
+
+
+@given(st.lists(st.tuples(st.integers(0, 4), st.integers(1, 6)), min_size=0, max_size=4),
+       st.floats(1e-30, 1e30), st.integers(0, 2**32 - 1))
+def test_bf16_planes_give_back_every_bf16_weight_exactly(shapes, magnitude, seed):
+    """pack_bf16 / unpack_bf16: every floating tensor back as its bfloat16 rounding, bit for bit
+    (signs, zeros, infinities, NaN and subnormals too), in its shape; other tensors kept as they are."""
+    from rnnsearch.checkpoint import pack_bf16, unpack_bf16
+    g = torch.Generator().manual_seed(seed)
+    state = {f"w{i}": torch.randn(*shape, generator=g, dtype=torch.float64) * magnitude for i, shape in enumerate(shapes)}
+    state["specials"] = torch.tensor([0.0, -0.0, float("inf"), -float("inf"), float("nan"), 1e-40, -3.0])
+    state["steps"] = torch.tensor([3, 4])
+    kept, packed = pack_bf16(state)
+    assert set(kept) == {"steps"} and packed["low"].numel() == sum(w.numel() for k, w in state.items() if k != "steps")
+    back = unpack_bf16(packed)
+    assert set(back) == set(state) - {"steps"}
+    for name, w in back.items():
+        want = state[name].to(torch.bfloat16)
+        assert w.dtype == torch.bfloat16 and w.shape == want.shape, name
+        assert torch.equal(w.view(torch.int16), want.view(torch.int16)), name
+
+
+def test_a_checkpoint_of_bf16_planes_loads_as_bf16_weights_and_damage_is_named(tmp_path):
+    from rnnsearch.checkpoint import BF16, pack_bf16
+    w = torch.randn(50, 40)
+    kept, packed = pack_bf16({"w": w, "steps": torch.tensor(2)})
+    path = tmp_path / "planes.pt"
+    checkpoint.save(path, {**_payload(), "model": kept, BF16: packed})
+    model = checkpoint.load(path)["model"]
+    assert torch.equal(model["w"], w.to(torch.bfloat16)) and torch.equal(model["steps"], torch.tensor(2))
+    cut = tmp_path / "cut.pt"
+    checkpoint.save(cut, {**_payload(), "model": kept, BF16: {**packed, "low": packed["low"][:-1]}})
+    with pytest.raises(CheckpointError, match=r"cut.pt: bf16 planes of 2,000 and 1,999 bytes for 2,000 weights"):
+        checkpoint.load(cut)
+    garbled = tmp_path / "garbled.pt"
+    checkpoint.save(garbled, {**_payload(), "model": kept, BF16: {**packed, "high": torch.zeros(9, dtype=torch.uint8)}})
+    with pytest.raises(CheckpointError, match="garbled.pt: the bf16 weights' high bytes do not inflate"):
+        checkpoint.load(garbled)
+    wrong = tmp_path / "wrong.pt"
+    checkpoint.save(wrong, {**_payload(), "model": kept, BF16: {"names": ["w"]}})
+    with pytest.raises(CheckpointError, match="'model_bf16' is not two byte planes"):
+        checkpoint.load(wrong)

@@ -1,7 +1,8 @@
 """``rnnsearch release``: a trained checkpoint as a model that ships (decoding/pretrained.py says
 what a release folder holds and how it is found).
 
-The weights are stored in bfloat16 (half the bytes; decoding loads them into float32 or bf16 as
+The weights are stored in bfloat16 (half the bytes, and about 70% of that as byte planes with
+the high bytes deflated: ``checkpoint.pack_bf16``; decoding loads them into float32 or bf16 as
 asked), without the optimiser's state; or, with ``dtype="int8"``, every matrix in int8 with a scale
 per row (a quarter of the bytes; ``checkpoint.pack_int8``), vectors in bf16, where parity holds:
 the test BLEU of the int8 weights must be within ``parity`` of the bf16 weights', both measured.
@@ -16,7 +17,6 @@ import json
 import shutil
 from pathlib import Path
 
-import torch
 import yaml
 
 from rnnsearch import __version__, checkpoint
@@ -38,11 +38,12 @@ DTYPES = ("bfloat16", "int8")
 
 
 def slim_payload(payload: dict, dtype: str = "bfloat16") -> dict:
-    """The checkpoint without optimiser, scheduler and RNG state, floating weights in bf16; with
-    ``dtype="int8"`` the matrices packed in int8 (``checkpoint.pack_int8``)."""
+    """The checkpoint without optimiser, scheduler and RNG state, floating weights in bf16 stored as
+    byte planes (``checkpoint.pack_bf16``); with ``dtype="int8"`` the matrices packed in int8
+    (``checkpoint.pack_int8``), the other floating weights in bf16 planes."""
     model, packed = checkpoint.pack_int8(payload["model"]) if dtype == "int8" else (payload["model"], None)
-    model = {k: v.to(torch.bfloat16) if v.is_floating_point() else v for k, v in model.items()}
-    slim = {**{k: payload[k] for k in KEEP if k in payload}, "model": model}
+    model, planes = checkpoint.pack_bf16(model)
+    slim = {**{k: payload[k] for k in KEEP if k in payload}, "model": model, checkpoint.BF16: planes}
     return {**slim, checkpoint.INT8: packed} if packed is not None else slim
 
 
@@ -152,7 +153,8 @@ def averaged_lines(meta: dict) -> list[str]:
     return [f"- parameters: {describe(paths)}"] if paths else []
 
 
-STORED = {"bfloat16": "bfloat16", "int8": "int8 (matrices, a float32 scale per row; vectors in bfloat16)"}
+STORED = {"bfloat16": "bfloat16 (byte planes, the high bytes deflated)",
+          "int8": "int8 (matrices, a float32 scale per row; vectors in bfloat16)"}
 
 
 def test_lines(t: dict | None) -> list[str]:

@@ -52,17 +52,20 @@ def fit_log_curve(points: list[tuple[float, float]]) -> tuple[float, float] | No
     return my - b * mx, b
 
 
-def project(curve: list[tuple[float, float]], target: float) -> dict:
-    """Core-hours to reach ``target`` on the fitted curve of the later half of ``curve``."""
+def project(curve: list[tuple[float, float]], target: float, budget: float | None = None) -> dict:
+    """Core-hours to reach ``target`` on the fitted curve of the later half of ``curve``, and the
+    dev BLEU that curve gives at ``budget`` core-hours (``at_budget``), if there is one."""
     now = curve[-1][0] if curve else 0.0
     later = [p for p in curve if p[0] >= now / 2]
     fit = fit_log_curve(later if len(later) >= 3 else curve)
-    out = {"target": target, "fit": None, "core_hours_total": None, "core_hours_more": None}
+    out = {"target": target, "fit": None, "core_hours_total": None, "core_hours_more": None, "at_budget": None}
     if fit is None:
         out["note"] = "fewer than 3 validations: no projection yet"
         return out
     a, b = fit
     out["fit"] = {"a": round(a, 3), "b": round(b, 3), "points": len(later if len(later) >= 3 else curve)}
+    if budget:
+        out["at_budget"] = {"core_hours": budget, "dev_bleu": round(a + b * math.log(budget), 2)}
     best = max(y for _, y in curve)
     if best >= target:
         out["note"] = "reached"
@@ -108,7 +111,7 @@ def run_status(run: str | Path, target: float | None = None) -> dict:
         "restored": [{"step": e["step"], "snapshot": e.get("snapshot")} for e in entries if e.get("event") == "restored"],
     }
     if target is not None:
-        status["projection"] = project(curve, target)
+        status["projection"] = project(curve, target, budget)
     return status
 
 
@@ -164,4 +167,7 @@ def format_status(s: dict) -> str:
             lines.append(f"  to dev BLEU {p['target']:g}: {p['core_hours_more']:.1f} more core-hours "
                          f"({p['core_hours_total']:.1f} in all; {p['note']}: BLEU = {f['a']:.2f} + "
                          f"{f['b']:.2f} ln(core-hours), fitted on {f['points']} validations)")
+        if p.get("at_budget"):  # the same fitted curve, read at the run's budget
+            lines.append(f"  at the budget of {p['at_budget']['core_hours']:g} core-hours: dev BLEU "
+                         f"{p['at_budget']['dev_bleu']:.2f} on the fitted curve (an extrapolation)")
     return "\n".join(lines)
