@@ -16,7 +16,10 @@ force an instruction set down:
 one for both (the second test pass of ``make test`` runs so).
 
 The cost of emulation, measured (BENCHMARKS.md, "bf16 on a CPU without native bf16"), goes into the
-one warning a user gets: :data:`EMULATED_TRAINING` and :data:`EMULATED_DECODING`.
+one warning a user gets: :data:`EMULATED_TRAINING` and :data:`EMULATED_DECODING`. Native is not
+always faster: an Intel Xeon with AVX512-BF16 but no AMX trained at 0.61x float32's speed in bf16.
+So ``bf16_speedup`` times both on products of training's size, the same warning names a native
+bf16 slower than float32, and the recipes train in bf16 only where it pays (``bf16_pays``).
 """
 from __future__ import annotations
 
@@ -89,16 +92,16 @@ def packed_bf16() -> bool:
 # vocabulary's slice): what ``bf16_speedup`` times both ways.
 PROBE = ((2048, 512, 1536), (2048, 256, 8192))
 # Below this measured speed-up the recipes train in float32: native bf16 is not always faster. An
-# Intel Xeon with AVX512-BF16 and no AMX trained at 0.62x float32's speed in bf16 (BENCHMARKS.md).
+# Intel Xeon with AVX512-BF16 and no AMX trained at 0.61x float32's speed in bf16 (BENCHMARKS.md).
 PAYS = 1.2
 
 
 @functools.cache
 def bf16_speedup(threads: int = 1, repeats: int = 3) -> float:
     """float32's time over bf16 autocast's for the products of :data:`PROBE` on ``threads``
-    threads, the best of ``repeats`` runs of each product each way, alternating (about a second;
-    on one thread, in CPU time of this thread, so that a busy machine does not skew it). 0.0 where bf16 is
-    not native: emulated bf16 is known to be slow (:data:`EMULATED_TRAINING`) and not timed."""
+    threads, the best of ``repeats`` runs of each product each way, alternating (about 2 seconds;
+    on one thread in this thread's CPU time, so that a busy machine does not skew it). 0.0 where
+    bf16 is not native: emulated bf16 is known to be slow (:data:`EMULATED_TRAINING`), not timed."""
     if not bf16_native():
         return 0.0
     # one thread: the products run on this thread, whose CPU time other processes do not inflate
@@ -135,7 +138,7 @@ def describe() -> str:
 
 def emulated_warning(what: str, cost: str) -> str | None:
     """The one warning that ``what`` runs bf16 emulated here, with its measured ``cost``, or
-    natively but slower than float32 (``bf16_speedup`` below 1); None when bf16 pays."""
+    natively but slower than float32 (``bf16_speedup`` below 1); None when bf16 is as fast or faster."""
     if bf16_native():
         speedup = bf16_speedup()
         if speedup >= 1.0:
