@@ -93,6 +93,10 @@ def test_a_snapshot_of_the_same_update_is_left_as_it_is_and_best_may_be_last(run
     restore_snapshot(snap, tmp_path / "again", **QUIET)
     a, b = (checkpoint.load(tmp_path / "again" / n)["model"] for n in ("best.pt", "last.pt"))
     assert all(torch.equal(a[k], b[k]) for k in a)
+    old = sum(f["bytes"] for f in json.loads(before)["files"].values()) / 2**20
+    new = sum(f["bytes"] for f in write_snapshot(run40, snap, log=said.append)["files"].values()) / 2**20
+    assert old > 0.01 and new > 0.01  # another run's snapshot replaces it: its bytes and the old ones count
+    assert f"it replaces a snapshot of {old:.2f} MiB, so a commit of it adds {old + new:.2f} MiB" in said[-1]
 
 
 def test_bad_snapshots_and_runs_are_refused_with_the_file(run40, tmp_path):

@@ -101,8 +101,11 @@ def write_snapshot(run: str | Path, out: str | Path, log=print) -> dict:
                     "rnnsearch": __version__, "files": files}
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     mib = sum(f["bytes"] for f in files.values()) / 2**20
+    replaced = sum(f.get("bytes", 0) for f in (previous.get("files") or {}).values()) / 2**20
     log(f"snapshot of {run} at update {step:,} ({manifest['core_hours']:.2f} core-hours) in {out}: {mib:.1f} MiB"
-        f"; best.pt: {best_kind or 'none yet'}")
+        f"; best.pt: {best_kind or 'none yet'}" + (
+            f"; it replaces a snapshot of {replaced:.2f} MiB, so a commit of it adds {mib + replaced:.2f} MiB to "
+            "the submission's diffs (256 MiB at most: recipes/diff_size.sh)" if previous else ""))
     return manifest
 
 
