@@ -19,8 +19,9 @@ The cost of emulation, measured (BENCHMARKS.md, "bf16 on a CPU without native bf
 one warning a user gets: :data:`EMULATED_TRAINING` and :data:`EMULATED_DECODING`. Native is not
 always faster: an Intel Xeon with AVX512-BF16 but no AMX trained the Hansards RNNsearch-50 at 0.61x
 float32's speed in bf16 (the probe below read 0.65 there), an AMD EPYC with AVX512-BF16 at 2.59x
-(the probe: 3.7). So ``bf16_speedup`` times both on products of training's size, the same warning names a native
-bf16 slower than float32, and the recipes train in bf16 only where it pays (``bf16_pays``).
+(the probe: 3.7). So ``bf16_speedup`` times both on products of training's size, the same warning
+names a native bf16 slower than float32, and the recipes train in bf16 only where it pays
+(``bf16_pays``).
 """
 from __future__ import annotations
 
@@ -92,9 +93,8 @@ def packed_bf16() -> bool:
 # Products the size of training's (80 sentences of about 25 tokens against the GRUs' gates and a
 # vocabulary's slice): what ``bf16_speedup`` times both ways.
 PROBE = ((2048, 512, 1536), (2048, 256, 8192))
-# Below this measured speed-up the recipes train in float32: native bf16 is not always faster. An
-# Intel Xeon with AVX512-BF16 and no AMX trained at 0.61x float32's speed in bf16 (probe 0.65), an AMD
-# EPYC at 2.59x (probe 3.7; BENCHMARKS.md).
+# Below this measured speed-up the recipes train in float32: native bf16 is not always faster (the
+# module's docstring: probe 0.65 where bf16 trained at 0.61x, 3.7 where it trained at 2.59x).
 PAYS = 1.2
 
 
