@@ -15,6 +15,7 @@ SHARED_DATA = REPO.parent / "shared" / "data"
 TEST_DEVICE = os.environ.get("RNNSEARCH_TEST_DEVICE", "")
 if TEST_DEVICE:  # e.g. cuda: the tests' models and tensors are made there (the GPU runs of BENCHMARKS.md)
     torch.set_default_device(TEST_DEVICE)
+DEVICE = str(torch.get_default_device())  # where tests that load a checkpoint put its model
 
 
 def small_model(arch: str = "rnnsearch", vocab: int = 23, seed: int = 0, **overrides):

@@ -44,7 +44,7 @@ def test_outputs_begin_with_their_prefix_and_score_as_the_model_reads_them(batch
             assert h.tokens[:len(prefix)] == prefix, (h.tokens, prefix)
             assert not {EOS, PAD, BOS} & set(h.tokens)
             assert len(h.tokens) + 1 <= max(limit, len(prefix) + 1)  # the limit makes room for the prefix
-            assert math.isclose(h.score, score_ids(model, [sent], [h.tokens], "cpu")[0].logprob,
+            assert math.isclose(h.score, score_ids(model, [sent], [h.tokens], torch.get_default_device())[0].logprob,
                                 rel_tol=1e-4, abs_tol=1e-4)
             if arch == "rnnsearch":
                 assert h.attention.shape == (len(h.tokens) + 1, len(sent) + 1)

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conftest import small_model
 from rnnsearch.cli import main
 from rnnsearch.data.batching import source_batch
-from rnnsearch.data.vocab import BOS
+from rnnsearch.data.vocab import BOS, PAD
 from rnnsearch.decoding.sampling import Sampling, sample
 from rnnsearch.decoding.scoring import score_ids
 from rnnsearch.decoding.search import greedy
@@ -42,7 +42,7 @@ def test_a_draws_score_is_the_models_log_probability(batch, seed, topk, temperat
     drawn = sample(model, src, mask, Sampling(topk=topk, temperature=temperature, seed=seed), n=3)
     for sent, hyps in zip(batch, drawn):
         assert [h.norm_score for h in hyps] == sorted((h.norm_score for h in hyps), reverse=True)
-        for h, s in zip(hyps, score_ids(model, [sent] * len(hyps), [h.tokens for h in hyps], "cpu")):
+        for h, s in zip(hyps, score_ids(model, [sent] * len(hyps), [h.tokens for h in hyps], torch.get_default_device())):
             assert math.isclose(h.score, s.logprob, rel_tol=1e-4, abs_tol=1e-4)
 
 
@@ -54,7 +54,7 @@ def test_the_first_tokens_follow_the_distribution(topk, temperature):
         enc = model.encode(src, mask)
         logp, _, _ = model.step(torch.tensor([BOS]), model.init_state(enc), enc)  # (1, V)
     logp = logp[0] / temperature
-    logp[:2] = float("-inf")  # <pad>, <s>: never drawn
+    logp[[PAD, BOS]] = float("-inf")  # never drawn (decoding/search.py)
     if topk:
         logp[logp < logp.topk(topk).values[-1]] = float("-inf")
     expected = torch.softmax(logp, 0)

@@ -11,7 +11,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import small_model
+from conftest import DEVICE, small_model
 from rnnsearch.cli import main
 from rnnsearch.data.batching import source_batch
 from rnnsearch.data.vocab import BOS, EOS
@@ -28,8 +28,8 @@ pairs = st.lists(st.tuples(st.lists(st.integers(4, 22), min_size=0, max_size=9),
 def test_a_pairs_score_does_not_depend_on_its_batch(batch, seed, arch):
     model = small_model(arch, seed=seed).eval()
     src, tgt = [s for s, _ in batch], [t for _, t in batch]
-    together = score_ids(model, src, tgt, "cpu", batch_size=len(batch), details=True)
-    alone = [score_ids(model, [s], [t], "cpu", details=True)[0] for s, t in batch]
+    together = score_ids(model, src, tgt, torch.get_default_device(), batch_size=len(batch), details=True)
+    alone = [score_ids(model, [s], [t], torch.get_default_device(), details=True)[0] for s, t in batch]
     for a, b, s, t in zip(together, alone, src, tgt):
         assert math.isclose(a.logprob, b.logprob, rel_tol=1e-5, abs_tol=1e-5)
         assert a.units == len(t) + 1 and a.unknown == t.count(1) and a.logprob <= 0.0
@@ -47,7 +47,7 @@ def test_a_pairs_score_does_not_depend_on_its_batch(batch, seed, arch):
 
 
 def test_a_blank_target_scores_the_end_of_sentence(trained_run):
-    translator = Translator.from_checkpoint(trained_run / "best.pt")
+    translator = Translator.from_checkpoint(trained_run / "best.pt", device=DEVICE)
     model = translator.model.eval()
     [got] = translator.score(["The big dog sees a small cat ."], [""])
     src, mask = source_batch([translator.src_codec.vocab.encode(translator.source_units("The big dog sees a small cat ."))])

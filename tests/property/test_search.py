@@ -17,7 +17,7 @@ sentences = st.lists(st.lists(st.integers(4, 22), min_size=1, max_size=8), min_s
 
 def log_prob(model, src_ids, out_ids):
     """log p(out + </s> | src) by teacher forcing (rnnsearch score's function)."""
-    return score_ids(model, [src_ids], [out_ids], "cpu")[0].logprob
+    return score_ids(model, [src_ids], [out_ids], torch.get_default_device())[0].logprob
 
 
 @settings(max_examples=12, deadline=None)

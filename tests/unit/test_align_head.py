@@ -10,7 +10,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import small_model
+from conftest import DEVICE, small_model
 from rnnsearch.cli import main
 from rnnsearch.data import synthetic
 from rnnsearch.data.batching import make_batch
@@ -129,19 +129,20 @@ def test_training_learns_the_links_and_leaves_the_translation_alone(trained_run,
     from rnnsearch.decoding.translator import Translator
     from rnnsearch.training.align_head import HeadSettings, train_alignment_head
     lex = _lexicon()
-    before = Translator.from_checkpoint(trained_run / "best.pt")
+    before = Translator.from_checkpoint(trained_run / "best.pt", device=DEVICE)
     src, tgt = read_lines(synth_dir / "train.en"), read_lines(synth_dir / "train.fr")
     lines = [" ".join(f"{s}-{t}" for s, t in dictionary_links(before.src_codec.units(a), before.tgt_codec.units(b), lex))
              for a, b in zip(src, tgt)]
     (tmp_path / "links.txt").write_text("".join(line + "\n" for line in lines))
     messages: list[str] = []
     record = train_alignment_head(trained_run / "best.pt", tmp_path / "links.txt", tmp_path / "head.pt",
-                                  HeadSettings(pairs=2000, held_out=200, epochs=3, att=32, lr=3e-3, batch_size=50),
+                                  HeadSettings(pairs=2000, held_out=200, epochs=3, att=32, lr=3e-3, batch_size=50,
+                                               device=DEVICE),
                                   log=messages.append)
     assert record["pairs"] == 2000 and record["held_out"] == 200 and len(record["held_out_ce"]) == 3
     assert record["held_out_ce"][-1] < min(0.05, record["held_out_ce"][0]), record  # 0.092 -> 0.013
     assert any("epoch 3" in m for m in messages)
-    after = Translator.from_checkpoint(tmp_path / "head.pt")
+    after = Translator.from_checkpoint(tmp_path / "head.pt", device=DEVICE)
     assert before.align_head is None and after.align_head is not None
     source, written = checkpoint.load(trained_run / "best.pt"), checkpoint.load(tmp_path / "head.pt")
     old, new = source["model"], written["model"]
@@ -186,6 +187,10 @@ def test_align_reads_the_head_from_the_checkpoint(head_checkpoint, trained_run, 
     assert main(["train-align-head", str(head_checkpoint), "--links", str(tmp_path / "x"), "--out",
                  str(head_checkpoint)]) == 2
     assert "input checkpoint" in capsys.readouterr().err
+    if not torch.cuda.is_available():  # a GPU asked for where there is none
+        assert main(["train-align-head", str(head_checkpoint), "--links", str(tmp_path / "x"), "--out",
+                     str(tmp_path / "y.pt"), "--device", "cuda"]) == 2
+        assert "torch sees no CUDA device" in capsys.readouterr().err
 
 
 def test_the_aer_study_reads_the_head_where_there_is_one(head_checkpoint, trained_run, synth_dir):
@@ -209,7 +214,7 @@ def test_head_and_posterior_together_read_their_mean(head_checkpoint, synth_dir,
     import numpy as np
     from rnnsearch.analysis.force_align import force_align
     from rnnsearch.decoding.translator import Translator
-    translator = Translator.from_checkpoint(head_checkpoint)
+    translator = Translator.from_checkpoint(head_checkpoint, device=DEVICE)
     pairs = list(zip(read_lines(synth_dir / "test.en")[:6], read_lines(synth_dir / "test.fr")[:6]))
     both, head, posterior = (force_align(translator, pairs, reading=r) for r in ("head+posterior", "head", "posterior"))
     for a, h, p in zip(both, head, posterior):

@@ -54,14 +54,14 @@ def test_guide_rows_are_distributions_over_linked_words(pairs):
 def test_the_cost_is_least_where_the_attention_is_the_guide(seed, cost):
     """Gibbs' inequality for ce, a square for mse: alpha = A beats any other distribution, and
     rows without a guide cost nothing."""
-    g = torch.Generator().manual_seed(seed)
+    g = torch.Generator(torch.get_default_device()).manual_seed(seed)
     guide = torch.softmax(torch.randn(2, 4, 5, generator=g) * 3, -1)
     guide[1, 2] = 0  # an unguided row
     other = torch.softmax(torch.randn(2, 4, 5, generator=g), -1)
     assert alignment_cost(guide, guide, cost) < alignment_cost(other, guide, cost)
     moved = other.clone()
     moved[1, 2] = torch.softmax(torch.randn(5, generator=g), -1)
-    assert alignment_cost(moved, guide, cost) == pytest.approx(alignment_cost(other, guide, cost).item())
+    assert alignment_cost(moved, guide, cost).item() == pytest.approx(alignment_cost(other, guide, cost).item())
 
 
 @pytest.mark.parametrize("readout", ["current", "previous"])
@@ -73,7 +73,7 @@ def test_guided_gradients_of_the_fast_path_equal_the_plain_ones(readout):
     plain.set_deferred(False)
     batch = make_batch([[5, 6, 7, 8], [9, 10]], [[11, 12, 13], [14, 15, 16]])
     guide = guide_matrix(links_of([[(0, 0), (2, 1), (3, 2)], [(1, 0), (0, 2)]]), np.arange(2),
-                         np.array([4, 2]), np.array([3, 3]))
+                         np.array([4, 2]), np.array([3, 3])).to(batch.src.device)
     for model in (fast, plain):
         nll, n, cost = model.guided_loss(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out, guide)
         (nll + 0.1 * cost).backward()
@@ -127,6 +127,7 @@ def test_guided_training_puts_the_attention_where_the_links_point(synth_dir, tmp
         guide = guide_matrix(links_of([[(i, i) for i in range(min(int(data.src_lens[k]), int(data.tgt_lens[k])))]
                                        for k in rows]), rows, data.src_lens, data.tgt_lens)
         batch = make_batch([data.src_ids[k] for k in rows], [data.tgt_ids[k] for k in rows])
+        guide = guide.to(batch.src.device)  # guide_matrix builds on the CPU
         with torch.no_grad():
             _, alphas = model(batch.src, batch.src_mask, batch.tgt_in)  # (B, T, S)
         linked = (guide > 0) & (batch.tgt_out != PAD).unsqueeze(-1)
@@ -155,7 +156,7 @@ def test_an_update_reports_the_alignment_cost_of_its_minibatch(synth_dir, tmp_pa
     assert "guided alignment: weight 0.1, cost ce" in logged, logged
     data, rows = trainer.train_data, np.arange(9)
     batch = make_batch([data.src_ids[k] for k in rows], [data.tgt_ids[k] for k in rows])
-    guide = guide_matrix(data.links, rows, data.src_lens, data.tgt_lens)
+    guide = guide_matrix(data.links, rows, data.src_lens, data.tgt_lens).to(batch.src.device)
     with torch.no_grad():
         _, _, want = trainer.model.guided_loss(batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out, guide)
     step = trainer.train_step(rows)

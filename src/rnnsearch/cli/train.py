@@ -27,6 +27,7 @@ def register(sub) -> None:
     p.add_argument("--batch-size", type=int, default=80)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: where the model and the head run")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override the checkpoint's config for reading the corpus (e.g. data.dir=...)")
     p.set_defaults(func=train_align_head, tune=True)
@@ -72,7 +73,8 @@ def train(args) -> int:
 def train_align_head(args) -> int:
     from rnnsearch.training.align_head import HeadSettings, train_alignment_head
     settings = HeadSettings(pairs=args.pairs, held_out=args.held_out, epochs=args.epochs, att=args.size, lr=args.lr,
-                            batch_size=args.batch_size, seed=args.seed, threads=args.threads)
+                            batch_size=args.batch_size, seed=args.seed, threads=args.threads,
+                            device=args.device)
     train_alignment_head(args.checkpoint, args.links, args.out, settings, args.set)
     return 0
 

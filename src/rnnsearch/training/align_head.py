@@ -45,6 +45,7 @@ class HeadSettings:
     batch_size: int = 80
     seed: int = 1
     threads: int = 0  # torch threads (0: torch's default)
+    device: str = "cpu"  # where the model and the head run: cpu, cuda or cuda:N
 
 
 def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, settings: HeadSettings = HeadSettings(),
@@ -59,6 +60,9 @@ def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, s
         raise UsageError("--pairs and --held-out must be >= 0; --epochs, --size and --batch-size >= 1")
     if settings.threads:
         torch.set_num_threads(settings.threads)
+    device = torch.device(settings.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise UsageError(f"--device {settings.device}: torch sees no CUDA device here")
     payload = checkpoint.load(source)
     raw = apply_overrides(payload["config"], [*(overrides or []), f"train.guided_alignment={links}"])
     cfg = from_dict(raw)  # checks that the model has attention and reads words
@@ -66,12 +70,12 @@ def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, s
     _, _, corpus, _ = load_corpora(cfg, log, codecs)
     model = build_model(cfg.model, len(codecs[0].vocab), len(codecs[1].vocab))
     model.load_state_dict(payload["model"])
-    model.eval().requires_grad_(False)
+    model.to(device).eval().requires_grad_(False)
     train_rows, held_rows = _sample(corpus, settings)
     log(f"alignment head: {len(train_rows):,} training pairs, {len(held_rows):,} held out, "
         f"{settings.epochs} epochs, size {settings.att}")
-    head = AlignmentHead(query_size(model), model.decoder.C_o.in_features, settings.att)
     torch.manual_seed(settings.seed)
+    head = AlignmentHead(query_size(model), model.decoder.C_o.in_features, settings.att).to(device)
     optimizer = torch.optim.Adam(head.parameters(), lr=settings.lr)
     batches = _batches(train_rows, corpus.tgt_lens, settings.batch_size)
     rng, cpu0 = np.random.default_rng(settings.seed), time.process_time()
@@ -108,10 +112,12 @@ def _epoch(model, head: AlignmentHead, optimizer, corpus: Corpus, batches: list[
 def batch_cost(model, head: AlignmentHead, corpus: Corpus, rows: np.ndarray) -> tuple[torch.Tensor, int]:
     """The summed ce of the head on pairs ``rows`` against their links' distributions, and the
     number of target positions with links (</s> -> </s> included)."""
+    device = next(head.parameters()).device
     batch = make_batch([corpus.src_ids[i] for i in rows], [corpus.tgt_ids[i] for i in rows])
-    guide = guide_matrix(corpus.links, rows, corpus.src_lens, corpus.tgt_lens)  # (B, T, S)
-    query, annotations, alphas = head_inputs(model, batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out)
-    log_beta = head(query, annotations, alphas, batch.src_mask)  # (B, T, S)
+    src, src_mask, tgt_in, tgt_out = (t.to(device) for t in (batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out))
+    guide = guide_matrix(corpus.links, rows, corpus.src_lens, corpus.tgt_lens).to(device)  # (B, T, S)
+    query, annotations, alphas = head_inputs(model, src, src_mask, tgt_in, tgt_out)
+    log_beta = head(query, annotations, alphas, src_mask)  # (B, T, S)
     terms = torch.where(guide > 0, guide * log_beta, torch.zeros_like(log_beta))  # (B, T, S), no -inf * 0
     return -terms.sum(), int((guide.sum(-1) > 0).sum())
 
