@@ -30,7 +30,8 @@
 #        validation measures it (greedy, the config's first valid_max_sentences dev pairs); else best.pt.
 #        snapshot = each unfinished model's state as $SNAPSHOTS/NAME (`rnnsearch snapshot`: bf16 weights, no
 #        optimiser moments, about a sixth of last.pt), to commit at the end of a session: runs/ is not in git,
-#        and a new machine comes without it. `train` restores a model with no last.pt from its snapshot.
+#        and a new machine comes without it. `train` restores a model with no last.pt from its snapshot,
+#        and skips one that has been released (its snapshot is older than its release).
 #
 # PROFILE=gpu: the paper's sizes (620/1000/1000/500, word shortlist 30k, Adadelta, the authors'
 # loss scale and readout), bf16 autocast, MINUTES per invocation and model.
@@ -99,6 +100,12 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
                      --set train.guided_alignment_weight="$GUIDE_WEIGHT" --set train.guided_alignment_cost="$GUIDE_COST") ;;
     *-fren) extra=(--set data.src_lang=fr --set data.tgt_lang=en) ;;
   esac
+  if [ ! -f "$OUT/$name/last.pt" ] && [ -f "$(release_dir "$name")/release.json" ]; then
+    # a new machine where the model has been released: its snapshot is older than the release,
+    # and training it again would overwrite that release
+    echo "$name: released as $(release_dir "$name") and $OUT/$name has no last.pt: nothing to train"
+    return 0
+  fi
   mkdir -p "$OUT/$name"
   if [ ! -f "$OUT/$name/last.pt" ] && [ -f "$SNAPSHOTS/$name/snapshot.json" ]; then  # a new machine: the committed state
     $BIN/rnnsearch restore "$SNAPSHOTS/$name" --out "$OUT/$name" | tee -a "$OUT/$name/train.log" || return 1

@@ -156,6 +156,16 @@ def test_a_new_machine_continues_from_the_committed_snapshot(data_dir, tmp_path)
     assert "rnnsearch50: released" in output and "no snapshot needed" in output, output
     status = _finish(_recipe(data_dir, out, "status", sets))
     assert f"restored from the snapshot {out / 'snapshots' / 'rnnsearch50'} at step {step}" in status, status
+    release = out / "models" / "hansards_enfr_rnnsearch50" / "release.json"
+    released = release.read_text()
+    shutil.rmtree(lost)
+    shutil.move(out, lost)  # the machine lost again, after the release: the snapshot is older
+    for kept in ("snapshots", "models"):
+        shutil.copytree(lost / kept, out / kept)
+    output = _finish(_recipe(data_dir, out, "train", sets))
+    assert f"rnnsearch50: released as {release.parent} and {run} has no last.pt: nothing to train" in output, output
+    assert "restored" not in output and not (run / "last.pt").exists()
+    assert release.read_text() == released
 
 
 def test_the_release_is_the_average_of_the_last_saves_where_it_scores_higher_on_dev(data_dir, tmp_path):
