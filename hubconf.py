@@ -29,3 +29,9 @@ def hansards_enfr_rnnsearch50(**kwargs):
     """RNNsearch-50 trained on the Canadian Hansards En->Fr (docs/results/hansards; its model card:
     models/hansards_enfr_rnnsearch50/README.md)."""
     return released("hansards_enfr_rnnsearch50", **kwargs)
+
+
+def hansards_enfr_rnnencdec50(**kwargs):
+    """RNNencdec-50, the paper's baseline, trained on the Canadian Hansards En->Fr beside
+    RNNsearch-50 (models/hansards_enfr_rnnencdec50/README.md)."""
+    return released("hansards_enfr_rnnencdec50", **kwargs)
