@@ -24,7 +24,8 @@
 #        BLEU measured from the released file (`rnnsearch release`); release = do that now for
 #        every model of MODELS with a best.pt, finished or not. An RNNsearch is released with an
 #        alignment head trained on the links of `links` when they exist (flipped for a Fr->En model;
-#        HEAD, HEAD_PAIRS, HEAD_EPOCHS); one released before the links existed is made again by `release`.
+#        HEAD, HEAD_PAIRS, HEAD_EPOCHS); one released before the links existed is made again by `release`,
+#        and one whose run is gone (a new machine) gets its head trained over the release itself.
 #        With AVERAGE=N (train.keep_last; cpu default 10), the release is the mean of the model's last N
 #        saves (`rnnsearch average`) where that scores a higher dev BLEU than best.pt, measured as
 #        validation measures it (greedy, the config's first valid_max_sentences dev pairs); else best.pt.
@@ -194,22 +195,50 @@ with_head() {  # name checkpoint: prints the checkpoint to release: that one wit
 }
 
 release_one() {  # name: a finished model's best.pt as its release (release_dir), test BLEU measured
-  local name=$1 src=en tgt=fr
-  case "$name" in *-fren) src=fr; tgt=en ;; esac
-  local dest best="$OUT/$name/best.pt"; dest=$(release_dir "$name")
+  local name=$1 dest best="$OUT/$1/best.pt"; dest=$(release_dir "$1")
+  if [ ! -f "$best" ] && [ -f "$dest/release.json" ]; then head_release "$name"; return; fi  # its run is gone
   if [ ! -f "$best" ]; then echo "$name: no best.pt (no validation yet): not released"; return 0; fi
   if release_current "$name"; then echo "$name: $dest is up to date"; return 0; fi
   local chosen source what="best dev BLEU checkpoint"
   chosen=$(choose "$name") || { echo "$name: averaging failed:"; tail -n 5 "$OUT/$name/average.log"; return 1; }
-  [ "$chosen" = "$best" ] || what="mean of its last $AVERAGE saves (rnnsearch average; dev BLEU $(average_bleus "$name"))"
+  [ "$chosen" = "$best" ] ||
+    what="mean of its last $(ls "$OUT/$name"/step-*.pt | tail -n "$AVERAGE" | wc -l) saves (rnnsearch average; dev BLEU $(average_bleus "$name"))"
   source=$(with_head "$name" "$chosen") || { echo "$name: alignment head failed:"; tail -n 5 "$OUT/$name/head.log"; return 1; }
-  echo "$name: releasing $source as $dest (test BLEU, beam $BEAM; log: $OUT/$name/release.log)"
+  publish "$name" "$source" "$RELEASE_DTYPE" \
+    "The Hansards campaign's $name (recipes/hansards.sh, $PROFILE profile): $what$([ "$source" = "$chosen" ] || echo ", with an alignment head (rnnsearch align --head)")."
+}
+
+publish() {  # name checkpoint dtype description: `rnnsearch release` of the checkpoint as the model's
+  # release (release_dir), its test BLEU measured from the released file
+  local name=$1 src=en tgt=fr dest; dest=$(release_dir "$1")
+  case "$name" in *-fren) src=fr; tgt=en ;; esac
+  echo "$name: releasing $2 as $dest (test BLEU, beam $BEAM; log: $OUT/$name/release.log)"
   mkdir -p "$RELEASES"
-  OMP_NUM_THREADS=$(( THREADS > 0 ? THREADS : $(nproc) )) $BIN/rnnsearch release "$source" --out "$dest" --force \
-    --src "$DATA/hansards/test.$src" --ref "$DATA/hansards/test.$tgt" --beam "$BEAM" --dtype "$RELEASE_DTYPE" \
-    --description "The Hansards campaign's $name (recipes/hansards.sh, $PROFILE profile): $what$([ "$source" = "$chosen" ] || echo ", with an alignment head (rnnsearch align --head)")." \
+  OMP_NUM_THREADS=$(( THREADS > 0 ? THREADS : $(nproc) )) $BIN/rnnsearch release "$2" --out "$dest" --force \
+    --src "$DATA/hansards/test.$src" --ref "$DATA/hansards/test.$tgt" --beam "$BEAM" --dtype "$3" --description "$4" \
     > "$OUT/$name/release.log" 2>&1 || { echo "$name: release failed:"; tail -n 5 "$OUT/$name/release.log"; return 1; }
   tail -n 1 "$OUT/$name/release.log"
+}
+
+head_release() {  # name: its release, whose run is gone (a new machine), made again with an alignment head
+  # trained over the release itself once the links exist (HEAD=1): the translation weights as they were
+  # (re-packed in the release's dtype to the same values), the release's training log and description kept
+  local name=$1 dest dir="$OUT/$1/from_release" links; dest=$(release_dir "$1")
+  if release_current "$name"; then echo "$name: $dest is up to date"; return 0; fi
+  if [ "$HEAD" != 1 ] || [ ! -f "$OUT/align/train.links" ]; then echo "$name: $dest stays (no best.pt to release)"; return 0; fi
+  mkdir -p "$dir"
+  links=$(links_for "$name") || return 1
+  if [ ! -f "$dir/release.head.pt" ] || [ "$dest/release.json" -nt "$dir/release.head.pt" ]; then
+    $BIN/rnnsearch train-align-head "$dest" --links "$links" --out "$dir/release.head.pt" --pairs "$HEAD_PAIRS" \
+      --epochs "$HEAD_EPOCHS" --threads "$THREADS" --set data.dir="$DATA/hansards" > "$OUT/$name/head.log" 2>&1 ||
+      { echo "$name: alignment head failed:"; tail -n 5 "$OUT/$name/head.log"; return 1; }
+  fi
+  [ ! -f "$dest/log.jsonl" ] || cp "$dest/log.jsonl" "$dir/log.jsonl"  # `release` takes the log beside its checkpoint
+  local dtype description
+  read -r dtype < <($BIN/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["dtype"])' "$dest/release.json")
+  description=$($BIN/python -c 'import json, sys; d = json.load(open(sys.argv[1]))["description"]
+print(d.rstrip(".") + ", with an alignment head (rnnsearch align --head) trained over its earlier release.")' "$dest/release.json")
+  publish "$name" "$dir/release.head.pt" "$dtype" "$description"
 }
 
 average_bleus() {  # name: "X against best.pt's Y", the dev BLEU of $OUT/NAME/average.json

@@ -281,19 +281,24 @@ for key, extra in (("-f", ""), ("-r", " 0-0")):
 """
 
 
-def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
-    """`links` writes one line of links per training line (symmetrised from both directions);
-    the -guided variant trains with them, the -fren variant the other way round; both releases
-    have an alignment head, the Fr->En one's trained on the links flipped."""
+def _links(data_dir: Path, out: Path, tmp_path: Path) -> None:
+    """`links` with FAKE_ALIGNER as eflomal."""
     aligner = tmp_path / "aligner"
     aligner.write_text(FAKE_ALIGNER)
     aligner.chmod(0o755)
-    out = tmp_path / "out"
     os.environ["EFLOMAL"] = str(aligner)
     try:
         _finish(_recipe(data_dir, out, "links", TINY))
     finally:
         del os.environ["EFLOMAL"]
+
+
+def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
+    """`links` writes one line of links per training line (symmetrised from both directions);
+    the -guided variant trains with them, the -fren variant the other way round; both releases
+    have an alignment head, the Fr->En one's trained on the links flipped."""
+    out = tmp_path / "out"
+    _links(data_dir, out, tmp_path)
     train = (data_dir / "hansards" / "train.en").read_text().splitlines()
     links = (out / "align" / "train.links").read_text().splitlines()
     assert len(links) == len(train)
@@ -338,15 +343,41 @@ def test_a_release_made_before_the_links_gets_its_head_once_they_exist(data_dir,
     assert "with an alignment head" not in json.loads((release / "release.json").read_text())["description"]
     again = _finish(_recipe(data_dir, out, "release", TINY))
     assert f"{release} is up to date" in again, again[-3000:]
-    aligner = tmp_path / "aligner"
-    aligner.write_text(FAKE_ALIGNER)
-    aligner.chmod(0o755)
-    os.environ["EFLOMAL"] = str(aligner)
-    try:
-        _finish(_recipe(data_dir, out, "links", TINY))
-    finally:
-        del os.environ["EFLOMAL"]
+    _links(data_dir, out, tmp_path)
     output = _finish(_recipe(data_dir, out, "release", TINY))
     assert f"releasing {out / 'rnnsearch50' / 'best.head.pt'} as {release}" in output, output[-3000:]
     assert "with an alignment head" in json.loads((release / "release.json").read_text())["description"]
     assert f"{release} is up to date" in _finish(_recipe(data_dir, out, "release", TINY))
+
+
+def test_a_release_whose_run_is_gone_gets_its_head_over_the_release(data_dir, tmp_path, monkeypatch):
+    """A new machine: the int8 release is committed, its run is gone. Once the links exist, `release`
+    trains the head over the release itself and makes it again: the same translation weights, test
+    output and BLEU, the release's training log and description kept; an RNNencdec's stays."""
+    monkeypatch.setenv("RELEASE_DTYPE", "int8")
+    out = tmp_path / "out"
+    models = "rnnsearch50 rnnencdec50"
+    release, plain = out / "models" / "hansards_enfr_rnnsearch50", out / "models" / "hansards_enfr_rnnencdec50"
+    _finish(_recipe(data_dir, out, "train", TINY + " --set train.max_steps=3", models=models))
+    before, plain_before = ({p.name: p.read_bytes() for p in d.iterdir()} for d in (release, plain))
+    (tmp_path / "released.pt").write_bytes(before["model.pt"])
+    manifest = json.loads((release / "release.json").read_text())
+    for name in ("rnnsearch50", "rnnencdec50"):
+        shutil.rmtree(out / name)  # lost with a machine
+    _links(data_dir, out, tmp_path)
+    output = _finish(_recipe(data_dir, out, "release", TINY, models=models))
+    head = out / "rnnsearch50" / "from_release" / "release.head.pt"
+    assert f"rnnsearch50: releasing {head} as {release}" in output, output[-3000:]
+    assert f"rnnencdec50: {plain} is up to date" in output
+    assert {p.name: p.read_bytes() for p in plain.iterdir()} == plain_before
+    again = json.loads((release / "release.json").read_text())
+    assert again["dtype"] == "int8" and again["source"] == str(head)
+    assert again["description"] == manifest["description"].rstrip(".") + (
+        ", with an alignment head (rnnsearch align --head) trained over its earlier release.")
+    assert again["test"]["bleu"] == manifest["test"]["bleu"] and again["train_state"] == manifest["train_state"]
+    for kept in ("log.jsonl", "test.hyp.fr"):
+        assert (release / kept).read_bytes() == before[kept]
+    old, new = checkpoint.load(tmp_path / "released.pt")["model"], checkpoint.load(release / "model.pt")
+    assert new["align_head"]["record"]["links"] == str(out / "align" / "train.links")
+    assert old.keys() == new["model"].keys() and all(torch.equal(old[k], new["model"][k]) for k in old)
+    assert f"{release} is up to date" in _finish(_recipe(data_dir, out, "release", TINY, models=models))
