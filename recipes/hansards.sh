@@ -180,14 +180,16 @@ links_for() {  # name: the training links in that model's direction: $OUT/align/
   echo "$flipped"
 }
 
-with_head() {  # name checkpoint: prints the checkpoint to release: that one with an alignment head
-  # (beside it as NAME.head.pt: best.head.pt, average.head.pt; trained when missing or older than
-  # it) for an RNNsearch when the links exist (links_for), else that checkpoint
-  local name=$1 ckpt=$2 head="${2%.pt}.head.pt" links
+with_head() {  # name model [head]: prints the checkpoint to release: the model (a checkpoint, or a
+  # release folder) with an alignment head, written to head (by default beside the checkpoint as
+  # NAME.head.pt: best.head.pt, average.head.pt; trained when missing or older than the model), for an
+  # RNNsearch when the links exist (links_for), else the model
+  local name=$1 ckpt=$2 head=${3:-${2%.pt}.head.pt} stamp=$2 links
+  [ ! -d "$ckpt" ] || stamp="$ckpt/release.json"
   case "$name" in rnnencdec*) echo "$ckpt"; return 0 ;; esac
   if [ "$HEAD" != 1 ] || [ ! -f "$OUT/align/train.links" ]; then echo "$ckpt"; return 0; fi
   links=$(links_for "$name") || return 1
-  if [ ! -f "$head" ] || [ "$ckpt" -nt "$head" ]; then
+  if [ ! -f "$head" ] || [ "$stamp" -nt "$head" ]; then
     $BIN/rnnsearch train-align-head "$ckpt" --links "$links" --out "$head" --pairs "$HEAD_PAIRS" \
       --epochs "$HEAD_EPOCHS" --threads "$THREADS" --set data.dir="$DATA/hansards" > "$OUT/$name/head.log" 2>&1 || return 1
   fi
@@ -223,22 +225,17 @@ publish() {  # name checkpoint dtype description: `rnnsearch release` of the che
 head_release() {  # name: its release, whose run is gone (a new machine), made again with an alignment head
   # trained over the release itself once the links exist (HEAD=1): the translation weights as they were
   # (re-packed in the release's dtype to the same values), the release's training log and description kept
-  local name=$1 dest dir="$OUT/$1/from_release" links; dest=$(release_dir "$1")
+  local name=$1 dest dir="$OUT/$1/from_release" source dtype description; dest=$(release_dir "$1")
   if release_current "$name"; then echo "$name: $dest is up to date"; return 0; fi
   if [ "$HEAD" != 1 ] || [ ! -f "$OUT/align/train.links" ]; then echo "$name: $dest stays (no best.pt to release)"; return 0; fi
   mkdir -p "$dir"
-  links=$(links_for "$name") || return 1
-  if [ ! -f "$dir/release.head.pt" ] || [ "$dest/release.json" -nt "$dir/release.head.pt" ]; then
-    $BIN/rnnsearch train-align-head "$dest" --links "$links" --out "$dir/release.head.pt" --pairs "$HEAD_PAIRS" \
-      --epochs "$HEAD_EPOCHS" --threads "$THREADS" --set data.dir="$DATA/hansards" > "$OUT/$name/head.log" 2>&1 ||
-      { echo "$name: alignment head failed:"; tail -n 5 "$OUT/$name/head.log"; return 1; }
-  fi
+  source=$(with_head "$name" "$dest" "$dir/release.head.pt") ||
+    { echo "$name: alignment head failed:"; tail -n 5 "$OUT/$name/head.log"; return 1; }
   [ ! -f "$dest/log.jsonl" ] || cp "$dest/log.jsonl" "$dir/log.jsonl"  # `release` takes the log beside its checkpoint
-  local dtype description
-  read -r dtype < <($BIN/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["dtype"])' "$dest/release.json")
-  description=$($BIN/python -c 'import json, sys; d = json.load(open(sys.argv[1]))["description"]
-print(d.rstrip(".") + ", with an alignment head (rnnsearch align --head) trained over its earlier release.")' "$dest/release.json")
-  publish "$name" "$dir/release.head.pt" "$dtype" "$description"
+  { read -r dtype; read -r description; } < <($BIN/python -c 'import json, sys; r = json.load(open(sys.argv[1]))
+print(r["dtype"]); print(r["description"].rstrip(".") + ", with an alignment head (rnnsearch align --head) trained over its earlier release.")' \
+    "$dest/release.json")
+  publish "$name" "$source" "$dtype" "$description"
 }
 
 average_bleus() {  # name: "X against best.pt's Y", the dev BLEU of $OUT/NAME/average.json
