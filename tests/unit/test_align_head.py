@@ -3,6 +3,7 @@ over the real source words, padding changes nothing, training leaves the transla
 and learns the links it is given, and the head travels in the checkpoint to `align --head`."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -249,6 +250,39 @@ def test_a_release_keeps_the_head(head_checkpoint, tmp_path):
     test = tmp_path / "test.pairs"
     test.write_text("The dog sees a cat . ||| Le chien voit un chat .\n")
     assert main(["align", str(tmp_path / "tiny_head"), "--pairs", str(test), "--head", "--out", str(tmp_path / "l")]) == 0
+
+
+def test_a_release_records_its_measured_alignment(head_checkpoint, tmp_path, capsys):
+    """`align --gold --record` on a release: the AER and the flags go into release.json and the model
+    card; the same flags again replace their entry; the weights stay byte for byte."""
+    from rnnsearch.analysis.release import make_release
+    from rnnsearch.decoding.translator import Translator
+    release = tmp_path / "tiny_head"
+    make_release(head_checkpoint, release, log=lambda *_: None)
+    weights = (release / "model.pt").read_bytes()
+    (tmp_path / "pairs").write_text("The dog sees a cat . ||| Le chien voit un chat .\n")
+    (tmp_path / "gold").write_text("1-1 2-2 3-3 4-4 5-5 6-6 4p3\n")
+    base = ["align", str(release), "--pairs", str(tmp_path / "pairs"), "--gold", str(tmp_path / "gold"), "--record"]
+    measured = {}
+    for flags in (["--head", "--extract", "intersection"], [], ["--head", "--extract", "intersection"]):
+        capsys.readouterr()
+        assert main(base + flags) == 0
+        measured[" ".join(flags)] = json.loads(capsys.readouterr().err.splitlines()[0])
+    manifest = json.loads((release / "release.json").read_text())
+    assert [(e["flags"], e["sentences"], e["gold"]) for e in manifest["alignment"]] == [
+        ("", 1, str(tmp_path / "gold")), ("--head --extract intersection", 1, str(tmp_path / "gold"))]
+    card = (release / "README.md").read_text()
+    for entry in manifest["alignment"]:
+        assert {k: entry[k] for k in ("aer", "precision", "recall")} == measured[entry["flags"]]
+        flags = f"`{entry['flags']}`" if entry["flags"] else "(none)"
+        assert f"| {flags} | `{entry['pairs']}` | `{entry['gold']}` (1 sentences) | {entry['aer']:.4f} |" in card
+    assert (release / "model.pt").read_bytes() == weights and not list(release.glob(".*.partial"))
+    assert Translator.from_pretrained(str(release)).align_head is not None
+    assert main(base[:-1]) == 0 and (release / "README.md").read_text() == card  # no --record: nothing written
+    assert main(base[:4] + ["--record"]) == 2
+    assert "--record needs --gold" in capsys.readouterr().err
+    assert main(["align", str(head_checkpoint)] + base[2:]) == 2
+    assert "not a release folder" in capsys.readouterr().err
 
 
 def test_a_broken_head_entry_names_the_file(trained_run, tmp_path):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import datetime
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -142,6 +143,7 @@ def model_card(m: dict, payload: dict) -> str:
              f"at update {s.get('best_step', 0):,}", f"- source checkpoint: `{m['source']}`; released {m['created']} "
              f"by rnnsearch {m['rnnsearch']}", *averaged_lines(payload.get("meta") or {}), ""]
     lines += test_lines(m.get("test")) + head_lines(payload.get("align_head"), m["name"])
+    lines += alignment_lines(m.get("alignment") or [], m["name"])
     lines += ["## Recipe (the resolved config)", "", "```yaml",
               yaml.safe_dump(payload["config"], sort_keys=False).rstrip(), "```", ""]
     return "\n".join(lines)
@@ -181,3 +183,34 @@ def head_lines(entry: dict | None, name: str) -> list[str]:
             f"{r.get('pairs', 0):,} training pairs with the links of `{r.get('links', '?')}`, {r.get('epochs', 0)} epochs, "
             f"{r.get('cpu_s', 0) / 3600:.2f} core-hours" + (f"; ce per linked target word on {r.get('held_out', 0):,} "
                                                            f"held-out pairs: {held[-1]:.4f}" if held else "") + ".", ""]
+
+
+def record_alignment(folder: str | Path, entry: dict) -> dict:
+    """Add a measured alignment (``rnnsearch align --gold --record``: the gold file, the reading's
+    flags, AER, precision, recall) to a release's manifest and model card; an entry of the same gold
+    file and flags replaces the earlier one. The weights are not touched. Returns the manifest."""
+    folder = Path(folder)
+    if not pretrained.is_release(folder):
+        raise UsageError(f"{folder}: not a release folder (no {pretrained.RELEASE_FILE}): --record writes into a "
+                         "release's model card")
+    manifest = pretrained.read_manifest(folder)
+    kept = [e for e in manifest.get("alignment") or [] if (e["gold"], e["flags"]) != (entry["gold"], entry["flags"])]
+    manifest["alignment"] = kept + [entry]
+    card = model_card(manifest, checkpoint.load(folder / manifest["weights"]))
+    for name, text in (("README.md", card), (pretrained.RELEASE_FILE, json.dumps(manifest, indent=1) + "\n")):
+        tmp = folder / f".{name}.partial"
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, folder / name)  # each file whole: the old or the new
+    return manifest
+
+
+def alignment_lines(entries: list[dict], name: str) -> list[str]:
+    """The model card's table of alignments measured against gold links (``record_alignment``)."""
+    if not entries:
+        return []
+    rows = [f"| {'`' + e['flags'] + '`' if e['flags'] else '(none)'} | `{e['pairs']}` | `{e['gold']}` "
+            f"({e['sentences']} sentences) | {e['aer']:.4f} | {e['precision']:.4f} | {e['recall']:.4f} | {e['date']} |"
+            for e in entries]
+    return ["## Alignment quality", "", f"Word alignments read by `rnnsearch align models/{name} --pairs PAIRS "
+            "--gold GOLD FLAGS` (AER, precision and recall over the corpus, Och & Ney 2003):", "",
+            "| FLAGS | PAIRS | GOLD | AER | precision | recall | measured |", "|---|---|---|---:|---:|---:|---|", *rows, ""]

@@ -85,6 +85,9 @@ def _register_align(sub) -> None:
                         "capitalised, French elisions and contractions restored); links stay on the given words")
     p.add_argument("--threshold", type=float, default=None,
                    help="also link every source word with at least this weight (beside the argmax)")
+    p.add_argument("--record", action="store_true",
+                   help="with --gold and a released model: add the AER, with these flags, to its release.json "
+                        "and model card (README.md); the weights are not touched")
     p.set_defaults(func=align)
 
 
@@ -121,6 +124,8 @@ def align(args) -> int:
     from rnnsearch.decoding.translator import Translator
     if args.format == "npz" and not args.out:
         raise UsageError("--format npz needs --out FILE")
+    if args.record and not args.gold:
+        raise UsageError("--record needs --gold: it records the AER against those links")
     translator = Translator.from_pretrained(args.checkpoint)
     _check_head(translator, args.checkpoint, args)
     forms = natural_forms(translator.src_codec, translator.tgt_codec) if args.natural else None
@@ -140,7 +145,35 @@ def align(args) -> int:
         result = alignment_error_rate([a.links for a in alignments], read_wpt_gold(args.gold))
         print(json.dumps({k: result[k] for k in ("aer", "precision", "recall")}),
               file=sys.stdout if args.out else sys.stderr)
+        if args.record:
+            record(args, result)
     return 0
+
+
+READING_FLAGS = ("natural", "head", "posterior", "shift", "extract", "balance", "threshold", "reverse_model",
+                 "symmetrize")  # in the order the docs write them
+
+
+def record(args, result: dict) -> None:
+    """--record: the AER in the release's manifest and card, with the flags that chose the reading."""
+    import datetime
+    from rnnsearch.analysis.release import record_alignment
+    from rnnsearch.decoding import pretrained
+    if "://" in str(args.checkpoint):
+        raise UsageError(f"{args.checkpoint}: --record writes into a release folder, not a download")
+    defaults = {"shift": 0, "extract": "rows", "balance": 0, "symmetrize": "grow-diag-final-and"}
+    flags = []
+    for name in READING_FLAGS:
+        value = getattr(args, name)
+        if value in (None, False) or (name == "symmetrize" and not args.reverse_model) or defaults.get(name) == value:
+            continue
+        flags.append(f"--{name.replace('_', '-')}" + ("" if value is True else f" {value}"))
+    entry = {"gold": args.gold, "pairs": args.pairs or f"{args.src} {args.tgt}", "sentences": result["sentences"],
+             "flags": " ".join(flags), **{k: result[k] for k in ("aer", "precision", "recall")},
+             "date": datetime.date.today().isoformat()}
+    folder = pretrained.resolve(args.checkpoint).parent
+    record_alignment(folder, entry)
+    print(f"recorded in {folder / 'README.md'} and {folder / pretrained.RELEASE_FILE}", file=sys.stderr)
 
 
 def reading_of(args) -> str:
