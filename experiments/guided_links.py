@@ -78,10 +78,15 @@ def main() -> int:
     say(f"{lines:,} training pairs pre-tokenised into {src} and {tgt}")
     if not (args.reuse and fwd.exists() and rev.exists()):
         start = time.monotonic()
-        subprocess.run([eflomal_binary(args.eflomal), "-s", str(src), "-t", str(tgt), "-f", str(fwd), "-r", str(rev),
-                        "--overwrite"], check=True)
+        partial = [path.with_name(f".{path.name}.partial") for path in (fwd, rev)]  # whole files or none
+        subprocess.run([eflomal_binary(args.eflomal), "-s", str(src), "-t", str(tgt), "-f", str(partial[0]),
+                        "-r", str(partial[1]), "--overwrite"], check=True)
+        for done, path in zip(partial, (fwd, rev)):
+            done.replace(path)
         say(f"eflomal: {time.monotonic() - start:.0f} s")
-    total = symmetrise(fwd, rev, args.out / "train.links", lines)
+    links = args.out / "train.links"
+    total = symmetrise(fwd, rev, links.with_name(".train.links.partial"), lines)
+    links.with_name(".train.links.partial").replace(links)  # a -guided trainer never reads half the links
     say(f"{args.out / 'train.links'}: {total:,} links (grow-diag-final-and) on {lines:,} lines")
     return 0
 

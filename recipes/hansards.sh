@@ -17,7 +17,8 @@
 #        eflomal's links of the training pairs ($OUT/align/train.links; REUSE=1 keeps its earlier
 #        directional links; EFLOMAL names the aligner's binary) for the -guided variant:
 #        MODELS="rnnsearch50-guided rnnsearch50-fren" trains RNNsearch-50 with
-#        train.guided_alignment (weight GUIDE_WEIGHT, default 0.1, cost GUIDE_COST, ce or mse), and a
+#        train.guided_alignment (weight GUIDE_WEIGHT, default 0.1, cost GUIDE_COST, ce or mse; `train`
+#        makes the links first where they are missing, as on a new machine), and a
 #        Fr->En RNNsearch-50 (for symmetrised attention), as the others.
 #        A model that finishes its budget is released (RELEASE=1, the default): its best.pt as
 #        $RELEASES/hansards_enfr_NAME (default models/; hansards_fren_... for -fren), with its test
@@ -108,6 +109,7 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
     return 0
   fi
   mkdir -p "$OUT/$name"
+  case "$name" in *-guided) need_links "$name" || return $? ;; esac
   if [ ! -f "$OUT/$name/last.pt" ] && [ -f "$SNAPSHOTS/$name/snapshot.json" ]; then  # a new machine: the committed state
     $BIN/rnnsearch restore "$SNAPSHOTS/$name" --out "$OUT/$name" | tee -a "$OUT/$name/train.log" || return 1
   fi
@@ -129,6 +131,29 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
   tail -n 1 "$OUT/$name/train.log"
   if [ "$rc" = 0 ] && [ "$RELEASE" = 1 ]; then release_one "$name" || rc=1; fi
   return "$rc"
+}
+
+links_cmd() {  # eflomal's links of the training pairs, symmetrised: $OUT/align/train.links
+  $BIN/python experiments/guided_links.py configs/hansards_rnnsearch.yaml --out "$OUT/align" ${REUSE:+--reuse} \
+    --eflomal "${EFLOMAL:-eflomal-align}" --set data.dir="$DATA/hansards" --set data.token_cache="$OUT/cache"
+}
+
+need_links() {  # name: a -guided model learns from the training links; where they are missing (a new machine),
+  # `links` makes them first, in a process group of its own that SIGTERM stops whole (exit 143)
+  [ -f "$OUT/align/train.links" ] && return 0
+  mkdir -p "$OUT/align"
+  echo "$1: $OUT/align/train.links is missing: making it first (\`links\`, eflomal; log: $OUT/align/links.log)" |
+    tee -a "$OUT/$1/train.log"
+  local pid stop=0
+  setsid bash -c "$(declare -f links_cmd); $(declare -p BIN OUT DATA); links_cmd" > "$OUT/align/links.log" 2>&1 &
+  pid=$!
+  trap 'stop=1; kill -TERM -- -"$pid" 2>/dev/null || true' TERM INT
+  while kill -0 "$pid" 2>/dev/null; do wait "$pid" || true; done
+  trap - TERM INT
+  if wait "$pid"; then tail -n 1 "$OUT/align/links.log" | tee -a "$OUT/$1/train.log"; return 0; fi
+  [ "$stop" = 0 ] || return 143
+  echo "$1: not trained: \`links\` failed ($OUT/align/links.log: $(tail -n 1 "$OUT/align/links.log"))" | tee -a "$OUT/$1/train.log"
+  return 1
 }
 
 release_dir() {  # name: its release folder, $RELEASES/hansards_{enfr|fren}_NAME
@@ -320,8 +345,7 @@ snapshot_all() {  # every model of MODELS with a last.pt and no up-to-date relea
 case "$STEP" in
   all) train_all; report_all ;;
   train) train_all ;;
-  links) $BIN/python experiments/guided_links.py configs/hansards_rnnsearch.yaml --out "$OUT/align" ${REUSE:+--reuse} --eflomal "${EFLOMAL:-eflomal-align}" \
-           --set data.dir="$DATA/hansards" --set data.token_cache="$OUT/cache" ;;
+  links) links_cmd ;;
   status) status ;;
   report) report_all ;;
   release) rc=0; for name in $MODELS; do release_one "$name" || rc=1; done; exit "$rc" ;;

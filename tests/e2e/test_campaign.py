@@ -285,12 +285,16 @@ for key, extra in (("-f", ""), ("-r", " 0-0")):
 """
 
 
-def _links(data_dir: Path, out: Path, tmp_path: Path) -> None:
-    """`links` with FAKE_ALIGNER as eflomal."""
+def _aligner(tmp_path: Path) -> Path:
     aligner = tmp_path / "aligner"
     aligner.write_text(FAKE_ALIGNER)
     aligner.chmod(0o755)
-    os.environ["EFLOMAL"] = str(aligner)
+    return aligner
+
+
+def _links(data_dir: Path, out: Path, tmp_path: Path) -> None:
+    """`links` with FAKE_ALIGNER as eflomal."""
+    os.environ["EFLOMAL"] = str(_aligner(tmp_path))
     try:
         _finish(_recipe(data_dir, out, "links", TINY))
     finally:
@@ -298,11 +302,25 @@ def _links(data_dir: Path, out: Path, tmp_path: Path) -> None:
 
 
 def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
-    """`links` writes one line of links per training line (symmetrised from both directions);
-    the -guided variant trains with them, the -fren variant the other way round; both releases
-    have an alignment head, the Fr->En one's trained on the links flipped."""
+    """A -guided model on a machine without the links: `train` makes them first, as `links` does
+    (one line of links per training line, symmetrised from both directions), and without an aligner
+    it is not trained and says why. The -guided variant trains with them, the -fren variant the
+    other way round; both releases have an alignment head, the Fr->En one's trained on the links flipped."""
     out = tmp_path / "out"
-    _links(data_dir, out, tmp_path)
+    steps = TINY + " --set train.max_steps=3"
+    os.environ.update(GUIDE_WEIGHT="0.5", EFLOMAL=str(tmp_path / "no_such_aligner"))
+    try:
+        proc = _recipe(data_dir, out, "train", steps, models="rnnsearch50-guided")
+        output = proc.communicate(timeout=600)[0]
+        assert proc.returncode == 1 and "rnnsearch50-guided: not trained: `links` failed" in output, output[-3000:]
+        assert "no_such_aligner not found" in output and not (out / "rnnsearch50-guided" / "last.pt").exists()
+        assert not (out / "align" / "train.links").exists() and not list((out / "align").glob(".*.partial"))
+        os.environ["EFLOMAL"] = str(_aligner(tmp_path))
+        output = _finish(_recipe(data_dir, out, "train", steps, models="rnnsearch50-guided rnnsearch50-fren"))
+    finally:
+        del os.environ["GUIDE_WEIGHT"], os.environ["EFLOMAL"]
+    assert "rnnsearch50-guided: " + str(out / "align" / "train.links") + " is missing: making it first" in output
+    assert output.count("reached train.max_steps=3") == 2, output[-3000:]
     train = (data_dir / "hansards" / "train.en").read_text().splitlines()
     links = (out / "align" / "train.links").read_text().splitlines()
     assert len(links) == len(train)
@@ -310,13 +328,6 @@ def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
     for line, en_line, fr_line in zip(links[:50], train, fr):
         n, m = len(pretokenize(en_line, "moses", "en")), len(pretokenize(fr_line, "moses", "fr"))
         assert line.split() == [f"{min(k, n - 1)}-{k}" for k in range(m)], (line, en_line, fr_line)
-    os.environ["GUIDE_WEIGHT"] = "0.5"
-    try:
-        output = _finish(_recipe(data_dir, out, "train", TINY + " --set train.max_steps=3",
-                                 models="rnnsearch50-guided rnnsearch50-fren"))
-    finally:
-        del os.environ["GUIDE_WEIGHT"]
-    assert output.count("reached train.max_steps=3") == 2, output[-3000:]
     guided = yaml.safe_load((out / "rnnsearch50-guided" / "config.yaml").read_text())["train"]
     assert guided["guided_alignment"] == str(out / "align" / "train.links")
     assert (guided["guided_alignment_weight"], guided["guided_alignment_cost"]) == (0.5, "ce")
@@ -336,6 +347,30 @@ def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
     assert fren_release.align_head is not None
     assert checkpoint.load(out / "rnnsearch50-fren" / "best.head.pt")["align_head"]["record"]["links"] == str(
         out / "align" / "train.fren.links")
+
+
+def test_a_signal_while_train_makes_the_links_stops_the_aligner_too(data_dir, tmp_path):
+    """SIGTERM to the recipe while `train` makes a -guided model's links: the aligner (in a process
+    group of its own) stops with it, no links file is left half written, and no model is trained."""
+    slow = tmp_path / "slow_aligner"
+    slow.write_text("#!/bin/sh\nsleep 300\n")
+    slow.chmod(0o755)
+    out = tmp_path / "out"
+    os.environ["EFLOMAL"] = str(slow)
+    try:
+        proc = _recipe(data_dir, out, "train", TINY, models="rnnsearch50-guided rnnsearch50")
+    finally:
+        del os.environ["EFLOMAL"]
+    deadline = time.monotonic() + 300
+    while not subprocess.run(["pgrep", "-f", str(slow)], capture_output=True).stdout:
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0][-3000:]
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    output = proc.communicate(timeout=60)[0]
+    assert proc.returncode == 143 and "stopping: the trainers save last.pt" in output, output[-3000:]
+    time.sleep(0.5)
+    assert not subprocess.run(["pgrep", "-f", str(slow)], capture_output=True).stdout, "the aligner outlived the recipe"
+    assert not (out / "align" / "train.links").exists() and not (out / "rnnsearch50").exists()
 
 
 def test_a_release_made_before_the_links_gets_its_head_once_they_exist(data_dir, tmp_path):
