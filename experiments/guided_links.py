@@ -84,10 +84,10 @@ def main() -> int:
         for done, path in zip(partial, (fwd, rev)):
             done.replace(path)
         say(f"eflomal: {time.monotonic() - start:.0f} s")
-    links = args.out / "train.links"
-    total = symmetrise(fwd, rev, links.with_name(".train.links.partial"), lines)
-    links.with_name(".train.links.partial").replace(links)  # a -guided trainer never reads half the links
-    say(f"{args.out / 'train.links'}: {total:,} links (grow-diag-final-and) on {lines:,} lines")
+    links, partial_links = args.out / "train.links", args.out / ".train.links.partial"
+    total = symmetrise(fwd, rev, partial_links, lines)
+    partial_links.replace(links)  # a -guided trainer never reads half the links
+    say(f"{links}: {total:,} links (grow-diag-final-and) on {lines:,} lines")
     return 0
 
 

@@ -264,13 +264,14 @@ def test_a_release_records_its_measured_alignment(head_checkpoint, tmp_path, cap
     (tmp_path / "gold").write_text("1-1 2-2 3-3 4-4 5-5 6-6 4p3\n")
     base = ["align", str(release), "--pairs", str(tmp_path / "pairs"), "--gold", str(tmp_path / "gold"), "--record"]
     measured = {}
-    for flags in (["--head", "--extract", "intersection"], [], ["--head", "--extract", "intersection"]):
+    given = ["--head", "--extract", "intersection", "--threshold", "0.0", "--shift", "0"]  # --shift 0: the default
+    for flags in (given, [], given):
         capsys.readouterr()
         assert main(base + flags) == 0
-        measured[" ".join(flags)] = json.loads(capsys.readouterr().err.splitlines()[0])
+        measured[" ".join(flags[:-2] if flags else [])] = json.loads(capsys.readouterr().err.splitlines()[0])
     manifest = json.loads((release / "release.json").read_text())
     assert [(e["flags"], e["sentences"], e["gold"]) for e in manifest["alignment"]] == [
-        ("", 1, str(tmp_path / "gold")), ("--head --extract intersection", 1, str(tmp_path / "gold"))]
+        ("", 1, str(tmp_path / "gold")), ("--head --extract intersection --threshold 0.0", 1, str(tmp_path / "gold"))]
     card = (release / "README.md").read_text()
     for entry in manifest["alignment"]:
         assert {k: entry[k] for k in ("aer", "precision", "recall")} == measured[entry["flags"]]

@@ -88,7 +88,7 @@ def _register_align(sub) -> None:
     p.add_argument("--record", action="store_true",
                    help="with --gold and a released model: add the AER, with these flags, to its release.json "
                         "and model card (README.md); the weights are not touched")
-    p.set_defaults(func=align)
+    p.set_defaults(func=align, reading_defaults={name: p.get_default(name) for name in READING_FLAGS})
 
 
 def report(args) -> int:
@@ -161,13 +161,11 @@ def record(args, result: dict) -> None:
     from rnnsearch.decoding import pretrained
     if "://" in str(args.checkpoint):
         raise UsageError(f"{args.checkpoint}: --record writes into a release folder, not a download")
-    defaults = {"shift": 0, "extract": "rows", "balance": 0, "symmetrize": "grow-diag-final-and"}
     flags = []
-    for name in READING_FLAGS:
+    for name, default in args.reading_defaults.items():  # the flags given, other than their defaults
         value = getattr(args, name)
-        if value in (None, False) or (name == "symmetrize" and not args.reverse_model) or defaults.get(name) == value:
-            continue
-        flags.append(f"--{name.replace('_', '-')}" + ("" if value is True else f" {value}"))
+        if value != default and (name != "symmetrize" or args.reverse_model):
+            flags.append(f"--{name.replace('_', '-')}" + ("" if value is True else f" {value}"))
     entry = {"gold": args.gold, "pairs": args.pairs or f"{args.src} {args.tgt}", "sentences": result["sentences"],
              "flags": " ".join(flags), **{k: result[k] for k in ("aer", "precision", "recall")},
              "date": datetime.date.today().isoformat()}
