@@ -35,3 +35,9 @@ def hansards_enfr_rnnencdec50(**kwargs):
     """RNNencdec-50, the paper's baseline, trained on the Canadian Hansards En->Fr beside
     RNNsearch-50 (models/hansards_enfr_rnnencdec50/README.md)."""
     return released("hansards_enfr_rnnencdec50", **kwargs)
+
+
+def hansards_enfr_rnnsearch30(**kwargs):
+    """RNNsearch-30, trained on the Hansards pairs of at most 30 words each (the paper's -30 rows;
+    models/hansards_enfr_rnnsearch30/README.md)."""
+    return released("hansards_enfr_rnnsearch30", **kwargs)

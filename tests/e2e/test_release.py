@@ -6,6 +6,8 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
+import importlib.util
+import inspect
 import json
 import shutil
 import tarfile
@@ -79,12 +81,21 @@ def test_by_name_through_the_cli_and_the_python_api(released, synth_dir, tmp_pat
 
 
 def test_torch_hub_loads_it_from_the_clone(released, synth_dir, tmp_path, monkeypatch):
+    """Every named entry of hubconf.py loads the release of its own name (a tiny model copied under
+    each name into RNNSEARCH_MODELS, searched before the clone's models/), and `released` takes a path."""
     models = tmp_path / "models"
-    shutil.copytree(released, models / "hansards_enfr_rnnsearch50")  # the hub entry's name, a tiny model
+    spec = importlib.util.spec_from_file_location("hubconf", REPO / "hubconf.py")
+    hubconf = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(hubconf)
+    entries = [name for name, f in vars(hubconf).items()  # torch.hub.list takes no local clone
+               if inspect.isfunction(f) and f.__module__ == "hubconf" and name != "released"]
+    assert "hansards_enfr_rnnsearch50" in entries
+    for entry in entries:
+        shutil.copytree(released, models / entry)
     monkeypatch.setenv("RNNSEARCH_MODELS", str(models))
     source = read_lines(synth_dir / "test.en")[:3]
     expected = [t.text for t in Translator.from_pretrained(str(released)).translate(source)]
-    for entry, args in (("hansards_enfr_rnnsearch50", ()), ("released", (str(released),))):
+    for entry, args in [(e, ()) for e in entries] + [("released", (str(released),))]:
         translator = torch.hub.load(str(REPO), entry, *args, source="local")
         assert [t.text for t in translator.translate(source)] == expected
 
