@@ -24,7 +24,7 @@ from rnnsearch.analysis.evaluate import corpus_bleu
 from rnnsearch.analysis.release import make_release
 from rnnsearch.cli import main
 from rnnsearch.data.io import read_lines
-from rnnsearch.decoding.pretrained import ReleaseError
+from rnnsearch.decoding.pretrained import ReleaseError, available
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.errors import UsageError
 
@@ -81,15 +81,16 @@ def test_by_name_through_the_cli_and_the_python_api(released, synth_dir, tmp_pat
 
 
 def test_torch_hub_loads_it_from_the_clone(released, synth_dir, tmp_path, monkeypatch):
-    """Every named entry of hubconf.py loads the release of its own name (a tiny model copied under
-    each name into RNNSEARCH_MODELS, searched before the clone's models/), and `released` takes a path."""
+    """hubconf.py has one entry per release in the clone's models/; each loads the release of its own
+    name (a tiny model copied under each name into RNNSEARCH_MODELS, searched before the clone's
+    models/), and `released` takes a path."""
     models = tmp_path / "models"
     spec = importlib.util.spec_from_file_location("hubconf", REPO / "hubconf.py")
     hubconf = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(hubconf)
     entries = [name for name, f in vars(hubconf).items()  # torch.hub.list takes no local clone
                if inspect.isfunction(f) and f.__module__ == "hubconf" and name != "released"]
-    assert "hansards_enfr_rnnsearch50" in entries
+    assert sorted(entries) == sorted(available([REPO / "models"]))  # one entry per release in models/
     for entry in entries:
         shutil.copytree(released, models / entry)
     monkeypatch.setenv("RNNSEARCH_MODELS", str(models))
