@@ -41,3 +41,9 @@ def hansards_enfr_rnnsearch30(**kwargs):
     """RNNsearch-30, trained on the Hansards pairs of at most 30 words each (the paper's -30 rows;
     models/hansards_enfr_rnnsearch30/README.md)."""
     return released("hansards_enfr_rnnsearch30", **kwargs)
+
+
+def hansards_enfr_rnnencdec30(**kwargs):
+    """RNNencdec-30, the baseline of the -30 rows, trained on the Hansards pairs of at most 30 words
+    each (models/hansards_enfr_rnnencdec30/README.md)."""
+    return released("hansards_enfr_rnnencdec30", **kwargs)
