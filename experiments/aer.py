@@ -3,7 +3,7 @@ of a Hansards-trained RNNsearch's attention, beside eflomal trained on the same 
 with its default settings, in one run; then variants of the attention's links.
 
     python experiments/aer.py --checkpoint runs/hansards/rnnsearch50/best.pt [--pairs 200000] [--out F.md]
-        [--reverse-checkpoint FR_EN_CKPT]
+        [--reverse-checkpoint FR_EN_CKPT] [--readings '--natural,--natural --posterior'] [--no-eflomal]
 
 eflomal reads the first --pairs training pairs, Moses-tokenised and lowercased like the gold set,
 with the 447 test pairs appended (an unsupervised aligner aligns its test data with its training
@@ -131,17 +131,31 @@ def variant_name(flags: str, extract: str, threshold: float | None, balance: int
     return f"`{flags}`" if flags else DEFAULT
 
 
+def chosen_settings(translator, only: list[str] | None) -> dict[str, dict]:
+    """``settings_of``, or only the readings named in ``only`` (their flags, "" for the default);
+    a name the checkpoint has no reading for is an error that lists those it has."""
+    settings = settings_of(translator)
+    if only is None:
+        return settings
+    unknown = [name for name in only if name not in settings]
+    if unknown:
+        raise SystemExit(f"error: --readings: no reading {', '.join(map(repr, unknown))} for this checkpoint; "
+                         f"it has: {', '.join(repr(k) for k in settings)}")
+    return {name: settings[name] for name in only}
+
+
 def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str = "cpu",
-                    reverse: Path | None = None) -> tuple[dict, float]:
-    """Links of every variant (reading x extraction); with ``reverse`` (a Fr->En checkpoint), also
-    each variant combined with the reverse model's same variant (``force_align.combine``: the
-    intersection, grow-diag, grow-diag-final-and of the two directions' links, or their soft product)."""
+                    reverse: Path | None = None, only: list[str] | None = None) -> tuple[dict, float]:
+    """Links of every variant (reading x extraction), or of the readings named in ``only``; with
+    ``reverse`` (a Fr->En checkpoint), also each variant combined with the reverse model's same
+    variant (``force_align.combine``: the intersection, grow-diag, grow-diag-final-and of the two
+    directions' links, or their soft product)."""
     translator = Translator.from_pretrained(str(checkpoint), device=device)
     back = Translator.from_pretrained(str(reverse), device=device) if reverse is not None else None
     flipped = [(t, s_) for s_, t in test]
     back_settings = settings_of(back) if back is not None else {}
     out, start, readings = {}, time.monotonic(), 0
-    for flags, kwargs in settings_of(translator).items():
+    for flags, kwargs in chosen_settings(translator, only).items():
         forward = force_align(translator, test, **kwargs)
         readings += 1
         backward = None
@@ -245,24 +259,33 @@ def main() -> int:
     parser.add_argument("--reverse-checkpoint", help="a Fr->En RNNsearch: also score the symmetrised links")
     parser.add_argument("--eflomal", default="eflomal-align", help="eflomal's binary: a path, or a name looked "
                         "up beside this Python, then on PATH")
+    parser.add_argument("--readings", help="only these readings, comma-separated, each named by its flags as in the "
+                        "table, e.g. '--natural,--natural --posterior' ('default' for plain alpha_i); default: all")
+    parser.add_argument("--no-eflomal", action="store_true", help="score the attention only (no eflomal rows)")
     args = parser.parse_args()
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     test, gold = wpt_pairs(), read_wpt_gold(WPT / "test.gold")
     reverse = Path(args.reverse_checkpoint) if args.reverse_checkpoint else None
-    ours, ours_s = attention_links(Path(args.checkpoint), test, args.device, reverse)
-    theirs, eflomal_s = eflomal_links(args.pairs, test, work, args.reuse, args.eflomal)
+    only = None if args.readings is None else \
+        ["" if r.strip() == "default" else " ".join(r.split()) for r in args.readings.split(",")]
+    ours, ours_s = attention_links(Path(args.checkpoint), test, args.device, reverse, only)
+    found = [("rnnsearch attention", ours)]
+    eflomal_text = ""
+    if not args.no_eflomal:
+        theirs, eflomal_s = eflomal_links(args.pairs, test, work, args.reuse, args.eflomal)
+        found.append((f"eflomal ({args.pairs:,} pairs)", theirs))
+        eflomal_text = f"; eflomal {_eflomal_version(args.reuse, work, args.eflomal)}: {eflomal_s:.0f} s"
     rows = [(who, name, *(alignment_error_rate(part(links), part(gold)) for part in HALVES))
-            for who, found in (("rnnsearch attention", ours), (f"eflomal ({args.pairs:,} pairs)", theirs))
-            for name, links in found.items()]
+            for who, links_of in found for name, links in links_of.items()]
+    misses = "\n\n" + misses_text(ours[DEFAULT], gold, test) if DEFAULT in ours else ""
     text = (f"WPT 2003 En-Fr gold ({len(test)} sentences; AER, precision, recall summed over the corpus, "
             f"Och & Ney 2003), {date.today().isoformat()}. Command: `python experiments/aer.py "
             f"{' '.join(shlex.quote(a) for a in sys.argv[1:])}`. Attention: {ours_s:.1f} s per reading of the "
-            f"{len(test)} pairs by a model; eflomal {_eflomal_version(args.reuse, work, args.eflomal)}: "
-            f"{eflomal_s:.0f} s.\n\n"
+            f"{len(test)} pairs by a model{eflomal_text}.\n\n"
             f"Each kind of links by its variant with the lowest AER on sentences 1-{HALF} (variants: "
-            f"`rnnsearch align` flags), and eflomal:\n\n" + table(summary(rows)) + "\n\n" + held_out(rows)
-            + "\n\n" + misses_text(ours[DEFAULT], gold, test) + f"\n\n<details><summary>All {len(rows)} "
+            f"`rnnsearch align` flags){'' if args.no_eflomal else ', and eflomal'}:\n\n" + table(summary(rows))
+            + "\n\n" + held_out(rows) + misses + f"\n\n<details><summary>All {len(rows)} "
             f"variants</summary>\n\n" + table(rows) + "\n\n</details>\n")
     print(text)
     if args.out:

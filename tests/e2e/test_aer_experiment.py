@@ -46,3 +46,17 @@ def test_every_variant_is_the_align_command_it_names(trained_run, synth_dir, tmp
     assert min(r[3]["aer"] for r in rows) == 0.0  # the intersection itself is among the variants
     assert "AER 0.0000 there" in aer.held_out(rows)
     assert aer.table(chosen).count("\n") == len(chosen) + 1
+
+
+def test_readings_chooses_which_readings_are_scored(trained_run, synth_dir):
+    checkpoint = trained_run / "best.pt"
+    src = (synth_dir / "test.en").read_text().splitlines()[:4]
+    tgt = (synth_dir / "test.fr").read_text().splitlines()[:4]
+    pairs = list(zip(src, tgt))
+    every, _ = aer.attention_links(checkpoint, pairs)
+    some, _ = aer.attention_links(checkpoint, pairs, only=["", "--natural --posterior"])
+    assert len(some) == 2 * len(aer.extractions())
+    assert aer.DEFAULT in some and "`--natural --posterior --extract grow-diag --balance 3`" in some
+    assert all(every[name] == links for name, links in some.items())
+    with pytest.raises(SystemExit, match="--readings: no reading '--head'.*it has: ''"):
+        aer.attention_links(checkpoint, pairs, only=["--head"])
