@@ -47,3 +47,10 @@ def hansards_enfr_rnnencdec30(**kwargs):
     """RNNencdec-30, the baseline of the -30 rows, trained on the Hansards pairs of at most 30 words
     each (models/hansards_enfr_rnnencdec30/README.md)."""
     return released("hansards_enfr_rnnencdec30", **kwargs)
+
+
+def hansards_enfr_rnnsearch50_guided(**kwargs):
+    """RNNsearch-50 trained with guided alignment (a cross-entropy between alpha_ij and eflomal's links
+    added to its objective, weight 1.0) on the Canadian Hansards En->Fr, same budget as RNNsearch-50
+    (models/hansards_enfr_rnnsearch50_guided/README.md)."""
+    return released("hansards_enfr_rnnsearch50_guided", **kwargs)

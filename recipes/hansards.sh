@@ -156,8 +156,12 @@ need_links() {  # name: a -guided model learns from the training links; where th
   return 1
 }
 
-release_dir() {  # name: its release folder, $RELEASES/hansards_{enfr|fren}_NAME
-  case "$1" in *-fren) echo "$RELEASES/hansards_fren_${1%-fren}" ;; *) echo "$RELEASES/hansards_enfr_$1" ;; esac
+release_dir() {  # name: its release folder, $RELEASES/hansards_{enfr|fren}_NAME, with NAME's other hyphens
+  # as underscores (rnnsearch50-guided: hansards_enfr_rnnsearch50_guided), so that the release's name is
+  # also its torch.hub entry's (hubconf.py)
+  local name=${1%-fren} dir=enfr
+  [ "$name" = "$1" ] || dir=fren
+  echo "$RELEASES/hansards_${dir}_${name//-/_}"
 }
 
 release_current() {  # name: true when its release exists and is not older than its best.pt or its

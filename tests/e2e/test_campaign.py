@@ -336,7 +336,7 @@ def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
     assert (fren["src_lang"], fren["tgt_lang"]) == ("fr", "en")
     # the finished En->Fr RNNsearch is released with an alignment head trained on the links; Fr->En without
     from rnnsearch.decoding.translator import Translator
-    guided_release = out / "models" / "hansards_enfr_rnnsearch50-guided"
+    guided_release = out / "models" / "hansards_enfr_rnnsearch50_guided"
     assert Translator.from_pretrained(str(guided_release)).align_head is not None
     assert "with an alignment head" in json.loads((guided_release / "release.json").read_text())["description"]
     # the Fr->En one's head learned the same links flipped (French first)
