@@ -21,7 +21,7 @@
 #        makes the links first where they are missing, as on a new machine), and a
 #        Fr->En RNNsearch-50 (for symmetrised attention), as the others.
 #        A model that finishes its budget is released (RELEASE=1, the default): its best.pt as
-#        $RELEASES/hansards_enfr_NAME (default models/; hansards_fren_... for -fren), with its test
+#        $RELEASES/hansards_enfr_NAME (default models/; hansards_fren_... for -fren; NAME with _ for -), with its test
 #        BLEU measured from the released file (`rnnsearch release`); release = do that now for
 #        every model of MODELS with a best.pt, finished or not. An RNNsearch is released with an
 #        alignment head trained on the links of `links` when they exist (flipped for a Fr->En model;
