@@ -52,7 +52,7 @@ test-fast: setup
 	$(BIN)/python -m pytest -q -m "not slow" tests
 
 # `make bench` (about 75 minutes) or `make bench QUICK=1` (a few minutes, for development):
-# rnnsearch vs JoeyNMT 2.3.0 and OpenNMT-py 3.5.1 side by side; a full run appends its table to BENCHMARKS.md.
+# rnnsearch vs JoeyNMT 2.3.0 and OpenNMT-py 3.5.1 side by side; a full run writes its section of BENCHMARKS.md (replacing the last run's).
 JOEY_VENV ?= benchmarks/.joey-venv
 QUICK ?=
 joey: $(JOEY_VENV)/.installed
@@ -117,7 +117,8 @@ hansards-status: setup
 hansards-report: setup
 	recipes/hansards.sh report
 
-# each unfinished model's state in snapshots/hansards (to commit: a new machine continues from it)
+# each unfinished model's state in runs/hansards/snapshots (SNAPSHOTS=DIR: elsewhere; a copy kept off the
+# machine lets a new one continue; checkpoints enter git only as releases under models/)
 hansards-snapshot: setup
 	recipes/hansards.sh snapshot
 

@@ -2,7 +2,7 @@
 
     import torch
     translator = torch.hub.load("path/to/rnnsearch", "hansards_enfr_rnnsearch50", source="local")
-    translator.translate(["The committee met on Tuesday ."], beam=12)[0].text
+    translator.translate(["The committee met on Tuesday ."])[0].text     # beam: the release's decode.beam (12)
     torch.hub.load("path/to/rnnsearch", "released", "NAME_OR_PATH_OR_URL", source="local")
 
 Each entry returns a ``rnnsearch.Translator`` (keyword arguments as ``Translator.from_checkpoint``:

@@ -22,7 +22,7 @@ import time
 from rnnsearch.data.batching import epoch_plan
 from rnnsearch.config import load, replace
 from rnnsearch.model import output
-from rnnsearch.training.runtime import tune_process
+from rnnsearch.runtime import tune_process
 from rnnsearch.training.trainer import Trainer
 
 NAMES = {"deferred": ("deferred", "per-step"), "bf16": ("bf16", "float32"),

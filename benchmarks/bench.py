@@ -16,7 +16,7 @@ from datetime import date
 from pathlib import Path
 
 import flops
-from common import DATA, ROOT, machine, rel, run, say
+from common import DATA, ROOT, machine, record, rel, run, say
 from peers import PEERS, decode_peer, train_peer
 from report import render, targets
 
@@ -135,7 +135,7 @@ def decoding(result: dict, spm_model: Path, n: int) -> dict:
 def main() -> None:  # long function: the bench's steps in order, each one line
     p = argparse.ArgumentParser(description=__doc__)
     p.add_argument("--quick", action="store_true", help="2 minutes of training each, 200 test sentences")
-    p.add_argument("--record", action="store_true", help="append the table to BENCHMARKS.md")
+    p.add_argument("--record", action="store_true", help="write the table as this bench's section of BENCHMARKS.md")
     p.add_argument("--peers", default="joey,onmt", help="comma-separated: joey, onmt (default both)")
     p.add_argument("--joey-venv", default=str(ROOT / "benchmarks" / ".joey-venv"))
     p.add_argument("--onmt-venv", default=str(ROOT / "benchmarks" / ".onmt-venv"))
@@ -197,9 +197,9 @@ def main() -> None:  # long function: the bench's steps in order, each one line
     print("\n".join(checks))
     (work / "result.md").write_text(table, encoding="utf-8")
     if args.record:
-        with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as fh:
-            fh.write("\n" + table + "\n".join(checks) + "\n")
-        say("appended to BENCHMARKS.md")
+        names = {"joey": "JoeyNMT 2.3.0", "onmt": "OpenNMT-py 3.5.1"}
+        record(f"`make bench`: training and decoding against {' and '.join(names[p] for p in peers)}",
+               table + "\n".join(checks))
 
 
 def _torch_version() -> str:

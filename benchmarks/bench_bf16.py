@@ -19,7 +19,7 @@ import subprocess
 import sys
 import time
 
-from common import DATA, ROOT, machine, say
+from common import DATA, ROOT, machine, record, say
 
 FORCED = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2"}
 ENVS = {"as is": {}, "forced to AVX2": FORCED}
@@ -78,7 +78,7 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=30, help="minibatches each way (training)")
     p.add_argument("--sentences", type=int, default=300, help="test sentences decoded (beam 5)")
     p.add_argument("--out", default="runs/bench_bf16")
-    p.add_argument("--record", action="store_true", help="append the table to BENCHMARKS.md")
+    p.add_argument("--record", action="store_true", help="write the table as this bench's section of BENCHMARKS.md")
     args = p.parse_args()
     checkpoint = args.checkpoint or train_checkpoint(f"{args.out}/model", args.train_minutes)
     results = {}
@@ -90,10 +90,9 @@ def main() -> None:
     print(text)
     if args.record:
         command = "python benchmarks/bench_bf16.py " + " ".join(sys.argv[1:])
-        with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
-            f.write(f"\n### bf16 on a CPU without native bf16 ({time.strftime('%Y-%m-%d')})\n\n"
-                    f"`{command}` on {machine(2)}; the bench model (configs/bench_m30k.yaml), decoding "
-                    f"beam 5 on the first {args.sentences} Multi30k test sentences with {checkpoint}.\n\n{text}\n")
+        record("bf16 on a CPU without native bf16",
+               f"{time.strftime('%Y-%m-%d')}: `{command}` on {machine(2)}; the bench model (configs/bench_m30k.yaml), "
+               f"decoding beam 5 on the first {args.sentences} Multi30k test sentences with {checkpoint}.\n\n{text}")
 
 
 if __name__ == "__main__":

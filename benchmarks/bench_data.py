@@ -26,7 +26,7 @@ import sys
 import time
 from pathlib import Path
 
-from common import ROOT, machine, say
+from common import ROOT, machine, record, say
 
 HANSARDS = ROOT.parent / "shared" / "data" / "hansards"
 WORK = ROOT / "runs" / "bench_data"
@@ -152,7 +152,7 @@ def main() -> None:
                    "does, without training) and report the memory after")
     p.add_argument("--updates", type=int, default=100, help="updates timed after the first")
     p.add_argument("--label", default="", help="what this run measures (a heading)")
-    p.add_argument("--record", action="store_true", help="append the table to BENCHMARKS.md")
+    p.add_argument("--record", action="store_true", help="write the table as this bench's section of BENCHMARKS.md")
     p.add_argument("--child", help=argparse.SUPPRESS)
     p.add_argument("--set", action="append", default=[], help=argparse.SUPPRESS)
     args = p.parse_args()
@@ -184,9 +184,7 @@ def main() -> None:
     table = format_table(rows, args)
     print(table)
     if args.record:
-        with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as fh:
-            fh.write("\n" + table)
-        say("appended to BENCHMARKS.md")
+        record("Training data path with `rnnsearch prepare`", table)
 
 
 def format_table(rows: list[dict], args) -> str:

@@ -24,7 +24,7 @@ import sys
 from datetime import date
 from pathlib import Path
 
-from common import machine, say
+from common import machine, record, say
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
@@ -158,10 +158,7 @@ def main() -> int:
     report = "\n".join(text) + "\n"
     print(report)
     if args.record:
-        with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
-            f.write(f"\n### Decoding for deployment ({date.today().isoformat()})\n\nCommand: `{' '.join(sys.argv)}`.\n\n"
-                    + report)
-        say("appended to BENCHMARKS.md")
+        record("Decoding for deployment", f"{date.today().isoformat()}. Command: `{' '.join(sys.argv)}`.\n\n" + report)
     return 0
 
 
@@ -171,9 +168,8 @@ def parity_only(args) -> int:
     report = "\n".join(hansards_parity(Path(args.hansards), args.threads, args.hansards_lines)) + "\n"
     print(report)
     if args.record:
-        with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
-            f.write(f"\n### Decoding parity on the Hansards test ({date.today().isoformat()})\n\n"
-                    f"Command: `{' '.join(sys.argv)}`; machine: {machine(args.threads)}.\n\n" + report)
+        record("Decoding parity on the Hansards test", f"{date.today().isoformat()}. Command: `{' '.join(sys.argv)}`; "
+               f"machine: {machine(args.threads)}.\n\n" + report)
     return 0
 
 

@@ -10,7 +10,7 @@ minute within 20% of the first minute's.
 
 Without --checkpoint it uses the `make bench` model (runs/bench/rnnsearch/best.pt) or trains one
 (configs/bench_m30k.yaml, --train-minutes). Prints sentences/s, latency percentiles, errors and the
-server's mean batch size per mode, and the ratio; --record appends them to BENCHMARKS.md.
+server's mean batch size per mode, and the ratio; --record writes them as its section of BENCHMARKS.md.
 """
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ from pathlib import Path
 import httpx
 import numpy as np
 
-from common import machine, say
+from common import machine, record, say
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "multi30k"
@@ -196,7 +196,7 @@ def main() -> int:
     parser.add_argument("--seconds", type=float, default=60)
     parser.add_argument("--train-minutes", type=float, default=10)
     parser.add_argument("--sentences", default=str(DATA / "test_2016_flickr.en"))
-    parser.add_argument("--record", action="store_true", help="append the table to BENCHMARKS.md")
+    parser.add_argument("--record", action="store_true", help="write the table as this bench's section of BENCHMARKS.md")
     parser.add_argument("--soak", type=float, default=0, help="seconds of one long run with batching on (>= 180)")
     args = parser.parse_args()
     ckpt = checkpoint(args)
@@ -212,12 +212,11 @@ def main() -> int:
     print(text)
     if args.record:
         command = "make bench-serve" if args.clients == 32 and args.seconds == 60 else " ".join(sys.argv)
-        with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
-            f.write(f"\n### Serving: `rnnsearch serve` under load ({date.today().isoformat()})\n\n"
-                    f"Command: `{command}`; model `{ckpt.relative_to(ROOT) if ckpt.is_relative_to(ROOT) else ckpt}`"
-                    f"; machine: {machine(0).rsplit(';', 1)[0]}; clients and server on the same machine; "
-                    f"one sentence per request from {Path(args.sentences).name}, the model's beam.\n\n{text}")
-        say("appended to BENCHMARKS.md")
+        model = ckpt.relative_to(ROOT) if ckpt.is_relative_to(ROOT) else ckpt
+        record("Serving: `rnnsearch serve` under load",
+               f"{date.today().isoformat()}. Command: `{command}`; model `{model}`"
+               f"; machine: {machine(0).rsplit(';', 1)[0]}; clients and server on the same machine; "
+               f"one sentence per request from {Path(args.sentences).name}, the model's beam.\n\n{text}")
     return 0 if all(r["errors"] == 0 for r in results.values()) else 1
 
 
@@ -230,15 +229,13 @@ def run_soak(args, ckpt: Path, sentences: list[str]) -> int:
     text = soak_table(r, args.clients, args.soak)
     print(text)
     if args.record:
-        with open(ROOT / "BENCHMARKS.md", "a", encoding="utf-8") as f:
-            f.write(f"\n### Serving soak: `rnnsearch serve` for {args.soak / 60:.0f} minutes "
-                    f"({date.today().isoformat()})\n\n"
-                    f"Command: `make bench-serve SOAK={args.soak:.0f}"
-                    f"{f' CHECKPOINT={args.checkpoint}' if args.checkpoint else ''}`; "
-                    f"model `{ckpt.relative_to(ROOT) if ckpt.is_relative_to(ROOT) else ckpt}`"
-                    f"; machine: {machine(0).rsplit(';', 1)[0]}; clients and server on the same machine; "
-                    f"one sentence per request from {Path(args.sentences).name}.\n\n{text}")
-        say("appended to BENCHMARKS.md")
+        record("Serving soak: `rnnsearch serve` for minutes on end",
+               f"{date.today().isoformat()}, {args.soak / 60:.0f} minutes. "
+               f"Command: `make bench-serve SOAK={args.soak:.0f}"
+               f"{f' CHECKPOINT={args.checkpoint}' if args.checkpoint else ''}`; "
+               f"model `{ckpt.relative_to(ROOT) if ckpt.is_relative_to(ROOT) else ckpt}`"
+               f"; machine: {machine(0).rsplit(';', 1)[0]}; clients and server on the same machine; "
+               f"one sentence per request from {Path(args.sentences).name}.\n\n{text}")
     ok = r["errors"] == 0 and r["rss_growth"] <= 0.05 and abs(r["p99_change"]) <= 0.20
     return 0 if ok else 1
 

@@ -15,6 +15,22 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data" / "multi30k"
 
 
+def record(title: str, body: str, path: Path = ROOT / "BENCHMARKS.md") -> None:
+    """BENCHMARKS.md keeps one section per benchmark, its latest run: the section ``## title`` (up to
+    the next ``## ``) becomes ``body``, or is added at the end. Older runs stay in git's history."""
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmarks\n"
+    section = f"## {title}\n\n{body.strip()}\n"
+    heading = f"\n## {title}\n"
+    start = text.find(heading)
+    if start < 0:
+        text = text.rstrip("\n") + "\n\n" + section
+    else:
+        end = text.find("\n## ", start + len(heading))
+        text = text[:start + 1] + section + (text[end:] if end >= 0 else "")
+    path.write_text(text, encoding="utf-8")
+    say(f"{path.name}: section '{title}' written")
+
+
 def say(message: str) -> None:
     print(f"[bench {time.strftime('%H:%M:%S')}] {message}", flush=True)
 

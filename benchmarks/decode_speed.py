@@ -21,12 +21,12 @@ import numpy as np
 from rnnsearch.analysis.evaluate import corpus_bleu
 from rnnsearch.data.io import read_lines
 from rnnsearch.decoding.translator import Translator
-from rnnsearch.training.runtime import tune_process
+from rnnsearch.runtime import tune_process
 
 
 def timed(translator, lines: list[str], beam: int, batch_size: int | None) -> tuple[dict, list[str]]:
     start = time.perf_counter()
-    results = translator.translate(lines, beam=beam, batch_size=batch_size)
+    results = translator.translate(lines, translator.search_settings(beam=beam, batch_size=batch_size))
     seconds = time.perf_counter() - start
     tokens = sum(len(r.tokens) + 1 for r in results)  # output units, </s> included
     return {"seconds": round(seconds, 3), "sentences_per_s": round(len(lines) / seconds, 2),
@@ -38,7 +38,7 @@ def latency(translator, lines: list[str], beam: int, n: int) -> dict:
     times = []
     for line in lines[:n]:
         start = time.perf_counter()
-        translator.translate([line], beam=beam)
+        translator.translate([line], translator.search_settings(beam=beam))
         times.append(time.perf_counter() - start)
     ms = np.asarray(times) * 1000
     return {"p50_ms": round(float(np.percentile(ms, 50)), 2), "p99_ms": round(float(np.percentile(ms, 99)), 2),
@@ -70,7 +70,7 @@ def main() -> None:
                                             dtype=args.dtype)
     if args.ensemble:
         translator.add_ensemble(args.ensemble)
-    translator.translate(lines[:8], beam=args.beam)  # warm-up
+    translator.translate(lines[:8], translator.search_settings(beam=args.beam))  # warm-up
     result = {"sentences": len(lines)}
     modes = [("beam", args.beam)] + ([("greedy", 1)] if args.greedy else [])
     for name, beam in modes:

@@ -34,7 +34,7 @@ def main() -> None:
     p.add_argument("--out", default="/tmp/rnnsearch-profile")
     p.add_argument("--batch-sizes", default="", help="comma-separated sentences per minibatch, timed in turn")
     args = p.parse_args()
-    from rnnsearch.training.runtime import tune_process
+    from rnnsearch.runtime import tune_process
     print("malloc tuned:", tune_process())
     cfg = load(args.config, args.set + ["train.progress=false"])
     import shutil

@@ -36,7 +36,7 @@ def main() -> int:
         src_path, ref_path = files.split(",")
         srcs, refs = read_parallel(src_path, ref_path)
         start = time.monotonic()
-        results = translator.translate(srcs, beam=args.beam)
+        results = translator.translate(srcs, translator.search_settings(beam=args.beam))
         print(f"{name}: {len(srcs)} sentences translated in {time.monotonic() - start:.0f} s", file=sys.stderr)
         scores = {}
         for mode in (None, "copy", "dict"):

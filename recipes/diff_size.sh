@@ -2,7 +2,7 @@
 # What a submission's diffs add up to, as the workplace counts them: every commit since BASE as text
 # (`git show --text`), plus what is changed, staged or untracked but not committed yet. A submission
 # takes at most 256 MiB of them, and a binary file replaced counts twice (its old bytes removed, its
-# new ones added): a commit of snapshots/ replaces the last session's, so check it before stopping.
+# new ones added): a release replaced under models/ counts twice, so check it before stopping.
 # Usage: recipes/diff_size.sh BASE   (BASE: the commit the session started from, the newest landed)
 set -euo pipefail
 base=${1:?usage: recipes/diff_size.sh BASE (the commit this session started from)}

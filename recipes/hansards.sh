@@ -59,8 +59,8 @@ BEAM=${BEAM:-12}
 TARGET=${TARGET:-20}
 RELEASE=${RELEASE:-1}; RELEASES=${RELEASES:-models}  # a model that finishes its budget is released there,
 RELEASE_DTYPE=${RELEASE_DTYPE:-bfloat16}                # in bf16, or int8 where its test BLEU keeps parity
-SNAPSHOTS=${SNAPSHOTS:-snapshots/hansards}  # `snapshot` writes each unfinished model's state there (to commit);
-                                            # `train` restores a model from it when $OUT has no last.pt
+SNAPSHOTS=${SNAPSHOTS:-$OUT/snapshots}  # `snapshot` writes each unfinished model's state there (never into git:
+                                       # copy it off the machine); `train` restores from it when $OUT has no last.pt
 MODELS=${MODELS:-rnnsearch50 rnnencdec50 rnnsearch30 rnnencdec30}
 GUIDE_WEIGHT=${GUIDE_WEIGHT:-0.1}; GUIDE_COST=${GUIDE_COST:-ce}  # the -guided variant's alignment loss
 # a released RNNsearch gets an alignment head (`rnnsearch train-align-head`) on the links of `links` (flipped for Fr->En),
@@ -73,7 +73,7 @@ if [ "$PROFILE" = gpu ]; then
 else
   PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-0}; BUDGET=${BUDGET:-12}; THREADS=${THREADS:-1}; AVERAGE=${AVERAGE:-10}
   JOBS=${JOBS:-$(( $(nproc) / (THREADS > 0 ? THREADS : 1) ))}
-  # The CPU profile (docs/results/hansards/README.md, "The CPU profile"): the paper's equations,
+  # The CPU profile (recipes/hansards_cpu_profile.md): the paper's equations,
   # initialisation, readout s_{i-1} and 30k word shortlists; smaller sizes, Adam (halved when 4
   # validations in a row bring no new best dev BLEU), bf16 autocast where this CPU multiplies bf16
   # natively and a probe times it at least 1.2x float32 (rnnsearch.cpu.bf16_pays; emulated bf16

@@ -53,10 +53,28 @@ def synth_dir(tmp_path_factory) -> Path:
     return path
 
 
+TINY_RUN = REPO / "tests" / "fixtures" / "tiny_synth"
+
+
+@pytest.fixture(scope="session")
+def tiny_run() -> Path:
+    """The fast tier's model: a tiny RNNsearch trained as ``trained_run`` trains one, committed
+    (best.pt, last.pt without optimiser state, log.jsonl; tests/fixtures/tiny_synth/make.py), so
+    that tests which read a trained model load it instead of training it. Read-only."""
+    return TINY_RUN
+
+
 @pytest.fixture(scope="session")
 def trained_run(synth_dir, tmp_path_factory) -> Path:
-    """One tiny model trained to convergence on the synthetic corpus (shared by e2e tests)."""
+    """One tiny model trained to convergence on the synthetic corpus, here and now (for the slow
+    tests of training itself; the others read ``tiny_run``)."""
     from rnnsearch.training.trainer import train
     out = tmp_path_factory.mktemp("run")
     train(from_dict(demo_config(synth_dir)), out, log=lambda *_: None)
     return out
+
+
+def resolved(**given):
+    """Resolved SearchSettings for the search functions: ``given`` over DecodeConfig's defaults."""
+    from rnnsearch.decoding.settings import SearchSettings
+    return SearchSettings(**given).resolve()

@@ -3,7 +3,7 @@ card's CPU output (test.hyp.fr), and the head's alignment on WPT 2003 (both halv
 $OUT/release_cuda.json and $OUT/test.hyp.cuda.fr. Arguments: decode batch sizes (0 = the translator's).
 
 Staged here (the device tool sends the working tree and `carry` [".gpu"], 64 MiB in all: move
-snapshots/ and the other releases aside for the call): the wheels of recipes/device/cuda_checks.sh
+the other releases aside for the call): the wheels of recipes/device/cuda_checks.sh
 in .gpu/whl; ../shared/data/hansards/test.{en,fr} and ../shared/data/alignment/hansards_enfr/test.{en-fr,gold}
 in .gpu/data; this file as .gpu/release_cuda.py. There:
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site \
@@ -33,7 +33,7 @@ src, ref, cpu = (read_lines(p)[:lines] for p in (data / "test.en", data / "test.
 for batch in [int(b) for b in sys.argv[1:]] or [0]:
     sync()
     start = time.time()
-    hyps = [h.text for h in (t.translate(src, beam=12, batch_size=batch) if batch else t.translate(src, beam=12))]
+    hyps = [h.text for h in t.translate(src, t.search_settings(beam=12, batch_size=batch or None))]
     sync()
     res[f"batch{batch}"] = {"seconds": round(time.time() - start, 1), "bleu": sacrebleu.corpus_bleu(hyps, [ref]).score,
                             "lines_differing_from_cpu": sum(a != b for a, b in zip(hyps, cpu))}

@@ -1,12 +1,15 @@
 """rnnsearch: Bahdanau, Cho & Bengio (2014) neural machine translation on PyTorch."""
 __version__ = "0.1.0"
 
+_API = {"Translator": "rnnsearch.decoding.translator", "SearchSettings": "rnnsearch.decoding.settings",
+        "Source": "rnnsearch.decoding.source", "Sampling": "rnnsearch.decoding.sampling"}
+
 
 def __getattr__(name):  # lazy, so that `import rnnsearch` stays light
-    if name == "Translator":
-        from rnnsearch.decoding.translator import Translator
-        return Translator
+    if name in _API:
+        import importlib
+        return getattr(importlib.import_module(_API[name]), name)
     raise AttributeError(name)
 
 
-__all__ = ["Translator", "__version__"]
+__all__ = [*_API, "__version__"]

@@ -132,7 +132,10 @@ class TrainConfig(Section):
 
 
 class DecodeConfig(Section):
-    beam: StrictInt = Field(5, gt=0)
+    """The model's search defaults (decoding/settings.py: SearchSettings takes each unset field from here)."""
+    beam: StrictInt = Field(5, gt=0, description="beam size (1 = greedy search)")
+    n_best: StrictInt = Field(1, gt=0, description="hypotheses returned per sentence (at most the beam; or draws "
+                              "per sentence when sampling)")
     length_penalty: Number = Field(0.0, ge=0, description="GNMT alpha; 0 = raw log-probability")
     max_len_ratio: Number = Field(2.0, gt=0, description="output at most ratio * source length + 5 tokens")
     batch_size: StrictInt = Field(32, gt=0, description="sentences decoded at once")
@@ -171,10 +174,11 @@ def _known(loc: tuple) -> str:
     return ", ".join(sorted(model.model_fields))
 
 
-def _message(error: dict) -> str:
-    """One pydantic error as ``dotted.key: what is wrong``."""
+def error_message(error: dict, key: str | None = None) -> str:
+    """One pydantic error as ``dotted.key: what is wrong`` (``key``: another name for the key)."""
     loc = tuple(str(p) for p in error["loc"])
-    key, kind, value, ctx = ".".join(loc) or "config", error["type"], error.get("input"), error.get("ctx") or {}
+    kind, value, ctx = error["type"], error.get("input"), error.get("ctx") or {}
+    key = key or ".".join(loc) or "config"
     if kind == "extra_forbidden":
         return f"{key}: unknown key (known: {_known(loc)})"
     if kind == "literal_error":
@@ -198,7 +202,7 @@ def from_dict(raw: dict | None) -> Config:
     try:
         cfg = Config.model_validate(raw or {})
     except ValidationError as exc:
-        raise ConfigError("; ".join(_message(e) for e in exc.errors())) from None
+        raise ConfigError("; ".join(error_message(e) for e in exc.errors())) from None
     return _check(cfg)
 
 
@@ -272,14 +276,24 @@ def load(path: str | Path, overrides: list[str] | None = None) -> Config:
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML: {exc}") from None
+        raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: top level must be a mapping")
     try:
-        return from_dict(apply_overrides(raw, overrides or []))
+        from_dict(raw)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
+    for text in overrides or []:  # each --set on the file's values: a bad one is named, not the file
+        try:
+            raw = apply_overrides(raw, [text])
+            from_dict(raw)
+        except ConfigError as exc:
+            raise ConfigError(f"--set {text}: {str(exc).removeprefix(f'--set {text!r}: ')}") from None
+    return from_dict(raw)
 
 
-__all__ = ["Config", "ConfigError", "DataConfig", "VocabConfig", "ModelConfig", "TrainConfig", "DecodeConfig",
-           "load", "from_dict", "to_dict", "replace"]
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error in one line: where (line:column, 1-based) and what."""
+    mark, context = getattr(exc, "problem_mark", None), getattr(exc, "context", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return where + (getattr(exc, "problem", None) or str(exc).splitlines()[0]) + (f" ({context})" if context else "")

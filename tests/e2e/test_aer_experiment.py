@@ -8,12 +8,14 @@ import pytest
 from rnnsearch.cli import main
 from rnnsearch.analysis.links import alignment_error_rate, read_pharaoh
 
+pytestmark = pytest.mark.slow  # end to end: the study script in subprocesses
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
 aer = pytest.importorskip("aer")
 
 
-def test_every_variant_is_the_align_command_it_names(trained_run, synth_dir, tmp_path):
-    checkpoint = trained_run / "best.pt"
+def test_every_variant_is_the_align_command_it_names(tiny_run, synth_dir, tmp_path):
+    checkpoint = tiny_run / "best.pt"
     src = (synth_dir / "test.en").read_text().splitlines()[:8]
     tgt = (synth_dir / "test.fr").read_text().splitlines()[:8]
     pairs = list(zip(src, tgt))
@@ -48,8 +50,8 @@ def test_every_variant_is_the_align_command_it_names(trained_run, synth_dir, tmp
     assert aer.table(chosen).count("\n") == len(chosen) + 1
 
 
-def test_readings_chooses_which_readings_are_scored(trained_run, synth_dir):
-    checkpoint = trained_run / "best.pt"
+def test_readings_chooses_which_readings_are_scored(tiny_run, synth_dir):
+    checkpoint = tiny_run / "best.pt"
     src = (synth_dir / "test.en").read_text().splitlines()[:4]
     tgt = (synth_dir / "test.fr").read_text().splitlines()[:4]
     pairs = list(zip(src, tgt))

@@ -13,7 +13,8 @@ def test_missing_corpus_names_the_file(tmp_path, capsys):
                  "--out", str(tmp_path / "run")])
     err = capsys.readouterr().err
     assert code == 2 and "train.en: file not found" in err and "Traceback" not in err
-    assert not (tmp_path / "run" / "last.pt").exists()
+    assert "--set data.dir=DIR" in err and "rnnsearch data multi30k" in err and err.count("\n") == 1
+    assert not (tmp_path / "run").exists()  # nothing left behind: not even config.yaml
 
 
 def test_unknown_override_names_the_key(tmp_path, capsys):

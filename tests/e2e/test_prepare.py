@@ -22,6 +22,8 @@ from rnnsearch.data.batching import epoch_plan
 from rnnsearch.data.corpus import load_corpora
 from rnnsearch.data.io import DataError
 
+pytestmark = pytest.mark.slow  # end to end: datasets prepared by worker processes
+
 NASTY = ["plain words here", "  \t ", "", "a line with\r", "\ufeffnot a BOM here", "nul\x00inside",
          "unicode\u2028line separator", "form\x0cfeed and \x1c file separator", "<s> </s> <pad> <unk> written out",
          "très élevé — « guillemets »", "日本語のテキスト", "x " * 60, "tab\tseparated\twords", "trailing spaces   ",

@@ -27,6 +27,7 @@ from rnnsearch.data.io import read_lines
 from rnnsearch.decoding.pretrained import ReleaseError, available
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.errors import UsageError
+from rnnsearch.decoding.settings import SearchSettings
 
 pytestmark = pytest.mark.slow
 
@@ -61,7 +62,7 @@ def test_a_release_holds_bf16_weights_and_what_a_user_needs(released, trained_ru
 def test_the_card_s_bleu_is_what_the_released_file_scores(released, synth_dir):
     manifest = json.loads((released / "release.json").read_text())
     translator = Translator.from_pretrained(str(released))
-    hyps = [t.text for t in translator.translate(read_lines(synth_dir / "test.en"), beam=3)]
+    hyps = [t.text for t in translator.translate(read_lines(synth_dir / "test.en"), SearchSettings(beam=3))]
     assert corpus_bleu(hyps, read_lines(synth_dir / "test.fr"))[0] == manifest["test"]["bleu"]
     assert hyps == read_lines(released / "test.hyp.fr")
 
@@ -69,8 +70,8 @@ def test_the_card_s_bleu_is_what_the_released_file_scores(released, synth_dir):
 def test_by_name_through_the_cli_and_the_python_api(released, synth_dir, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("RNNSEARCH_MODELS", str(released.parent))
     source = read_lines(synth_dir / "test.en")[:5]
-    expected = [t.text for t in Translator.from_checkpoint(released / "model.pt").translate(source, beam=3)]
-    assert [t.text for t in Translator.from_pretrained("tiny_synth").translate(source, beam=3)] == expected
+    expected = [t.text for t in Translator.from_checkpoint(released / "model.pt").translate(source, SearchSettings(beam=3))]
+    assert [t.text for t in Translator.from_pretrained("tiny_synth").translate(source, SearchSettings(beam=3))] == expected
     (tmp_path / "in.en").write_text("".join(s + "\n" for s in source), encoding="utf-8")
     for spec in ("tiny_synth", str(released)):
         capsys.readouterr()
@@ -162,7 +163,8 @@ def test_an_int8_release_where_parity_holds(trained_run, released, synth_dir, tm
         if w.is_floating_point() and w.dim() == 2:  # within half a step of its row's int8 grid
             step = w.abs().amax(1, keepdim=True) / 127
             assert loaded[name].dtype == torch.float32 and bool(((loaded[name] - w).abs() <= step / 2 + 1e-6).all())
-    hyps = [t.text for t in Translator.from_pretrained(str(out)).translate(read_lines(synth_dir / "test.en"), beam=3)]
+    released = Translator.from_pretrained(str(out))
+    hyps = [t.text for t in released.translate(read_lines(synth_dir / "test.en"), SearchSettings(beam=3))]
     assert corpus_bleu(hyps, read_lines(synth_dir / "test.fr"))[0] == manifest["test"]["bleu"]
     assert "int8 (matrices" in (out / "README.md").read_text()
 

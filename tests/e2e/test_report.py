@@ -1,14 +1,19 @@
 """`rnnsearch report` on tiny models: files, Table 1 rows, and BLEU equal to `evaluate`'s."""
 import json
 
+import pytest
+
 from sacrebleu.metrics import BLEU
 
 from rnnsearch import checkpoint
 from rnnsearch.cli import main
+from rnnsearch.decoding.settings import SearchSettings
+
+pytestmark = pytest.mark.slow  # end to end: whole reports
 
 
-def test_report_tables_figures_and_bleu_equal_evaluate(trained_run, synth_dir, tmp_path, capsys):
-    ckpt = str(trained_run / "best.pt")
+def test_report_tables_figures_and_bleu_equal_evaluate(tiny_run, synth_dir, tmp_path, capsys):
+    ckpt = str(tiny_run / "best.pt")
     src, ref = str(synth_dir / "test.en"), str(synth_dir / "test.fr")
     out = tmp_path / "report"
     assert main(["report", "--model", f"RNNsearch-50={ckpt}", "--model", f"tiny={ckpt}", "--src", src,
@@ -41,21 +46,21 @@ def test_report_tables_figures_and_bleu_equal_evaluate(trained_run, synth_dir, t
     assert page.count("data:image/png;base64,") >= 4 and "<table>" in page and "figure2.png" not in page
 
 
-def test_report_names_an_unknown_figure3_model(trained_run, synth_dir, tmp_path, capsys):
-    ckpt = str(trained_run / "best.pt")
+def test_report_names_an_unknown_figure3_model(tiny_run, synth_dir, tmp_path, capsys):
+    ckpt = str(tiny_run / "best.pt")
     rc = main(["report", "--model", f"a={ckpt}", "--src", str(synth_dir / "test.en"), "--ref",
                str(synth_dir / "test.fr"), "--out", str(tmp_path / "r"), "--figure3", "b"])
     assert rc == 2 and "--figure3 'b': not one of the models (a)" in capsys.readouterr().err
     assert not (tmp_path / "r").exists()  # refused before writing anything
 
 
-def test_report_counts_each_models_sentences_to_its_progress(trained_run, synth_dir, tmp_path):
+def test_report_counts_each_models_sentences_to_its_progress(tiny_run, synth_dir, tmp_path):
     """The report's translations advance a progress callback per model (the CLI's tqdm bar), by
     every test sentence and no more."""
     import contextlib
 
     from rnnsearch.analysis.report import build_report
-    ckpt = str(trained_run / "best.pt")
+    ckpt = str(tiny_run / "best.pt")
     done: dict[str, list[int]] = {}
 
     @contextlib.contextmanager
@@ -63,7 +68,8 @@ def test_report_counts_each_models_sentences_to_its_progress(trained_run, synth_
         done[name] = [total, 0]
         yield lambda n: done[name].__setitem__(1, done[name][1] + n)
 
-    build_report([("a", ckpt), ("b", ckpt)], synth_dir / "test.en", synth_dir / "test.fr", tmp_path / "r", beam=2,
+    build_report([("a", ckpt), ("b", ckpt)], synth_dir / "test.en", synth_dir / "test.fr", tmp_path / "r",
+                 SearchSettings(beam=2),
                  sentence="The big dog sees a cat .", log=lambda _: None, progress=progress)
     n = len((synth_dir / "test.en").read_text().splitlines())
     assert done == {"a": [n, n], "b": [n, n]}

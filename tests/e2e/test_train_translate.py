@@ -12,6 +12,7 @@ from rnnsearch.data.io import read_lines
 from rnnsearch.analysis.evaluate import corpus_bleu
 from rnnsearch.training.trainer import train
 from rnnsearch.decoding.translator import Translator
+from rnnsearch.decoding.settings import SearchSettings
 
 pytestmark = pytest.mark.slow
 
@@ -19,7 +20,7 @@ pytestmark = pytest.mark.slow
 def test_tiny_corpus_is_learned_to_bleu_100(trained_run, synth_dir):
     translator = Translator.from_checkpoint(trained_run / "best.pt")
     src, ref = read_lines(synth_dir / "train.en")[:200], read_lines(synth_dir / "train.fr")[:200]
-    hyps = [t.text for t in translator.translate(src, beam=3)]
+    hyps = [t.text for t in translator.translate(src, SearchSettings(beam=3))]
     assert corpus_bleu(hyps, ref)[0] == pytest.approx(100.0)
     test_src, test_ref = read_lines(synth_dir / "test.en"), read_lines(synth_dir / "test.fr")
     assert corpus_bleu([t.text for t in translator.translate(test_src)], test_ref)[0] >= 90
@@ -38,7 +39,8 @@ def test_log_and_checkpoints_follow_the_contract(trained_run):
 
 def test_python_api(trained_run):
     translator = Translator.from_checkpoint(trained_run / "best.pt")
-    out = translator.translate(["The small dog sees a red car.", "", "A girl likes the horses."], beam=4, n_best=3)
+    out = translator.translate(["The small dog sees a red car.", "", "A girl likes the horses."],
+                               SearchSettings(beam=4, n_best=3))
     assert out[1].text == "" and out[1].tokens == []
     first = out[0]
     assert first.text.startswith("Le chien petit") and first.text.endswith(".")
@@ -51,7 +53,7 @@ def test_over_long_input_is_cut_with_a_warning(trained_run):
     translator = Translator.from_checkpoint(trained_run / "best.pt")
     translator.decode_cfg = replace(translator.decode_cfg, max_src_len=6)
     with pytest.warns(UserWarning, match=r"line 2: 11 source units, translating the first 6 \(decode.max_src_len\)"):
-        out = translator.translate(["A dog.", "The big dog sees the small cat in the house."], beam=1)
+        out = translator.translate(["A dog.", "The big dog sees the small cat in the house."], SearchSettings(beam=1))
     assert len(out[1].source_tokens) == 7
 
 
@@ -81,7 +83,12 @@ def test_cli_translate_keeps_lines_and_names_the_cut_line(trained_run, tmp_path,
     assert sampled[0] == sampled[1] and len(sampled[0].splitlines()) == 5  # the seed's draws go on over the parts
     refused = tmp_path / "refused.fr"
     assert main(["translate", ckpt, "--input", str(src), "--output", str(refused), "--beam", "2", "--n-best", "3"]) == 2
-    assert not refused.exists() and "n_best <= beam" in capsys.readouterr().err
+    assert not refused.exists() and "--n-best 3 is larger than --beam 2" in capsys.readouterr().err
+    assert main(["translate", ckpt, "--input", str(src), "--beam", "0"]) == 2
+    assert "--beam must be at least 1 (1 = greedy search), got 0" in capsys.readouterr().err
+    (tmp_path / "empty.en").write_text("")
+    assert main(["translate", ckpt, "--input", str(tmp_path / "empty.en"), "--output", str(tmp_path / "e.fr")]) == 0
+    assert "is empty: nothing to translate" in capsys.readouterr().err and (tmp_path / "e.fr").read_text() == ""
     assert main(["translate", ckpt, "--input", str(src), "--buffer-size", "0"]) == 2
     assert "--buffer-size must be at least 1, got 0" in capsys.readouterr().err
 
@@ -92,8 +99,9 @@ def test_progress_counts_every_sentence_once(trained_run, synth_dir):
     translator = Translator.from_checkpoint(trained_run / "best.pt")
     texts = (synth_dir / "test.en").read_text().splitlines()[:23] + ["", "  "]
     calls = []
-    found = translator.translate(texts, beam=2, batch_size=5, progress=calls.append)
-    assert calls == [2, 5, 5, 5, 5, 3] and [r.text for r in found] == [r.text for r in translator.translate(texts, beam=2)]
+    found = translator.translate(texts, SearchSettings(beam=2, batch_size=5), progress=calls.append)
+    again = translator.translate(texts, SearchSettings(beam=2))
+    assert calls == [2, 5, 5, 5, 5, 3] and [r.text for r in found] == [r.text for r in again]
 
 
 def test_cli_translate_evaluate_plot(trained_run, synth_dir, tmp_path, capsys):
@@ -181,7 +189,7 @@ def test_rnnencdec_trains_and_translates(synth_dir, tmp_path, capsys):
     cfg["model"]["arch"] = "rnnencdec"
     train(from_dict(cfg), tmp_path, log=lambda *_: None)
     translator = Translator.from_checkpoint(tmp_path / "best.pt")
-    result = translator.translate(["The dog sees a cat."], beam=2)[0]
+    result = translator.translate(["The dog sees a cat."], SearchSettings(beam=2))[0]
     assert result.attention is None and isinstance(result.text, str)
     assert main(["plot-alignment", str(tmp_path / "best.pt"), "--sentence", "The dog.", "--out",
                  str(tmp_path / "x.png")]) == 2

@@ -7,10 +7,11 @@ import math
 
 import pytest
 import torch
+from pydantic import ValidationError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import small_model
+from conftest import resolved, small_model
 from rnnsearch.cli import main
 from rnnsearch.data.batching import source_batch
 from rnnsearch.data.vocab import BOS, PAD
@@ -19,6 +20,7 @@ from rnnsearch.decoding.scoring import score_ids
 from rnnsearch.decoding.search import greedy
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.errors import UsageError
+from rnnsearch.decoding.settings import SearchSettings
 
 sentences = st.lists(st.lists(st.integers(4, 22), min_size=1, max_size=8), min_size=1, max_size=4)
 
@@ -28,8 +30,8 @@ sentences = st.lists(st.lists(st.integers(4, 22), min_size=1, max_size=8), min_s
 def test_top_1_sampling_is_greedy(batch, seed, arch):
     model = small_model(arch, seed=seed)
     src, mask = source_batch(batch)
-    drawn = sample(model, src, mask, Sampling(topk=1, temperature=0.7, seed=seed), n=2)
-    for hyps, g in zip(drawn, greedy(model, src, mask)):
+    drawn = sample(model, src, mask, resolved(n_best=2, sampling=Sampling(topk=1, temperature=0.7, seed=seed)))
+    for hyps, g in zip(drawn, greedy(model, src, mask, resolved())):
         for h in hyps:
             assert h.tokens == g.tokens and math.isclose(h.score, g.score, rel_tol=1e-5, abs_tol=1e-5)
 
@@ -39,7 +41,7 @@ def test_top_1_sampling_is_greedy(batch, seed, arch):
 def test_a_draws_score_is_the_models_log_probability(batch, seed, topk, temperature):
     model = small_model(seed=seed)
     src, mask = source_batch(batch)
-    drawn = sample(model, src, mask, Sampling(topk=topk, temperature=temperature, seed=seed), n=3)
+    drawn = sample(model, src, mask, resolved(n_best=3, sampling=Sampling(topk=topk, temperature=temperature, seed=seed)))
     for sent, hyps in zip(batch, drawn):
         assert [h.norm_score for h in hyps] == sorted((h.norm_score for h in hyps), reverse=True)
         for h, s in zip(hyps, score_ids(model, [sent] * len(hyps), [h.tokens for h in hyps], torch.get_default_device())):
@@ -58,7 +60,8 @@ def test_the_first_tokens_follow_the_distribution(topk, temperature):
     if topk:
         logp[logp < logp.topk(topk).values[-1]] = float("-inf")
     expected = torch.softmax(logp, 0)
-    drawn = sample(model, src, mask, Sampling(topk=topk, temperature=temperature, seed=11), n=n, max_len_ratio=0.1)
+    drawing = Sampling(topk=topk, temperature=temperature, seed=11)
+    drawn = sample(model, src, mask, resolved(n_best=n, max_len_ratio=0.1, sampling=drawing))
     first = torch.tensor([(h.tokens + [3])[0] for h in drawn[0]])  # </s> (3) when the draw ended at once
     counts = torch.bincount(first, minlength=len(expected)).float() / n
     assert float((counts - expected).abs().max()) < 0.03, (counts, expected)
@@ -68,22 +71,25 @@ def test_the_first_tokens_follow_the_distribution(topk, temperature):
 def test_a_seed_fixes_the_draws():
     model = small_model(seed=3)
     src, mask = source_batch([[5, 6, 7, 8], [9, 10, 11]])
-    draw = lambda seed: [[h.tokens for h in hyps] for hyps in sample(model, src, mask, Sampling(seed=seed), n=4)]  # noqa: E731
+    draw = lambda seed: [[h.tokens for h in hyps]  # noqa: E731
+                         for hyps in sample(model, src, mask, resolved(n_best=4, sampling=Sampling(seed=seed)))]
     assert draw(1) == draw(1) and draw(1) != draw(2)
 
 
-def test_translator_and_cli(trained_run, synth_dir, capsys):
-    t = Translator.from_checkpoint(trained_run / "best.pt")
+def test_translator_and_cli(tiny_run, synth_dir, capsys):
+    t = Translator.from_checkpoint(tiny_run / "best.pt")
     sources = (synth_dir / "test.en").read_text().splitlines()[:5]
-    results = t.translate(sources, n_best=4, sampling=Sampling(temperature=1.5, seed=2))
+    results = t.translate(sources, SearchSettings(n_best=4, sampling=Sampling(temperature=1.5, seed=2)))
     assert all(len(r.nbest) == 4 and r.text == r.nbest[0].text for r in results)
     with pytest.raises(UsageError, match="no beam"):
-        t.translate(sources, beam=4, sampling=Sampling())
-    with pytest.raises(UsageError, match="temperature > 0"):
+        t.translate(sources, SearchSettings(beam=4, sampling=Sampling()))
+    with pytest.raises(ValidationError, match="greater than 0"):
         Sampling(temperature=0.0)
-    ckpt, src = str(trained_run / "best.pt"), str(synth_dir / "test.en")
+    ckpt, src = str(tiny_run / "best.pt"), str(synth_dir / "test.en")
     assert main(["translate", ckpt, "--input", src, "--temperature", "0.5"]) == 2
     assert "--temperature: only with --sample" in capsys.readouterr().err
+    assert main(["translate", ckpt, "--input", src, "--sample", "--temperature", "0"]) == 2
+    assert "--temperature: must be > 0" in capsys.readouterr().err
     outputs = []
     for _ in range(2):
         assert main(["translate", ckpt, "--input", src, "--sample", "--seed", "5", "--n-best", "2"]) == 0

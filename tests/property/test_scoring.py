@@ -18,6 +18,7 @@ from rnnsearch.data.vocab import BOS, EOS
 from rnnsearch.decoding.scoring import score_ids
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.errors import UsageError
+from rnnsearch.decoding.settings import SearchSettings
 
 pairs = st.lists(st.tuples(st.lists(st.integers(4, 22), min_size=0, max_size=9),
                            st.lists(st.integers(1, 22), min_size=0, max_size=9)), min_size=1, max_size=6)
@@ -46,8 +47,8 @@ def test_a_pairs_score_does_not_depend_on_its_batch(batch, seed, arch):
             assert np.allclose(a.attention, b.attention, atol=1e-5)
 
 
-def test_a_blank_target_scores_the_end_of_sentence(trained_run):
-    translator = Translator.from_checkpoint(trained_run / "best.pt", device=DEVICE)
+def test_a_blank_target_scores_the_end_of_sentence(tiny_run):
+    translator = Translator.from_checkpoint(tiny_run / "best.pt", device=DEVICE)
     model = translator.model.eval()
     [got] = translator.score(["The big dog sees a small cat ."], [""])
     src, mask = source_batch([translator.src_codec.vocab.encode(translator.source_units("The big dog sees a small cat ."))])
@@ -57,10 +58,10 @@ def test_a_blank_target_scores_the_end_of_sentence(trained_run):
     assert got.units == 1 and math.isclose(got.logprob, float(logp[0, EOS]), rel_tol=1e-4, abs_tol=1e-4)
 
 
-def test_the_score_of_a_search_output_is_the_score_the_search_reported(trained_run, synth_dir):
-    translator = Translator.from_checkpoint(trained_run / "best.pt")
+def test_the_score_of_a_search_output_is_the_score_the_search_reported(tiny_run, synth_dir):
+    translator = Translator.from_checkpoint(tiny_run / "best.pt")
     sources = (synth_dir / "test.en").read_text().splitlines()[:30]
-    results = translator.translate(sources, beam=4, n_best=3)
+    results = translator.translate(sources, SearchSettings(beam=4, n_best=3))
     every = [(s, h) for s, r in zip(sources, results) for h in r.nbest]
     # the outputs whose detokenised text Moses reads back as the same units (not, e.g., a
     # "professeur. un" inside a degenerate hypothesis, which it reads as "professeur." "un")
@@ -74,40 +75,40 @@ def test_the_score_of_a_search_output_is_the_score_the_search_reported(trained_r
         assert np.allclose(s.attention, h.attention, atol=1e-4), h.text
 
 
-def test_bad_requests_are_refused(trained_run, tmp_path, capsys):
-    translator = Translator.from_checkpoint(trained_run / "best.pt")
+def test_bad_requests_are_refused(tiny_run, tmp_path, capsys):
+    translator = Translator.from_checkpoint(tiny_run / "best.pt")
     with pytest.raises(UsageError, match="2 source sentences for 1 target"):
         translator.score(["a", "b"], ["c"])
     with pytest.raises(UsageError, match="PyTorch model"):
-        Translator.from_checkpoint(trained_run / "best.pt", backend="onnx").score(["a"], ["b"])
+        Translator.from_checkpoint(tiny_run / "best.pt", backend="onnx").score(["a"], ["b"])
     src, tgt = tmp_path / "s", tmp_path / "t"
     src.write_text("The dog .\nA cat sleeps .\n")
     tgt.write_text("Le chien .\n")
-    assert main(["score", str(trained_run / "best.pt"), "--src", str(src), "--tgt", str(tgt)]) == 2
+    assert main(["score", str(tiny_run / "best.pt"), "--src", str(src), "--tgt", str(tgt)]) == 2
     assert f"{src} has 2 lines but {tgt} has 1" in capsys.readouterr().err
 
 
-def test_cli_writes_one_score_per_pair(trained_run, synth_dir, tmp_path, capsys):
+def test_cli_writes_one_score_per_pair(tiny_run, synth_dir, tmp_path, capsys):
     src, ref = synth_dir / "test.en", synth_dir / "test.fr"
     n = len(src.read_text().splitlines())
     out = tmp_path / "scores"
-    assert main(["score", str(trained_run / "best.pt"), "--src", str(src), "--tgt", str(ref), "--output", str(out)]) == 0
+    assert main(["score", str(tiny_run / "best.pt"), "--src", str(src), "--tgt", str(ref), "--output", str(out)]) == 0
     values = [float(v) for v in out.read_text().splitlines()]
     assert len(values) == n and all(v <= 0.0 for v in values)
     summary = capsys.readouterr().err
     assert f"{n} pairs" in summary and "perplexity" in summary
-    assert main(["score", str(trained_run / "best.pt"), "--src", str(src), "--tgt", str(ref), "--normalize"]) == 0
+    assert main(["score", str(tiny_run / "best.pt"), "--src", str(src), "--tgt", str(ref), "--normalize"]) == 0
     per_unit = [float(v) for v in capsys.readouterr().out.splitlines()]
-    assert main(["score", str(trained_run / "best.pt"), "--src", str(src), "--tgt", str(ref), "--json"]) == 0
+    assert main(["score", str(tiny_run / "best.pt"), "--src", str(src), "--tgt", str(ref), "--json"]) == 0
     rows = [__import__("json").loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["logprob"] for r in rows] == pytest.approx(values, abs=1e-5)
     assert per_unit == pytest.approx([r["logprob"] / r["units"] for r in rows], abs=1e-5)
-    assert main(["score", str(trained_run / "best.pt"), "--src", str(src), "--tgt", str(ref), "--json", "--units"]) == 0
+    assert main(["score", str(tiny_run / "best.pt"), "--src", str(src), "--tgt", str(ref), "--json", "--units"]) == 0
     detailed = [__import__("json").loads(line) for line in capsys.readouterr().out.splitlines()]
-    codec = Translator.from_checkpoint(trained_run / "best.pt").tgt_codec
+    codec = Translator.from_checkpoint(tiny_run / "best.pt").tgt_codec
     for r, d, text in zip(rows, detailed, ref.read_text().splitlines(), strict=True):
         assert d["logprob"] == r["logprob"] and d["tokens"] == codec.units(text)
         assert len(d["unit_logprobs"]) == d["units"] == len(d["tokens"]) + 1
         assert sum(d["unit_logprobs"]) == pytest.approx(d["logprob"], abs=1e-4)
-    assert main(["score", str(trained_run / "best.pt"), "--src", str(src), "--tgt", str(ref), "--units"]) == 2
+    assert main(["score", str(tiny_run / "best.pt"), "--src", str(src), "--tgt", str(ref), "--units"]) == 2
     assert "--units adds fields to the JSON lines: give --json too" in capsys.readouterr().err

@@ -6,7 +6,7 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import small_model
+from conftest import resolved, small_model
 from rnnsearch.data.batching import source_batch
 from rnnsearch.decoding.scoring import score_ids
 from rnnsearch.decoding.search import beam_search, greedy, length_normalise, row_topk
@@ -25,8 +25,8 @@ def log_prob(model, src_ids, out_ids):
 def test_beam_one_equals_greedy(batch, seed, arch):
     model = small_model(arch, seed=seed)
     src, mask = source_batch(batch)
-    g = greedy(model, src, mask, max_len_ratio=1.5)
-    b = beam_search(model, src, mask, beam=1, max_len_ratio=1.5)
+    g = greedy(model, src, mask, resolved(max_len_ratio=1.5))
+    b = beam_search(model, src, mask, resolved(beam=1, max_len_ratio=1.5))
     for gh, bh in zip(g, b):
         assert gh.tokens == bh[0].tokens
         assert math.isclose(gh.score, bh[0].score, rel_tol=1e-5, abs_tol=1e-5)
@@ -37,7 +37,7 @@ def test_beam_one_equals_greedy(batch, seed, arch):
 def test_beam_scores_are_model_log_probabilities(batch, seed, beam):
     model = small_model("rnnsearch", seed=seed)
     src, mask = source_batch(batch)
-    for sent, hyps in zip(batch, beam_search(model, src, mask, beam=beam, max_len_ratio=1.5, n_best=beam)):
+    for sent, hyps in zip(batch, beam_search(model, src, mask, resolved(beam=beam, max_len_ratio=1.5, n_best=beam))):
         assert len(hyps) == beam
         assert all(a.norm_score >= b.norm_score for a, b in zip(hyps, hyps[1:]))
         for h in hyps:
@@ -53,9 +53,9 @@ def test_padding_does_not_change_a_sentence(batch, seed, beam):
     """Each sentence decoded alone equals the same sentence decoded in a padded batch."""
     model = small_model("rnnsearch", seed=seed)
     src, mask = source_batch(batch)
-    together = beam_search(model, src, mask, beam=beam, max_len_ratio=1.5, n_best=beam)
+    together = beam_search(model, src, mask, resolved(beam=beam, max_len_ratio=1.5, n_best=beam))
     for sent, hyps in zip(batch, together):
-        alone = beam_search(model, *source_batch([sent]), beam=beam, max_len_ratio=1.5, n_best=beam)[0]
+        alone = beam_search(model, *source_batch([sent]), resolved(beam=beam, max_len_ratio=1.5, n_best=beam))[0]
         assert [h.tokens for h in alone] == [h.tokens for h in hyps]
         for a, h in zip(alone, hyps):
             assert math.isclose(a.score, h.score, rel_tol=1e-4, abs_tol=1e-4)
@@ -64,8 +64,8 @@ def test_padding_does_not_change_a_sentence(batch, seed, beam):
 def test_beam_finds_at_least_greedys_score():
     model = small_model("rnnsearch", seed=5)
     src, mask = source_batch([[5, 6, 7, 8], [9, 10], [11, 12, 13, 14, 15, 16]])
-    g = greedy(model, src, mask)
-    b = beam_search(model, src, mask, beam=8)
+    g = greedy(model, src, mask, resolved())
+    b = beam_search(model, src, mask, resolved(beam=8))
     for gh, bh in zip(g, b):
         assert bh[0].score >= gh.score - 1e-5
 
@@ -73,11 +73,11 @@ def test_beam_finds_at_least_greedys_score():
 def test_length_limit_and_penalty():
     model = small_model("rnnsearch", seed=2)
     src, mask = source_batch([[5, 6, 7]])
-    for h in beam_search(model, src, mask, beam=4, max_len_ratio=0.5, n_best=4)[0]:
+    for h in beam_search(model, src, mask, resolved(beam=4, max_len_ratio=0.5, n_best=4))[0]:
         assert len(h.tokens) + 1 <= int(4 * 0.5) + 5
     assert length_normalise(-6.0, 7, 0.0) == -6.0
     assert math.isclose(length_normalise(-6.0, 7, 1.0), -6.0 / 2.0)
-    hyps = beam_search(model, src, mask, beam=4, length_penalty=1.0, n_best=4)[0]
+    hyps = beam_search(model, src, mask, resolved(beam=4, length_penalty=1.0, n_best=4))[0]
     assert all(a.norm_score >= b.norm_score for a, b in zip(hyps, hyps[1:]))
 
 

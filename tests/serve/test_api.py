@@ -12,13 +12,14 @@ from fastapi.testclient import TestClient
 
 from rnnsearch.serve import ServeSettings, create_app
 from rnnsearch.decoding.translator import Translator
+from rnnsearch.decoding.settings import SearchSettings
 
 SENTENCES = ["The big dog sees a cat .", "A small white cat sleeps in the old house .", "The dog eats ."]
 
 
 @pytest.fixture(scope="module")
-def translator(trained_run):
-    return Translator.from_checkpoint(trained_run / "best.pt")
+def translator(tiny_run):
+    return Translator.from_checkpoint(tiny_run / "best.pt")
 
 
 def client_for(translator, **settings) -> TestClient:
@@ -32,7 +33,7 @@ def test_translate_one_and_many_equal_the_python_api(translator):
                                               "return_attention": True})
         many = client.post("/translate", json={"texts": SENTENCES, "beam": 3})
     assert one.status_code == 200 and many.status_code == 200
-    expected = translator.translate(SENTENCES, beam=3, n_best=2)
+    expected = translator.translate(SENTENCES, SearchSettings(beam=3, n_best=2))
     body = one.json()
     assert body["beam"] == 3 and body["model"] == "tiny"
     t = body["translations"][0]
@@ -53,7 +54,7 @@ def test_concurrent_requests_are_batched_and_unchanged(translator):
     answer equals the sentence translated alone: batching and padding change nothing."""
     sentences = [SENTENCES[i % 3] if i % 2 else " ".join(SENTENCES[i % 3].split()[: 2 + i % 5]) + " ."
                  for i in range(30)]
-    alone = {s: translator.translate([s], beam=2)[0] for s in set(sentences)}
+    alone = {s: translator.translate([s], SearchSettings(beam=2))[0] for s in set(sentences)}
     with client_for(translator, max_batch=16, window_ms=50) as client:
         with ThreadPoolExecutor(10) as pool:
             answers = list(pool.map(lambda s: client.post("/translate", json={"text": s, "beam": 2}), sentences))
@@ -224,3 +225,12 @@ def test_a_failing_model_gives_500_json_and_the_server_survives(translator, capl
     assert r.status_code == 500 and body["kind"] == "internal" and "simulated" not in r.text  # safe message
     assert body["request_id"] == r.headers["x-request-id"] and body["request_id"] in body["error"]
     assert again.status_code == 200
+
+
+def test_a_release_is_served_under_its_release_name(tiny_run, tmp_path):
+    from rnnsearch.analysis.release import make_release
+    make_release(tiny_run / "best.pt", tmp_path / "tiny_release", log=lambda *_: None)
+    released = Translator.from_pretrained(str(tmp_path / "tiny_release"))
+    with client_for(released) as client:
+        health, found = client.get("/health").json(), client.post("/translate", json={"text": SENTENCES[0]}).json()
+    assert health["model"] == found["model"] == "tiny_release" and released.config.name == "tiny"

@@ -24,8 +24,8 @@ from rnnsearch.serve import ServeSettings, create_app
 
 
 @pytest.fixture(scope="module")
-def app(trained_run):
-    return create_app(Translator.from_checkpoint(trained_run / "best.pt"), ServeSettings(max_texts=8, max_chars=300),
+def app(tiny_run):
+    return create_app(Translator.from_checkpoint(tiny_run / "best.pt"), ServeSettings(max_texts=8, max_chars=300),
                       checkpoint="best.pt")
 
 
@@ -113,12 +113,12 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_sigterm_under_load_drains_then_exits_0(trained_run):
+def test_sigterm_under_load_drains_then_exits_0(tiny_run):
     """16 clients keep the server busy; SIGTERM: every request the server accepted is answered 200,
     the ones after it get 503 with Retry-After, none is cut, and the process exits 0."""
     port = _free_port()
     env = {**os.environ, "PYTHONPATH": str(REPO / "src"), "OMP_NUM_THREADS": "1"}
-    server = subprocess.Popen([sys.executable, "-m", "rnnsearch", "serve", str(trained_run / "best.pt"), "--port",
+    server = subprocess.Popen([sys.executable, "-m", "rnnsearch", "serve", str(tiny_run / "best.pt"), "--port",
                                str(port), "--log-level", "warning", "--drain-timeout", "60"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     url = f"http://127.0.0.1:{port}"

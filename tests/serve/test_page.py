@@ -14,6 +14,8 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+from rnnsearch.decoding.settings import SearchSettings
+from rnnsearch.decoding.source import Source
 
 CHROMIUM = os.environ.get("RNNSEARCH_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
@@ -144,9 +146,9 @@ def test_page_translates_and_heatmap_highlights(trained_run, tmp_path):
         server.wait(30)
     from rnnsearch.decoding.translator import Translator
     translator = Translator.from_checkpoint(trained_run / "best.pt")
-    expected = translator.translate([sentence], beam=3, n_best=3)[0]
+    expected = translator.translate([sentence], SearchSettings(beam=3, n_best=3))[0]
     [scored] = translator.score([sentence], [TARGET], details=True)
-    [prefixed] = translator.translate([sentence], beam=3, n_best=3, prefixes=[PREFIX])
+    [prefixed] = translator.translate([Source(sentence, PREFIX)], SearchSettings(beam=3, n_best=3))
     assert found["translation"] == expected.text
     assert found["nbest"] == 3  # the page asks for min(5, beam) of the model's beam 3
     assert found["rows"] == len(expected.tokens) + 1 and found["cols"] == len(expected.source_tokens)

@@ -14,13 +14,14 @@ from rnnsearch.decoding.sampling import Sampling
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.model import build_model
 from rnnsearch.serve import ServeSettings, create_app
+from rnnsearch.decoding.settings import SearchSettings
 
 SOURCES = ["The big dog sees a cat .", "A small white cat sleeps in the old house .", "The dog eats ."]
 
 
 @pytest.fixture(scope="module")
-def translator(trained_run):
-    return Translator.from_checkpoint(trained_run / "best.pt")
+def translator(tiny_run):
+    return Translator.from_checkpoint(tiny_run / "best.pt")
 
 
 def client_for(translator, **settings) -> TestClient:
@@ -30,7 +31,7 @@ def client_for(translator, **settings) -> TestClient:
 def test_scores_equal_the_python_api_and_the_search_scores(translator):
     """A pair's score is Translator.score's; the score of the server's own best translation is the
     score the search reported for it; one pair and several agree; metrics count the pairs."""
-    found = translator.translate(SOURCES, beam=3)
+    found = translator.translate(SOURCES, SearchSettings(beam=3))
     targets = [t.text for t in found[:2]] + ["Le chat mange un oiseau inconnu ."]
     with client_for(translator, max_batch=4, window_ms=50) as client:
         many = client.post("/score", json={"pairs": [{"source": s, "target": t} for s, t in zip(SOURCES, targets)]})
@@ -57,7 +58,7 @@ def test_units_and_attention_of_a_given_translation(translator):
     """return_units / return_attention: each unit's log-probability (adding up to the score) and the
     attention of the steps that emitted the target; for the server's own translation, the attention
     /translate returned with it. Without them the fields are null; an RNNencdec has no attention."""
-    found = translator.translate(SOURCES[:2], beam=3)
+    found = translator.translate(SOURCES[:2], SearchSettings(beam=3))
     pairs = [{"source": SOURCES[0], "target": found[0].text}, {"source": SOURCES[1], "target": "Un chat ."}]
     with client_for(translator, max_batch=4, window_ms=50) as client:
         with ThreadPoolExecutor(2) as pool:  # a plain and a detailed request at once: not mixed up
@@ -118,8 +119,8 @@ def test_bad_score_requests_get_clear_4xx(translator, body, status, kind, field)
     assert r.json()["kind"] == kind and r.json()["field"] == field and r.json()["error"]
 
 
-def test_scoring_needs_the_torch_backend(trained_run):
-    onnx = Translator.from_checkpoint(trained_run / "best.pt", backend="onnx")
+def test_scoring_needs_the_torch_backend(tiny_run):
+    onnx = Translator.from_checkpoint(tiny_run / "best.pt", backend="onnx")
     with client_for(onnx) as client:
         r = client.post("/score", json={"source": "a", "target": "b"})
         health = client.get("/health").json()
@@ -131,7 +132,7 @@ def test_seeded_samples_equal_the_python_api_whatever_shares_the_batch(translato
     """A request with a seed is drawn alone, so its draws are the Python API's for that request,
     even when other requests arrive with it; n_best is the number of draws per sentence."""
     sample = {"temperature": 1.5, "topk": 5, "seed": 7}
-    alone = translator.translate(SOURCES, n_best=3, sampling=Sampling(5, 1.5, 7))
+    alone = translator.translate(SOURCES, SearchSettings(n_best=3, sampling=Sampling(topk=5, temperature=1.5, seed=7)))
     body = {"texts": SOURCES, "n_best": 3, "sample": sample}
     with client_for(translator, max_batch=16, window_ms=100) as client:
         with ThreadPoolExecutor(4) as pool:

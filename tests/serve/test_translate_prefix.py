@@ -9,19 +9,21 @@ from fastapi.testclient import TestClient
 
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.serve import ServeSettings, create_app
+from rnnsearch.decoding.settings import SearchSettings
+from rnnsearch.decoding.source import Source
 
 SOURCES = ["The big dog sees a cat .", "A small white cat sleeps in the old house ."]
 
 
 @pytest.fixture(scope="module")
-def translator(trained_run):
-    return Translator.from_checkpoint(trained_run / "best.pt")
+def translator(tiny_run):
+    return Translator.from_checkpoint(tiny_run / "best.pt")
 
 
 def test_translations_begin_with_their_prefixes(translator):
     prefixes = ["Le chat", ""]
-    expected = translator.translate(SOURCES, beam=3, prefixes=prefixes)
-    free = translator.translate(SOURCES, beam=3)
+    expected = translator.translate([Source(s, p) for s, p in zip(SOURCES, prefixes)], SearchSettings(beam=3))
+    free = translator.translate(SOURCES, SearchSettings(beam=3))
     app = create_app(translator, ServeSettings(max_batch=8, window_ms=50))
     with TestClient(app, raise_server_exceptions=False) as client:
         with ThreadPoolExecutor(3) as pool:  # with and without prefixes in one window: not mixed up

@@ -122,6 +122,7 @@ def _accuracy(translator, head_or_none, src_lines, tgt_lines, lex) -> float:
     return hit / total
 
 
+@pytest.mark.slow  # trains a head
 def test_training_learns_the_links_and_leaves_the_translation_alone(trained_run, synth_dir, tmp_path):
     """On the synthetic corpus with dictionary links, the head finds the linked source word of
     held-out test pairs at least as often as alpha does, and at least 99% of the time; the new
@@ -168,6 +169,7 @@ def head_checkpoint(trained_run, synth_dir, tmp_path_factory):
     return out
 
 
+@pytest.mark.slow  # trains a head
 def test_align_reads_the_head_from_the_checkpoint(head_checkpoint, trained_run, tmp_path, capsys):
     """CLI: `align --head` reads the head train-align-head wrote; a checkpoint without a head, a
     shift, or writing over the input is a clear error."""
@@ -194,6 +196,7 @@ def test_align_reads_the_head_from_the_checkpoint(head_checkpoint, trained_run, 
         assert "torch sees no CUDA device" in capsys.readouterr().err
 
 
+@pytest.mark.slow  # trains a head
 def test_the_aer_study_reads_the_head_where_there_is_one(head_checkpoint, trained_run, synth_dir):
     """experiments/aer.py scores the head as written and in natural form, as its own kind, and
     combines it with a Fr->En model's head only when that model has one."""
@@ -210,6 +213,7 @@ def test_the_aer_study_reads_the_head_where_there_is_one(head_checkpoint, traine
     assert aer.family("`--natural --head --posterior --extract intersection`") == "head+posterior: intersection"
 
 
+@pytest.mark.slow  # trains a head
 def test_head_and_posterior_together_read_their_mean(head_checkpoint, synth_dir, tmp_path):
     """`align --head --posterior`: the mean of the head's and the posterior's distributions."""
     import numpy as np
@@ -230,6 +234,7 @@ def test_head_and_posterior_together_read_their_mean(head_checkpoint, synth_dir,
     assert read_pharaoh(out) == [hard_links(a.soft, None, "intersection", 0) for a in both]
 
 
+@pytest.mark.slow  # trains a head
 def test_a_release_keeps_the_head(head_checkpoint, tmp_path):
     """`release` keeps the head in float32 beside the slimmed model, the card says how it was
     trained, and the released model aligns with it."""
@@ -252,6 +257,7 @@ def test_a_release_keeps_the_head(head_checkpoint, tmp_path):
     assert main(["align", str(tmp_path / "tiny_head"), "--pairs", str(test), "--head", "--out", str(tmp_path / "l")]) == 0
 
 
+@pytest.mark.slow  # trains a head
 def test_a_release_records_its_measured_alignment(head_checkpoint, tmp_path, capsys):
     """`align --gold --record` on a release: the AER and the flags go into release.json and the model
     card; the same flags again replace their entry; the weights stay byte for byte."""
@@ -286,10 +292,10 @@ def test_a_release_records_its_measured_alignment(head_checkpoint, tmp_path, cap
     assert "not a release folder" in capsys.readouterr().err
 
 
-def test_a_broken_head_entry_names_the_file(trained_run, tmp_path):
+def test_a_broken_head_entry_names_the_file(tiny_run, tmp_path):
     from rnnsearch import checkpoint
     from rnnsearch.decoding.translator import Translator
-    payload = checkpoint.load(trained_run / "best.pt")
+    payload = checkpoint.load(tiny_run / "best.pt")
     payload.pop("format"), payload.pop("version")
     checkpoint.save(tmp_path / "bad.pt", {**payload, "align_head": {"dims": {"query": 3}, "state": {}}})
     with pytest.raises(checkpoint.CheckpointError, match="bad.pt: its align_head entry"):

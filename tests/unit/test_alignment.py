@@ -97,13 +97,13 @@ def test_merge_sums_source_pieces_and_averages_target_pieces():
     assert hard_links(soft) == {(0, 0), (0, 1)}
 
 
-def test_align_puts_links_where_attention_peaks(trained_run, synth_dir, tmp_path, capsys):
+def test_align_puts_links_where_attention_peaks(tiny_run, synth_dir, tmp_path, capsys):
     import numpy as np
     import torch
     from rnnsearch.analysis.force_align import force_align, group_units
     from rnnsearch.analysis.gold_text import as_written
     from rnnsearch.decoding.translator import Translator
-    translator = Translator.from_checkpoint(trained_run / "best.pt", device=DEVICE)
+    translator = Translator.from_checkpoint(tiny_run / "best.pt", device=DEVICE)
     src = (synth_dir / "test.en").read_text().splitlines()[:6]
     tgt = (synth_dir / "test.fr").read_text().splitlines()[:6]
     alignments = force_align(translator, list(zip(src, tgt)))
@@ -124,12 +124,12 @@ def test_align_puts_links_where_attention_peaks(trained_run, synth_dir, tmp_path
     gold = tmp_path / "gold"
     gold.write_text("".join(" ".join(f"{i + 1}-{j + 1}" for i, j in sorted(a.links)) + "\n" for a in alignments))
     out = tmp_path / "links.pharaoh"
-    assert main(["align", str(trained_run / "best.pt"), "--pairs", str(pairs), "--out", str(out),
+    assert main(["align", str(tiny_run / "best.pt"), "--pairs", str(pairs), "--out", str(out),
                  "--gold", str(gold)]) == 0
     assert json.loads(capsys.readouterr().out) == {"aer": 0.0, "precision": 1.0, "recall": 1.0}
     assert read_pharaoh(out) == [a.links for a in alignments]
     # --natural: the model reads other words, the links stay on the given ones (one per target word)
-    assert main(["align", str(trained_run / "best.pt"), "--pairs", str(pairs), "--out", str(out), "--natural"]) == 0
+    assert main(["align", str(tiny_run / "best.pt"), "--pairs", str(pairs), "--out", str(out), "--natural"]) == 0
     for links, (s, t) in zip(read_pharaoh(out), zip(src, tgt)):
         assert sorted(j for _, j in links) == list(range(len(t.split())))
         assert all(0 <= i < len(s.split()) for i, _ in links)
@@ -168,13 +168,13 @@ def test_the_symmetrisations_nest_between_intersection_and_union(forward, revers
         assert all(a[0] != s for a in got["grow-diag"]) or all(a[1] != t for a in got["grow-diag"])
 
 
-def test_align_symmetrises_with_a_reverse_model(trained_run, synth_dir, tmp_path):
+def test_align_symmetrises_with_a_reverse_model(tiny_run, synth_dir, tmp_path):
     """--reverse-model: the reverse model aligns (target, source) pairs; its links, flipped, are
     combined with the forward ones (here the same model read backwards stands in for a Fr->En one)."""
     from rnnsearch.analysis.force_align import force_align
     from rnnsearch.analysis.links import symmetrize
     from rnnsearch.decoding.translator import Translator
-    translator = Translator.from_checkpoint(trained_run / "best.pt")
+    translator = Translator.from_checkpoint(tiny_run / "best.pt")
     src = (synth_dir / "test.en").read_text().splitlines()[:6]
     tgt = (synth_dir / "test.fr").read_text().splitlines()[:6]
     forward = force_align(translator, list(zip(src, tgt)))
@@ -183,14 +183,14 @@ def test_align_symmetrises_with_a_reverse_model(trained_run, synth_dir, tmp_path
     (tmp_path / "t").write_text("".join(x + "\n" for x in tgt))
     for method in ("intersection", "grow-diag-final"):
         out = tmp_path / f"{method}.pharaoh"
-        assert main(["align", str(trained_run / "best.pt"), "--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"),
-                     "--reverse-model", str(trained_run / "best.pt"), "--symmetrize", method, "--out", str(out)]) == 0
+        assert main(["align", str(tiny_run / "best.pt"), "--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"),
+                     "--reverse-model", str(tiny_run / "best.pt"), "--symmetrize", method, "--out", str(out)]) == 0
         expected = [symmetrize(f.links, {(s, t) for t, s in b.links}, method) for f, b in zip(forward, backward)]
         assert read_pharaoh(out) == expected
     # soft: links read from the product of the two soft alignments, here both ways of reading it
     out = tmp_path / "soft.pharaoh"
-    assert main(["align", str(trained_run / "best.pt"), "--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"),
-                 "--reverse-model", str(trained_run / "best.pt"), "--symmetrize", "soft", "--extract", "grow-diag",
+    assert main(["align", str(tiny_run / "best.pt"), "--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"),
+                 "--reverse-model", str(tiny_run / "best.pt"), "--symmetrize", "soft", "--extract", "grow-diag",
                  "--out", str(out)]) == 0
     for links, f, b in zip(read_pharaoh(out), forward, backward, strict=True):
         product = f.soft * b.soft.T
@@ -292,7 +292,7 @@ def test_link_misses_add_up_and_measure_the_distance_to_the_gold():
     assert r["precision"] == pytest.approx(1 - misses["missed"] / misses["links"])
 
 
-def test_align_reads_the_posterior_with_posterior(trained_run, synth_dir, tmp_path):
+def test_align_reads_the_posterior_with_posterior(tiny_run, synth_dir, tmp_path):
     """--posterior: each target word's links come from the posterior of its alignment (the model's
     alignment_posterior on the same batch), not from alpha; it takes no shift."""
     import numpy as np
@@ -302,13 +302,13 @@ def test_align_reads_the_posterior_with_posterior(trained_run, synth_dir, tmp_pa
     from rnnsearch.data.batching import make_batch
     from rnnsearch.decoding.translator import Translator
     from rnnsearch.errors import UsageError
-    translator = Translator.from_checkpoint(trained_run / "best.pt", device=DEVICE)
+    translator = Translator.from_checkpoint(tiny_run / "best.pt", device=DEVICE)
     src = (synth_dir / "test.en").read_text().splitlines()[:5]
     tgt = (synth_dir / "test.fr").read_text().splitlines()[:5]
     (tmp_path / "s").write_text("".join(x + "\n" for x in src))
     (tmp_path / "t").write_text("".join(x + "\n" for x in tgt))
     out = tmp_path / "posterior.pharaoh"
-    assert main(["align", str(trained_run / "best.pt"), "--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"),
+    assert main(["align", str(tiny_run / "best.pt"), "--src", str(tmp_path / "s"), "--tgt", str(tmp_path / "t"),
                  "--posterior", "--extract", "grow-diag", "--out", str(out)]) == 0
     posterior = force_align(translator, list(zip(src, tgt)), reading="posterior")
     assert read_pharaoh(out) == [hard_links(a.soft, extract="grow-diag") for a in posterior]

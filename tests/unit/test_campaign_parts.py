@@ -38,6 +38,7 @@ def test_sentence_loss_scale_is_the_token_mean_times_tokens_per_sentence(synth_d
         torch.testing.assert_close(sentence[name], token[name] * factor, rtol=1e-4, atol=1e-7, msg=name)
 
 
+@pytest.mark.slow  # runs the training loop
 def test_core_hours_are_cpu_time_and_stop_the_run(synth_dir, tmp_path):
     cfg = demo_config(synth_dir, max_steps=0, max_core_hours=1.5 / 3600, valid_every=10_000, log_every=1)
     result = Trainer(from_dict(cfg), tmp_path / "run", log=lambda *_: None).run()
@@ -93,7 +94,7 @@ def test_fused_loss_on_a_large_confident_vocabulary_equals_cross_entropy():
 
 
 def test_flush_denormals_makes_them_zero():
-    from rnnsearch.training.runtime import flush_denormals
+    from rnnsearch.runtime import flush_denormals
     if not flush_denormals():
         pytest.skip("this CPU has no flush-to-zero mode")
     tiny = torch.tensor([1e-39, 3e-38], dtype=torch.float32)
@@ -117,8 +118,8 @@ def test_projection_follows_a_log_curve():
     assert project(curve[:2], 20.0, budget=12.0)["at_budget"] is None  # no fit, no reading
 
 
-def test_status_of_a_run(trained_run):
-    s = run_status(trained_run, target=100.0)
+def test_status_of_a_run(tiny_run):
+    s = run_status(tiny_run, target=100.0)
     assert s["step"] > 0 and s["dev"] and s["best"]["dev_bleu"] == max(d["dev_bleu"] for d in s["dev"])
     assert s["core_hours"] is not None and s["core_hours"] > 0
     text = format_status(s)

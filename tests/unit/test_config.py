@@ -61,3 +61,24 @@ def test_load_reports_the_file(tmp_path):
         load(bad)
     with pytest.raises(ConfigError, match="not found"):
         load(tmp_path / "missing.yaml")
+
+
+def test_a_broken_yaml_file_is_one_line_with_its_name_and_line_first(tmp_path):
+    from rnnsearch.config import load
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("train:\n  lr: [1, 2\nmodel: {\n")
+    with pytest.raises(ConfigError) as caught:
+        load(bad)
+    message = str(caught.value)
+    assert message.startswith(f"{bad}: not valid YAML: line 3, column 6: ") and "\n" not in message
+
+
+def test_a_bad_override_is_named_and_the_file_is_not_blamed(tmp_path):
+    from rnnsearch.config import load
+    good = tmp_path / "good.yaml"
+    good.write_text("train:\n  lr: 0.5\n")
+    with pytest.raises(ConfigError, match=r"^--set model.hiden=100: model.hiden: unknown key \(known: arch, "):
+        load(good, ["train.lr=0.1", "model.hiden=100"])
+    good.write_text("train:\n  lr: -1\n")
+    with pytest.raises(ConfigError, match=rf"^{good}: train.lr: must be > 0"):  # the file's own error is the file's
+        load(good, ["model.emb=8"])

@@ -23,6 +23,7 @@ from rnnsearch.decoding.export import export  # noqa: E402
 from rnnsearch.decoding.nbest import parse_nbest  # noqa: E402
 from rnnsearch.decoding.translator import Translator  # noqa: E402
 from rnnsearch.errors import UsageError  # noqa: E402
+from rnnsearch.decoding.settings import SearchSettings
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoint_2026_11_22"
 
@@ -70,27 +71,28 @@ def test_an_export_of_format_version_1_translates_as_its_checkpoint():
     expected = json.loads((FIXTURE / "expected.json").read_text())
     old = Translator.from_checkpoint(FIXTURE.parent / "onnx_export_v1", backend="onnx")
     assert old.model.rows_per_sentence
-    results = old.translate(expected["sources"], beam=3, n_best=2)
+    results = old.translate(expected["sources"], SearchSettings(beam=3, n_best=2))
     for got, want in zip(results, expected["beam3_nbest2"], strict=True):
         assert [h.text for h in got.nbest] == [text for text, _ in want["nbest"]]
         assert [h.score for h in got.nbest] == pytest.approx([score for _, score in want["nbest"]], abs=1e-4)
 
 
 @pytest.mark.parametrize("which", ["trained", "fixture"])
-def test_onnx_backend_reproduces_the_n_best_lists(trained_run, synth_dir, tmp_path, which):
-    ckpt = trained_run / "best.pt" if which == "trained" else FIXTURE / "last.pt"
+def test_onnx_backend_reproduces_the_n_best_lists(tiny_run, synth_dir, tmp_path, which):
+    ckpt = tiny_run / "best.pt" if which == "trained" else FIXTURE / "last.pt"
     sources = (synth_dir / "test.en").read_text().splitlines()[:40]
     torch_t = Translator.from_checkpoint(ckpt)
     onnx_t = Translator.from_checkpoint(ckpt, backend="onnx")
     for beam, n_best in ((1, 1), (4, 3)):
-        a, b = torch_t.translate(sources, beam=beam, n_best=n_best), onnx_t.translate(sources, beam=beam, n_best=n_best)
+        search = SearchSettings(beam=beam, n_best=n_best)
+        a, b = torch_t.translate(sources, search), onnx_t.translate(sources, search)
         assert [[h.text for h in r.nbest] for r in a] == [[h.text for h in r.nbest] for r in b]
         diffs = [abs(x.score - y.score) for r, s in zip(a, b) for x, y in zip(r.nbest, s.nbest)]
         assert max(diffs) < 1e-4
 
 
-def test_cli_export_then_translate_the_directory(trained_run, synth_dir, tmp_path, capsys):
-    ckpt, out = str(trained_run / "best.pt"), tmp_path / "export"
+def test_cli_export_then_translate_the_directory(tiny_run, synth_dir, tmp_path, capsys):
+    ckpt, out = str(tiny_run / "best.pt"), tmp_path / "export"
     assert main(["export", ckpt, "--out", str(out), "--quantize", "int8"]) == 0
     assert {p.name for p in out.iterdir()} == {"encoder.onnx", "decoder_step.onnx", "decoder_step.int8.onnx",
                                                "model.json"}
@@ -106,24 +108,26 @@ def test_cli_export_then_translate_the_directory(trained_run, synth_dir, tmp_pat
 
 
 @pytest.mark.parametrize("kind", [dict(backend="onnx", quantize="int8"), dict(quantize="int8"), dict(dtype="bf16")])
-def test_int8_and_bf16_keep_the_translations_of_a_trained_model(trained_run, synth_dir, kind):
+def test_int8_and_bf16_keep_the_translations_of_a_trained_model(tiny_run, synth_dir, kind):
     from rnnsearch.analysis.evaluate import corpus_bleu
-    ckpt = trained_run / "best.pt"
+    ckpt = tiny_run / "best.pt"
     sources = (synth_dir / "test.en").read_text().splitlines()[:60]
     refs = (synth_dir / "test.fr").read_text().splitlines()[:60]
-    full = corpus_bleu([t.text for t in Translator.from_checkpoint(ckpt).translate(sources, beam=3)], refs)[0]
+    beam3 = SearchSettings(beam=3)
+    full = corpus_bleu([t.text for t in Translator.from_checkpoint(ckpt).translate(sources, beam3)], refs)[0]
     low = Translator.from_checkpoint(ckpt, **kind)
-    got = corpus_bleu([t.text for t in low.translate(sources, beam=3)], refs)[0]
+    got = corpus_bleu([t.text for t in low.translate(sources, SearchSettings(beam=3))], refs)[0]
     assert got >= full - 1.0, (kind, full, got)
 
 
-def test_an_ensemble_averages_probabilities(trained_run, tmp_path):
-    ckpt = trained_run / "best.pt"
+def test_an_ensemble_averages_probabilities(tiny_run, tmp_path):
+    ckpt = tiny_run / "best.pt"
     single = Translator.from_checkpoint(ckpt)
     pair = Translator.from_checkpoint(ckpt)
     pair.add_ensemble([str(ckpt)])  # a model with itself: the model
     sentences = ["The big dog sees a small cat .", "A white cat sleeps ."]
-    for a, b in zip(single.translate(sentences, beam=3, n_best=2), pair.translate(sentences, beam=3, n_best=2)):
+    search = SearchSettings(beam=3, n_best=2)
+    for a, b in zip(single.translate(sentences, search), pair.translate(sentences, search)):
         assert [h.text for h in a.nbest] == [h.text for h in b.nbest]
         assert [h.score for h in a.nbest] == pytest.approx([h.score for h in b.nbest], abs=1e-5)
     # two different models: the step's log-probabilities are log((p1 + p2) / 2)
@@ -143,21 +147,21 @@ def test_an_ensemble_averages_probabilities(trained_run, tmp_path):
     torch.testing.assert_close(alpha, (a1 + a2) / 2)
 
 
-def test_an_ensemble_needs_the_same_vocabularies(trained_run):
-    t = Translator.from_checkpoint(trained_run / "best.pt")
+def test_an_ensemble_needs_the_same_vocabularies(tiny_run):
+    t = Translator.from_checkpoint(tiny_run / "best.pt")
     with pytest.raises(UsageError, match="vocabulary differs"):
         t.add_ensemble([str(FIXTURE / "last.pt")])
 
 
-def test_average_of_checkpoints(trained_run, tmp_path, synth_dir):
-    ckpt = trained_run / "best.pt"
-    averaged = average_checkpoints([str(ckpt), str(trained_run / "last.pt")], tmp_path / "avg.pt")
-    a, b = checkpoint.load(ckpt)["model"], checkpoint.load(trained_run / "last.pt")["model"]
+def test_average_of_checkpoints(tiny_run, tmp_path, synth_dir):
+    ckpt = tiny_run / "best.pt"
+    averaged = average_checkpoints([str(ckpt), str(tiny_run / "last.pt")], tmp_path / "avg.pt")
+    a, b = checkpoint.load(ckpt)["model"], checkpoint.load(tiny_run / "last.pt")["model"]
     for name, value in averaged["model"].items():
         torch.testing.assert_close(value, (a[name] + b[name]) / 2)
     translator = Translator.from_checkpoint(tmp_path / "avg.pt")
     assert translator.translate(["The dog ."])[0].text
-    assert translator.averaged_from == [str(ckpt), str(trained_run / "last.pt")]
+    assert translator.averaged_from == [str(ckpt), str(tiny_run / "last.pt")]
     assert Translator.from_checkpoint(ckpt).averaged_from == []
     # a report's Compute section says which model is an average, and of what
     from rnnsearch.analysis.report import compute_table
@@ -170,6 +174,7 @@ def test_average_of_checkpoints(trained_run, tmp_path, synth_dir):
     assert not (tmp_path / "bad.pt").exists()
 
 
+@pytest.mark.slow  # runs the training loop
 def test_keep_last_keeps_the_last_saves(synth_dir, tmp_path):
     from rnnsearch.training.trainer import train
     cfg = demo_config(synth_dir, max_steps=50, save_every=10, valid_every=20, keep_last=2, valid_max_sentences=10)
@@ -178,3 +183,16 @@ def test_keep_last_keeps_the_last_saves(synth_dir, tmp_path):
     kept = sorted(p.name for p in tmp_path.glob("step-*.pt"))
     assert kept == ["step-00000040.pt", "step-00000050.pt"]
     assert [checkpoint.load(tmp_path / name)["train_state"]["step"] for name in kept] == [40, 50]
+
+
+def test_int8_onnx_is_quantised_after_onnxruntimes_pre_processing(tiny_run, caplog, capfd):
+    """onnxruntime's quantiser asks for its pre-processing first; the back end runs it, so the user
+    sees no 'Please consider to run pre-processing' warning, and no pre-processed file stays behind."""
+    import logging
+    with caplog.at_level(logging.DEBUG):
+        translator = Translator.from_checkpoint(tiny_run / "best.pt", backend="onnx", quantize="int8")
+        assert translator.translate(["The dog sees a cat ."])[0].text
+    printed = caplog.text + "".join(capfd.readouterr())
+    assert "pre-processing" not in printed and "pre_process" not in printed
+    assert sorted(p.name for p in Path(translator._export_dir.name).glob("*.onnx")) == [
+        "decoder_step.int8.onnx", "decoder_step.onnx", "encoder.onnx"]

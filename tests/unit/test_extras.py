@@ -14,6 +14,8 @@ import pytest
 
 from rnnsearch.extras import EXTRAS, MissingExtra, missing, require
 
+pytestmark = pytest.mark.slow  # each test starts Python afresh with packages hidden
+
 CHECKPOINT = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoint_2026_11_22" / "last.pt"
 BLOCKED = sorted({m for modules in EXTRAS.values() for m in modules} | {"starlette"})
 

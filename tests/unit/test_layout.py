@@ -12,7 +12,8 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "rnnsearch"
 STAGES = ["errors", "config", "checkpoint", "data", "model", "decoding", "analysis", "training", "serve", "cli"]
 RANK = {name: rank for rank, name in enumerate(STAGES)}
 RANK["checkpoint"] = RANK["config"]  # both are formats every stage reads; neither imports the other
-RANK["cpu"] = RANK["extras"] = RANK["files"] = RANK["errors"]  # the CPU, the install, whole-or-absent folders: any stage
+# the CPU, the install, whole-or-absent folders, the process's malloc and denormals: any stage
+RANK["cpu"] = RANK["extras"] = RANK["files"] = RANK["runtime"] = RANK["errors"]
 MODULES = sorted(p for p in SRC.rglob("*.py"))
 
 
@@ -82,3 +83,34 @@ def test_the_command_line_imports_no_web_stack_until_serve_runs():
             "print(sorted(m for m in ('fastapi', 'uvicorn', 'starlette') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]", out.stdout
+
+
+def test_checkpoints_enter_git_only_as_releases():
+    """A clone stays small: every tracked checkpoint is a release under models/ or a test fixture
+    (training snapshots stay off git; docs/training.md)."""
+    import subprocess
+    root = SRC.parents[1]
+    if not (root / ".git").exists():
+        pytest.skip("not a git checkout: nothing tracked to check")
+    tracked = subprocess.run(["git", "ls-files", "*.pt", "*.pth", "*.bin", "*.safetensors", "*.onnx"], cwd=root,
+                             capture_output=True, text=True, check=True).stdout.split()
+    strays = [p for p in tracked if not p.startswith(("models/", "tests/fixtures/"))]
+    assert tracked and not strays, f"checkpoints outside models/ and tests/fixtures/: {strays}"
+
+
+def test_the_readme_layout_names_every_file_under_src():
+    """README.md's Layout lists each module in its own folder's entry (``  data/  io.py ...``)."""
+    readme = (SRC.parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme[readme.index("```\nsrc/rnnsearch/"):]
+    block = block[:block.index("```", 4)]
+    sections, current = {"": ""}, ""
+    for line in block.splitlines()[2:]:
+        if line.startswith("  ") and not line.startswith("   "):  # "  data/    io.py ..." or "  errors.py ..."
+            head = line.split()[0]
+            current = head[:-1] if head.endswith("/") else ""
+        elif not line.startswith(" "):
+            break  # benchmarks/, experiments/, ...: past src/
+        sections[current] = sections.get(current, "") + " " + line
+    for path in MODULES:
+        folder = path.parent.relative_to(SRC).as_posix() if path.parent != SRC else ""
+        assert path.name in sections.get(folder, ""), f"README.md's Layout does not name {path.relative_to(SRC)}"

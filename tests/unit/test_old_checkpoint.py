@@ -11,6 +11,7 @@ import pytest
 
 from rnnsearch import Translator, checkpoint
 from rnnsearch.config import from_dict
+from rnnsearch.decoding.settings import SearchSettings
 
 FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoint_2026_11_22"
 
@@ -18,15 +19,16 @@ FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "checkpoint_2026_11
 def test_old_checkpoint_translates_as_it_did():
     expected = json.loads((FIXTURE / "expected.json").read_text())
     translator = Translator.from_checkpoint(FIXTURE / "last.pt")
-    results = translator.translate(expected["sources"], beam=3, n_best=2)
+    results = translator.translate(expected["sources"], SearchSettings(beam=3, n_best=2))
     for got, want in zip(results, expected["beam3_nbest2"], strict=True):
         assert got.text == want["text"]
         assert [h.text for h in got.nbest] == [text for text, _ in want["nbest"]]
         assert [h.score for h in got.nbest] == pytest.approx([score for _, score in want["nbest"]], abs=1e-5)
         np.testing.assert_allclose(got.attention, np.array(want["attention"]), atol=1e-5)
-    assert [r.text for r in translator.translate(expected["sources"], beam=1)] == expected["greedy"]
+    assert [r.text for r in translator.translate(expected["sources"], SearchSettings(beam=1))] == expected["greedy"]
 
 
+@pytest.mark.slow  # resumes the training loop
 def test_old_checkpoint_resumes(tmp_path, monkeypatch):
     from rnnsearch.data.synthetic import generate
     from rnnsearch.training.trainer import Trainer

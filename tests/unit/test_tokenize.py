@@ -39,3 +39,38 @@ def test_sentencepiece_codecs(joint):
     restored = TextCodec.from_state(src.to_state())
     assert restored.units(EN[2]) == src.units(EN[2])
     assert not src.has_unk(EN[0])
+
+
+# Output words of the released RNNsearch-50 on the Hansards test (its test.hyp.fr of 2026-11-26), whose
+# detokenised lines glued the dollar sign to the next word ("200 000 $à l'", "<unk> 000 $pour le")
+GLUED = [(["a", "dépensé", "200", "000", "$", "à", "l'", "intérieur", "."], "a dépensé 200 000 $ à l'intérieur."),
+         (["de", "<unk>", "000", "$", "pour", "le", "programme"], "de <unk> 000 $ pour le programme"),
+         (["plus", "de", "315", "$", "de", "plus"], "plus de 315 $ de plus"),
+         (["900", "$", "au", "PQ"], "900 $ au PQ"),
+         (["des", "<unk>", "$", "en", "2004"], "des <unk> $ en 2004"),
+         (["est", "passée", "à", "5", "$", ","], "est passée à 5 $,")]
+
+
+@pytest.mark.parametrize("tokens, text", GLUED)
+def test_a_currency_sign_after_the_amount_stands_apart(tokens, text):
+    assert detokenize(tokens, "moses", "fr") == text
+
+
+def test_a_currency_sign_before_a_number_still_joins_it():
+    assert detokenize(["It", "cost", "$", "5", ",", "or", "5", "%", "."], "moses", "en") == "It cost $5, or 5%."
+    assert detokenize(["5", "%", "de", "plus", "et", "10", "€", "."], "moses", "fr") == "5 % de plus et 10 €."
+
+
+def test_the_hansards_references_keep_their_currency_spacing():
+    """Every reference line of the Hansards test with a currency sign, tokenised and detokenised:
+    no sign comes out glued to a word, and every 'N $ word' of the references survives."""
+    import re
+
+    from conftest import SHARED_DATA
+    lines = [line for line in (SHARED_DATA / "hansards" / "test.fr").read_text(encoding="utf-8").splitlines()
+             if "$" in line or "€" in line]
+    assert len(lines) >= 10
+    for line in lines:
+        out = detokenize(pretokenize(line, "moses", "fr"), "moses", "fr")
+        assert not re.search(r"[$€£]\w", out), (line, out)
+        assert re.findall(r"\d [$€] \w+", out) == re.findall(r"\d [$€] \w+", line), (line, out)

@@ -12,6 +12,7 @@ from rnnsearch.decoding.translator import Translator
 from rnnsearch.analysis.lexicon import build_lexicon, write_lexicon
 from rnnsearch.decoding.unk import read_lexicon, replace
 from rnnsearch.data.vocab import SPECIALS, UNK, Vocab
+from rnnsearch.decoding.settings import SearchSettings
 
 
 def test_copy_and_dict_use_the_most_attended_source_word_not_eos():
@@ -59,10 +60,10 @@ def _word_translator(arch="rnnsearch") -> Translator:
 def test_translator_replaces_every_unk_by_its_argmax_source_word():
     translator = _word_translator()
     sentences = ["s1 s2 s3 s4", "s5 s6 s7 s8 s9 s10 s11", "s12 s13"]
-    plain = translator.translate(sentences, beam=3)
+    plain = translator.translate(sentences, SearchSettings(beam=3))
     assert sum(t.tokens.count("<unk>") for t in plain) >= 2
     translator.set_unk_replacement("copy")
-    copied = translator.translate(sentences, beam=3)
+    copied = translator.translate(sentences, SearchSettings(beam=3))
     for p, c in zip(plain, copied):
         assert len(p.tokens) == len(c.tokens) and "<unk>" not in c.tokens
         for i, (a, b) in enumerate(zip(p.tokens, c.tokens)):
@@ -82,8 +83,8 @@ def test_replacement_needs_words_attention_and_a_lexicon():
         _word_translator().set_unk_replacement("nearest")
 
 
-def test_cli_lexicon_and_replace_unk(trained_run, synth_dir, tmp_path, capsys):
-    ckpt = str(trained_run / "best.pt")
+def test_cli_lexicon_and_replace_unk(tiny_run, synth_dir, tmp_path, capsys):
+    ckpt = str(tiny_run / "best.pt")
     lex = tmp_path / "lex.tsv"
     assert main(["lexicon", ckpt, "--src", str(synth_dir / "train.en"), "--tgt", str(synth_dir / "train.fr"),
                  "--out", str(lex), "--max-pairs", "200"]) == 0
@@ -97,3 +98,46 @@ def test_cli_lexicon_and_replace_unk(trained_run, synth_dir, tmp_path, capsys):
         assert "<unk>" not in capsys.readouterr().out
     assert main(["translate", ckpt, "--input", str(src), "--lexicon", str(lex)]) == 2
     assert "--replace-unk dict" in capsys.readouterr().err
+
+
+def test_with_an_alignment_head_the_head_says_where_each_unk_comes_from():
+    from rnnsearch.decoding.unk import head_rows
+    from rnnsearch.model.align_head import AlignmentHead, query_size
+    translator = _word_translator()
+    torch.manual_seed(3)
+    head = AlignmentHead(query_size(translator.model), translator.model.decoder.C_o.in_features, 6)
+    with torch.no_grad():
+        for p in head.parameters():
+            p.normal_(0, 0.8)
+    translator.align_head = head.eval()
+    sentences = ["s1 s2 s3 s4", "s5 s6 s7 s8 s9 s10 s11", "s12 s13"]
+    plain = translator.translate(sentences, SearchSettings(beam=3))
+    translator.set_unk_replacement("copy")
+    replaced = translator.translate(sentences, SearchSettings(beam=3))
+    differs = 0
+    for text, p, r in zip(sentences, plain, replaced):
+        ids = [translator.tgt_codec.vocab.stoi[t] for t in p.tokens]
+        beta = head_rows(translator, text.split(), [ids])[0]
+        assert np.allclose(beta.sum(1), 1, atol=1e-5)
+        for i, (a, b) in enumerate(zip(p.tokens, r.tokens)):
+            if a == "<unk>":
+                assert b == p.source_tokens[int(np.argmax(beta[i, :-1]))]
+                differs += b != p.source_tokens[int(np.argmax(p.attention[i, :-1]))]
+    assert sum(t.tokens.count("<unk>") for t in plain) >= 2 and differs  # the head, not alpha, decided
+
+
+def test_a_release_replaces_by_default_and_keep_unk_keeps(tiny_run, tmp_path):
+    import argparse
+
+    from rnnsearch.analysis.release import make_release
+    from rnnsearch.cli.common import load_translator
+    make_release(tiny_run / "best.pt", tmp_path / "tiny_release", log=lambda *_: None)
+    assert Translator.from_pretrained(str(tmp_path / "tiny_release")).replace_unk == "copy"
+    assert Translator.from_checkpoint(tiny_run / "best.pt").replace_unk is None  # a run's checkpoint: as written
+    flags = dict(backend="torch", quantize=None, dtype="float32", device="cpu", ensemble=[], lexicon=None,
+                 replace_unk=None, keep_unk=False)
+    assert load_translator(argparse.Namespace(**flags), str(tmp_path / "tiny_release")).replace_unk == "copy"
+    kept = load_translator(argparse.Namespace(**{**flags, "keep_unk": True}), str(tmp_path / "tiny_release"))
+    assert kept.replace_unk is None
+    with pytest.raises(ValueError, match="opposite"):
+        load_translator(argparse.Namespace(**{**flags, "keep_unk": True, "replace_unk": "copy"}), str(tiny_run))

@@ -2,7 +2,6 @@
 by source-length bucket (the paper's Figure 2); sacreBLEU's chrF on everything."""
 from __future__ import annotations
 
-import dataclasses
 
 from sacrebleu.metrics import BLEU, CHRF
 from rnnsearch.data.io import DataError
@@ -70,16 +69,17 @@ def score_translations(hyps: list[str], refs: list[str], srcs: list[str], src_co
             "by_length": bleu_by_length(hyps, refs, lengths), "length_unit": length_unit(src_codec)}
 
 
-def evaluate(translator, srcs: list[str], refs: list[str], beam: int | None = None, **search) -> dict:
-    """Translate ``srcs`` with ``translator`` and score against ``refs``."""
+def evaluate(translator, srcs: list[str], refs: list[str], settings=None, progress=None) -> dict:
+    """Translate ``srcs`` with ``translator`` (SearchSettings ``settings``; None: the model's
+    decode section) and score against ``refs``."""
     if len(srcs) != len(refs):
         raise DataError(f"{len(srcs)} source lines but {len(refs)} reference lines")
-    hyps = [t.text for t in translator.translate(srcs, beam=beam, **search)]
+    settings = translator.search_settings() if settings is None else settings.resolve(translator.decode_cfg)
+    hyps = [t.text for t in translator.translate(srcs, settings, progress)]
     result = score_translations(hyps, refs, srcs, translator.src_codec, translator.tgt_codec)
-    sampling = search.get("sampling")
-    result["beam"] = None if sampling else beam if beam is not None else translator.decode_cfg.beam
-    if sampling:
-        result["sampling"] = dataclasses.asdict(sampling)
+    result["beam"] = None if settings.sampling else settings.beam
+    if settings.sampling:
+        result["sampling"] = settings.sampling.model_dump()
     result["hypotheses"] = hyps
     return result
 

@@ -118,7 +118,7 @@ def hard_links(soft: np.ndarray, threshold: float | None = None, extract: str = 
 
 
 @torch.no_grad()
-def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, shift: int = 0,
+def force_align(translator, pairs: list[tuple[str, str]], batch_size: int | None = None, shift: int = 0,
                 threshold: float | None = None, forms=None, extract: str = "rows", balance: int = 0,
                 reading: str = "attention") -> list[Alignment]:
     """Alignments of (source text, target text) pairs under ``translator``'s model (RNNsearch).
@@ -133,6 +133,7 @@ def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, 
     posterior its reading once y_i is known; ``head``: the translator's alignment head
     (model/align_head.py, ``rnnsearch train-align-head``), which also reads y_i;
     ``head+posterior``: the mean of those two distributions.
+    ``batch_size``: pairs read at once (None: the model's decode.batch_size).
     ``threshold``, ``extract``, ``balance``: see ``hard_links``. ``forms``: a (source, target) pair of functions, words ->
     groups (``gold_text``), giving the words the model reads."""
     if shift not in SHIFTS:
@@ -146,6 +147,7 @@ def force_align(translator, pairs: list[tuple[str, str]], batch_size: int = 32, 
     if getattr(model, "arch", "rnnsearch") != "rnnsearch":
         raise UsageError("this model has no attention (arch: rnnencdec): nothing to align")
     read = _reader(translator, reading)
+    batch_size = batch_size or translator.decode_cfg.batch_size
     out: list[Alignment] = []
     with evaluating(model):
         for start in range(0, len(pairs), batch_size):

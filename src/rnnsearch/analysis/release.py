@@ -26,6 +26,7 @@ from rnnsearch.config import from_dict
 from rnnsearch.data.io import read_parallel
 from rnnsearch.decoding import pretrained
 from rnnsearch.decoding.average import describe
+from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.errors import UsageError
 from rnnsearch.files import sha256, whole_or_absent
@@ -84,7 +85,7 @@ def measure(weights: Path, test: tuple[str, str], beam: int | None, folder: Path
     srcs, refs = read_parallel(*test)
     translator = Translator.from_checkpoint(weights)
     log(f"translating {len(srcs)} test sentences with the released weights")
-    result = evaluate(translator, srcs, refs, beam=beam)
+    result = evaluate(translator, srcs, refs, SearchSettings(beam=beam))
     hyps = result.pop("hypotheses")
     hyp_name = f"test.hyp.{translator.tgt_codec.lang}"
     (folder / hyp_name).write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
@@ -141,7 +142,8 @@ def model_card(m: dict, payload: dict) -> str:
              f"tokens; {s.get('cpu_s', 0) / 3600:.2f} core-hours (CPU time of the training loop), "
              f"{s.get('elapsed_s', 0) / 3600:.2f} wall hours; best dev BLEU {s.get('best_bleu', 0):.2f} "
              f"at update {s.get('best_step', 0):,}", f"- source checkpoint: `{m['source']}`; released {m['created']} "
-             f"by rnnsearch {m['rnnsearch']}", *averaged_lines(payload.get("meta") or {}), ""]
+             f"by rnnsearch {m['rnnsearch']}", *averaged_lines(payload.get("meta") or {}),
+             *parent_lines(payload.get("meta") or {}), ""]
     lines += test_lines(m.get("test")) + head_lines(payload.get("align_head"), m["name"])
     lines += alignment_lines(m.get("alignment") or [], m["name"])
     lines += ["## Recipe (the resolved config)", "", "```yaml",
@@ -153,6 +155,16 @@ def averaged_lines(meta: dict) -> list[str]:
     """The card's line on parameters averaged over checkpoints (`rnnsearch average`), if they are."""
     paths = meta.get("averaged_from") or []
     return [f"- parameters: {describe(paths)}"] if paths else []
+
+
+def parent_lines(meta: dict) -> list[str]:
+    """The card's line on the model it was adapted from (`rnnsearch train --init`), if it was."""
+    init = meta.get("init")
+    if not init:
+        return []
+    was = f" (update {init['updates']:,}" + (f", {init['core_hours']} core-hours" if init.get("core_hours") else "") + ")"
+    return [f"- adapted from `{init['name']}`{was if init.get('updates') else ''} by `rnnsearch train --init`, "
+            f"which started from its weights and vocabularies"]
 
 
 STORED = {"bfloat16": "bfloat16 (byte planes, the high bytes deflated)",

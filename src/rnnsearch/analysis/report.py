@@ -113,10 +113,11 @@ def _no_progress(total: int, name: str):
     yield None
 
 
-def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, beam: int | None = None,
+def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, settings=None,
                  sentence: str | None = None, seed: int = 1, n_long: int = 5, figure3: str | None = None,
                  notes: str | None = None, log=print, device: str = "cpu", progress=None) -> dict:
-    """``progress(total, name)``: a context manager yielding a callback of the sentences done (the
+    """``settings``: SearchSettings, each model's unset fields its own decode section's (None: all).
+    ``progress(total, name)``: a context manager yielding a callback of the sentences done (the
     CLI's tqdm bar), entered for each model's translation of the test set; None: no progress."""
     from rnnsearch.data.io import read_parallel
     names = [name for name, _ in models]
@@ -134,7 +135,7 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
     for name, ckpt in models:
         log(f"translating {len(srcs)} sentences with {name} ({ckpt})")
         with (progress or _no_progress)(len(srcs), name) as advance:
-            results[name] = evaluate(translators[name], srcs, refs, beam=beam, progress=advance)
+            results[name] = evaluate(translators[name], srcs, refs, settings, advance)
     hyps = {name: r.pop("hypotheses") for name, r in results.items()}
     for name, lines in hyps.items():  # anyone can score them again with the sacrebleu command line
         lang = translators[name].tgt_codec.lang
@@ -145,7 +146,7 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, bea
     figures3 = []
     if aligner is not None:
         for k, text in enumerate(figure3_sentences(translators[aligner], srcs, sentence, seed)):
-            t = translators[aligner].translate([text], beam=beam)[0]
+            t = translators[aligner].translate([text], settings)[0]
             path = plot_alignment(t.attention, t.source_tokens, t.tokens + [EOS_TOKEN], out / f"figure3_{k}.png",
                                   title=t.text)
             figures3.append((text, t.text, path))

@@ -16,6 +16,18 @@ from rnnsearch.errors import UserError
 GROUPS = (train, translate, deploy, analysis, data, serve)
 
 
+class HelpWithDefaults(argparse.HelpFormatter):
+    """Each flag's help ends with its default, unless it has none (None, off, empty) or says it."""
+
+    def _get_help_string(self, action):
+        text = action.help or ""
+        default = action.default
+        if (action.option_strings and "default" not in text and default not in (None, False, [], argparse.SUPPRESS)
+                and not isinstance(action, (argparse._StoreFalseAction, argparse._VersionAction))):
+            text += " (default: %(default)s)"
+        return text
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rnnsearch", description="Neural machine translation by jointly learning to "
                                      "align and translate (Bahdanau et al. 2014): train, translate, evaluate, serve.")
@@ -23,13 +35,26 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     for group in GROUPS:
         group.register(sub)
+    for command in commands(parser).values():
+        command.formatter_class = HelpWithDefaults
     return parser
+
+
+def commands(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
+    """Every (sub)command's parser by its name ("translate", "data check", ...)."""
+    found = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, command in action.choices.items():
+                found[prefix + name] = command
+                found.update(commands(command, prefix + name + " "))
+    return found
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if getattr(args, "tune", False):  # malloc, denormals, oneDNN caches: before torch's first use
-        from rnnsearch.training.runtime import tune_process
+        from rnnsearch.runtime import tune_process
         tune_process()
     try:
         return args.func(args)

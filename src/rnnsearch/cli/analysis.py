@@ -5,7 +5,7 @@ import json
 import sys
 from pathlib import Path
 
-from rnnsearch.cli.common import progress_bar, write_text
+from rnnsearch.cli.common import MODEL_HELP, add_device_arg, progress_bar, write_text
 from rnnsearch.errors import UsageError
 
 
@@ -13,10 +13,11 @@ def register(sub) -> None:
     p = sub.add_parser("report", help="the paper's Table 1, Figures 2 and 3, long sentences, training curves")
     p.add_argument("--model", action="append", required=True, metavar="NAME=CKPT",
                    help="a model to include (repeat); the first one's alignments make Figure 3")
-    p.add_argument("--src", required=True)
-    p.add_argument("--ref", required=True)
+    p.add_argument("--src", required=True, help="the test set's source sentences (raw text)")
+    p.add_argument("--ref", required=True, help="its reference translations, line i for source line i")
     p.add_argument("--out", required=True, help="directory for report.md, report.html and the PNGs")
-    p.add_argument("--beam", type=int, default=None)
+    p.add_argument("--beam", type=int, default=None, help="beam size (1 = greedy; default: each model's "
+                   "decode.beam)")
     p.add_argument("--sentence", help="Figure 3's given sentence (default: the first test sentence)")
     p.add_argument("--seed", type=int, default=1, help="seed of Figure 3's and the long examples' samples")
     p.add_argument("--long", type=int, default=5, help="long-sentence examples to show")
@@ -24,19 +25,20 @@ def register(sub) -> None:
                    "(default: the first model with attention)")
     p.add_argument("--notes", metavar="FILE", help="Markdown placed near the top of the report (how the "
                    "models were trained, and why)")
-    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: where the models translate")
+    add_device_arg(p, "the models translate")
     p.set_defaults(func=report, tune=True)
 
     _register_align(sub)
 
     p = sub.add_parser("lexicon", help="lexical table for --replace-unk dict, from forced alignments")
-    p.add_argument("checkpoint")
+    p.add_argument("checkpoint", help=MODEL_HELP)
     p.add_argument("--src", required=True, help="training source sentences (raw text)")
     p.add_argument("--tgt", required=True, help="training target sentences")
     p.add_argument("--out", required=True, help="TSV: source, target, p(target | source), links")
     p.add_argument("--max-pairs", type=int, default=0, help="use the first N pairs (0 = all)")
     p.add_argument("--max-len", type=int, default=80, help="leave out pairs with more words than this")
     p.add_argument("--min-count", type=int, default=1, help="keep entries seen at least this often")
+    add_device_arg(p)
     p.set_defaults(func=lexicon)
 
     p = sub.add_parser("aer", help="alignment error rate of Pharaoh links against WPT 2003 gold links")
@@ -49,11 +51,12 @@ def register(sub) -> None:
 
 def _register_align(sub) -> None:
     p = sub.add_parser("align", help="forced alignment of sentence pairs from the model's attention")
-    p.add_argument("checkpoint")
+    p.add_argument("checkpoint", help=MODEL_HELP)
     p.add_argument("--src", help="source sentences (whitespace-separated words)")
     p.add_argument("--tgt", help="target sentences, line i pairs with source line i")
     p.add_argument("--pairs", help="or one file of 'source ||| target' lines (the WPT test.en-fr)")
-    p.add_argument("--format", choices=["pharaoh", "json", "npz"], default="pharaoh")
+    p.add_argument("--format", choices=["pharaoh", "json", "npz"], default="pharaoh",
+                   help="pharaoh: s-t links per line; json: links and the soft alignment per line; npz: the matrices")
     p.add_argument("--out", help="output file (default: standard output; npz needs one)")
     p.add_argument("--gold", help="WPT gold links: also print AER, precision, recall")
     p.add_argument("--shift", type=int, default=0, choices=[-1, 0, 1, 2],
@@ -88,6 +91,7 @@ def _register_align(sub) -> None:
     p.add_argument("--record", action="store_true",
                    help="with --gold and a released model: add the AER, with these flags, to its release.json "
                         "and model card (README.md); the weights are not touched")
+    add_device_arg(p)
     p.set_defaults(func=align, reading_defaults={name: p.get_default(name) for name in READING_FLAGS})
 
 
@@ -101,11 +105,20 @@ def report(args) -> int:
             raise UsageError(f"--model {spec!r}: expected NAME=CHECKPOINT")
         models.append(tuple(spec.split("=", 1)))
     notes = Path(args.notes).read_text(encoding="utf-8") if args.notes else None
-    build_report(models, args.src, args.ref, args.out, beam=args.beam, sentence=args.sentence,
+    build_report(models, args.src, args.ref, args.out, _settings(args.beam), sentence=args.sentence,
                  seed=args.seed, n_long=args.long, figure3=args.figure3, notes=notes, device=args.device,
                  progress=progress_bar)
     print(f"report: {Path(args.out) / 'report.md'} and {Path(args.out) / 'report.html'}")
     return 0
+
+
+def _settings(beam: int | None):
+    """The report's SearchSettings: --beam, checked before any model is loaded; the rest each model's own."""
+    from rnnsearch.cli.common import flag
+    from rnnsearch.decoding.settings import SearchSettings
+    settings = SearchSettings(beam=beam)
+    settings.resolve(name=flag)  # a bad --beam is refused here, naming the flag
+    return settings
 
 
 def _pairs(args) -> list[tuple[str, str]]:
@@ -126,7 +139,7 @@ def align(args) -> int:
         raise UsageError("--format npz needs --out FILE")
     if args.record and not args.gold:
         raise UsageError("--record needs --gold: it records the AER against those links")
-    translator = Translator.from_pretrained(args.checkpoint)
+    translator = Translator.from_pretrained(args.checkpoint, device=args.device)
     _check_head(translator, args.checkpoint, args)
     forms = natural_forms(translator.src_codec, translator.tgt_codec) if args.natural else None
     pairs = _pairs(args)
@@ -190,7 +203,7 @@ def symmetrized(forward: list, args, pairs: list[tuple[str, str]]) -> list:
     from rnnsearch.analysis.force_align import combine, force_align
     from rnnsearch.analysis.gold_text import natural_forms
     from rnnsearch.decoding.translator import Translator
-    reverse = Translator.from_pretrained(args.reverse_model)
+    reverse = Translator.from_pretrained(args.reverse_model, device=args.device)
     _check_head(reverse, args.reverse_model, args)
     forms = natural_forms(reverse.src_codec, reverse.tgt_codec) if args.natural else None
     backward = force_align(reverse, [(t, s) for s, t in pairs], shift=args.shift, threshold=args.threshold,
@@ -202,7 +215,7 @@ def lexicon(args) -> int:
     from rnnsearch.data.io import read_parallel
     from rnnsearch.decoding.translator import Translator
     from rnnsearch.analysis.lexicon import lexicon_from_corpus, write_lexicon
-    translator = Translator.from_pretrained(args.checkpoint)
+    translator = Translator.from_pretrained(args.checkpoint, device=args.device)
     srcs, tgts = read_parallel(args.src, args.tgt)
     n = args.max_pairs or len(srcs)
     table, used, dropped = lexicon_from_corpus(translator, srcs[:n], tgts[:n], args.max_len, args.min_count)

@@ -8,30 +8,78 @@ from pathlib import Path
 from rnnsearch.errors import UsageError
 
 
+def flag(field: str) -> str:
+    """A settings field as the command line calls it: n_best -> --n-best."""
+    return "--" + field.replace("_", "-")
+
+
+def add_settings_flags(p, settings, flags: dict[str, str] | None = None) -> None:
+    """One flag per field of the pydantic model ``settings``, with its default and description
+    (``flags``: fields whose flag is not --field-name); a true boolean becomes --no-field."""
+    for name, field in settings.model_fields.items():
+        option = (flags or {}).get(name, flag(name))
+        if field.annotation is bool:
+            p.add_argument(option if not field.default else "--no-" + option[2:], dest=name, default=field.default,
+                           action="store_false" if field.default else "store_true",
+                           help=("off: " if field.default else "") + field.description)
+        else:
+            p.add_argument(option, dest=name, type=field.annotation, default=field.default,
+                           help=f"{field.description} (default: {field.default})")
+
+
+def settings_from_flags(settings, args, flags: dict[str, str] | None = None):
+    """The pydantic model ``settings`` made from the flags of ``add_settings_flags``; a bad value
+    is one line naming its flag."""
+    from pydantic import ValidationError
+    from rnnsearch.config import error_message
+    try:
+        return settings(**{name: getattr(args, name) for name in settings.model_fields})
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        field = str(error["loc"][0])
+        raise UsageError(error_message(error, key=(flags or {}).get(field, flag(field)))) from None
+
+
+MODEL_HELP = "a released model's name (models/NAME), a release folder, a checkpoint file or a URL"
+
+
 def add_config_args(p) -> None:
-    p.add_argument("config")
+    p.add_argument("config", help="a YAML config (configs/*.yaml; every key: rnnsearch/config.py)")
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override a config value")
 
 
-def add_search_args(p, beam_default=None) -> None:
-    p.add_argument("--beam", type=int, default=beam_default, help="beam size (1 = greedy; default: the config's)")
-    p.add_argument("--length-penalty", type=float, default=None, help="GNMT length penalty alpha (0 = off)")
-    p.add_argument("--max-len-ratio", type=float, default=None, help="output length limit: ratio x source + 5")
-    p.add_argument("--batch-size", type=int, default=None, help="sentences decoded at once")
+def add_search_args(p, n_best: bool = True) -> None:
+    """The search flags; each default is the model's (its decode section), so none is written here."""
+    p.add_argument("--beam", type=int, default=None, help="beam size (1 = greedy; default: the model's decode.beam)")
+    if n_best:
+        p.add_argument("--n-best", type=int, default=None, help="hypotheses per sentence, written as "
+                       "'i ||| text ||| score' (default: the model's decode.n_best); with --sample, draws")
+    p.add_argument("--length-penalty", type=float, default=None, help="GNMT length penalty alpha (0 = off; "
+                   "default: the model's)")
+    p.add_argument("--max-len-ratio", type=float, default=None, help="output length limit: ratio x source + 5 "
+                   "(default: the model's)")
+    p.add_argument("--batch-size", type=int, default=None, help="sentences decoded at once (default: the model's)")
     p.add_argument("--sample", action="store_true", help="draw outputs from the model's distribution instead "
-                   "of searching (no --beam; --n-best N draws N per sentence)")
+                   "of searching (no --beam" + ("; --n-best N draws N per sentence)" if n_best else ")"))
     p.add_argument("--sampling-topk", type=int, default=None, help="with --sample: draw among the k most "
-                   "probable tokens (default 0: all)")
-    p.add_argument("--temperature", type=float, default=None, help="with --sample: p^(1/T) (default 1)")
+                   "probable tokens (default: all)")
+    p.add_argument("--temperature", type=float, default=None, help="with --sample: p^(1/T) (default: 1)")
     p.add_argument("--seed", type=int, default=None, help="with --sample: the draws' seed (same seed, input "
                    "and batch size: same outputs)")
 
 
 def add_unk_args(p) -> None:
     p.add_argument("--replace-unk", choices=["copy", "dict"], default=None,
-                   help="replace each <unk> by its most attended source word (copy) or that word's "
-                        "translation in --lexicon (dict, falling back to copy)")
+                   help="replace each <unk> by its aligned source word (copy) or that word's translation in "
+                        "--lexicon (dict, falling back to copy); aligned by the model's alignment head where it has "
+                        "one, else by the attention")
     p.add_argument("--lexicon", help="lexical table from `rnnsearch lexicon` (for --replace-unk dict)")
+    p.add_argument("--keep-unk", action="store_true", help="keep each <unk> as the model wrote it (a released "
+                   "model replaces them by default: copy, or dict with its lexicon.tsv)")
+
+
+def add_device_arg(p, what: str = "the model runs") -> None:
+    p.add_argument("--device", default="cpu", help=f"cpu, cuda or cuda:N: where {what} (default: cpu)")
 
 
 def add_backend_args(p, ensemble: bool = True) -> None:
@@ -47,10 +95,11 @@ def add_backend_args(p, ensemble: bool = True) -> None:
                             "every step of one beam search")
 
 
-def add_decoding_args(p) -> None:
+def add_decoding_args(p, n_best: bool = True) -> None:
     """The search, back end and [UNK] flags of translate and evaluate."""
-    add_search_args(p)
+    add_search_args(p, n_best)
     add_backend_args(p)
+    add_device_arg(p)
     add_unk_args(p)
 
 
@@ -64,33 +113,48 @@ def progress_bar(total: int, what: str):
         yield bar.update
 
 
-def search_kwargs(args) -> dict:
-    return {"length_penalty": args.length_penalty, "max_len_ratio": args.max_len_ratio,
-            "batch_size": args.batch_size, "sampling": _sampling(args)}
+SAMPLING_FLAGS = {"topk": "--sampling-topk", "temperature": "--temperature", "seed": "--seed"}
+
+
+def search_settings(args, translator):
+    """The SearchSettings the flags ask for, resolved against ``translator``'s model; a bad value
+    is one line naming its flag."""
+    return translator.search_settings(flag, beam=args.beam, n_best=getattr(args, "n_best", None),
+                                      length_penalty=args.length_penalty, max_len_ratio=args.max_len_ratio,
+                                      batch_size=args.batch_size, sampling=_sampling(args))
 
 
 def _sampling(args):
+    from pydantic import ValidationError
+    from rnnsearch.config import error_message
     from rnnsearch.decoding.sampling import Sampling
-    given = [f for f, v in (("--sampling-topk", args.sampling_topk), ("--temperature", args.temperature),
-                            ("--seed", args.seed)) if v is not None]
+    given = {field: value for field, name in SAMPLING_FLAGS.items()
+             if (value := getattr(args, name[2:].replace("-", "_"))) is not None}
     if not args.sample:
         if given:
-            raise UsageError(f"{', '.join(given)}: only with --sample")
+            raise UsageError(f"{', '.join(SAMPLING_FLAGS[f] for f in given)}: only with --sample")
         return None
-    return Sampling(topk=args.sampling_topk or 0, temperature=1.0 if args.temperature is None else args.temperature,
-                    seed=args.seed)
+    try:
+        return Sampling(**given)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        raise UsageError(error_message(error, key=SAMPLING_FLAGS[str(error["loc"][0])])) from None
 
 
 def load_translator(args, path: str):
     """A Translator for ``path`` with the [UNK] replacement the arguments ask for."""
     from rnnsearch.decoding.translator import Translator
     from rnnsearch.decoding.unk import read_lexicon
-    translator = Translator.from_pretrained(path, backend=args.backend, quantize=args.quantize, dtype=args.dtype)
-    if getattr(args, "ensemble", None):
-        translator.add_ensemble(args.ensemble)
     if args.lexicon and args.replace_unk != "dict":
         raise UsageError("--lexicon goes with --replace-unk dict")
-    translator.set_unk_replacement(args.replace_unk, read_lexicon(args.lexicon) if args.lexicon else None)
+    if args.keep_unk and args.replace_unk:
+        raise UsageError("--keep-unk and --replace-unk ask for opposite things: give one")
+    translator = Translator.from_pretrained(path, device=args.device, backend=args.backend, quantize=args.quantize,
+                                            dtype=args.dtype)
+    if getattr(args, "ensemble", None):
+        translator.add_ensemble(args.ensemble)
+    if args.keep_unk or args.replace_unk:  # else the model's default (a release replaces)
+        translator.set_unk_replacement(args.replace_unk, read_lexicon(args.lexicon) if args.lexicon else None)
     return translator
 
 

@@ -16,7 +16,7 @@ def register(sub) -> None:
     data_sub = p.add_subparsers(dest="data_command", required=True)
     for corpus in ("multi30k", "wmt14"):
         q = data_sub.add_parser(corpus, help=f"download and prepare {corpus} (needs a network)")
-        q.add_argument("--out", required=True)
+        q.add_argument("--out", required=True, help="the folder to write {split}.{lang} files into")
         q.set_defaults(func=download, corpus=corpus)
     q = data_sub.add_parser("check", help="read a corpus as training does and report what is filtered")
     q.add_argument("--src", required=True, help="source side, one sentence per line (plain or .gz)")
@@ -38,9 +38,9 @@ def register(sub) -> None:
     p.set_defaults(func=prepare)
 
     p = sub.add_parser("synth", help="write the built-in synthetic demo corpus")
-    p.add_argument("--out", required=True)
-    p.add_argument("--train", type=int, default=6000)
-    p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--out", required=True, help="the folder to write {train,dev,test}.{en,fr} into")
+    p.add_argument("--train", type=int, default=6000, help="training pairs to generate")
+    p.add_argument("--seed", type=int, default=1, help="the generator's seed (same seed: same corpus)")
     p.set_defaults(func=synth)
 
 

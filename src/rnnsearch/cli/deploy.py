@@ -1,24 +1,26 @@
 """``rnnsearch export``, ``average`` and ``release``: a model ready to ship."""
 from __future__ import annotations
 
+from rnnsearch.cli.common import MODEL_HELP
+
 
 def register(sub) -> None:
     p = sub.add_parser("export", help="the model as ONNX graphs (encoder, one decoder step) with its vocabularies")
-    p.add_argument("checkpoint")
-    p.add_argument("--format", choices=["onnx"], default="onnx")
+    p.add_argument("checkpoint", help=MODEL_HELP)
+    p.add_argument("--format", choices=["onnx"], default="onnx", help="the export's format")
     p.add_argument("--out", required=True, help="directory for encoder.onnx, decoder_step.onnx and model.json")
     p.add_argument("--quantize", choices=["int8"], default=None,
                    help="also write decoder_step.int8.onnx (onnxruntime's dynamic int8 quantisation)")
     p.set_defaults(func=export)
 
     p = sub.add_parser("average", help="average the parameters of checkpoints of one model")
-    p.add_argument("checkpoints", nargs="+", metavar="CKPT")
+    p.add_argument("checkpoints", nargs="+", metavar="CKPT", help="checkpoints of one model (same config and vocabularies)")
     p.add_argument("--out", required=True, help="the averaged checkpoint")
     p.set_defaults(func=average)
 
     p = sub.add_parser("release", help="a checkpoint as a released model: bf16 (or int8) weights, vocabularies, config, "
                        "training log and a model card, in one folder (models/NAME)")
-    p.add_argument("checkpoint")
+    p.add_argument("checkpoint", help=MODEL_HELP)
     p.add_argument("--out", required=True, help="the release folder; its name is the model's (models/NAME)")
     p.add_argument("--src", help="test source: measure the test BLEU from the released weights (with --ref)")
     p.add_argument("--ref", help="test references")

@@ -3,14 +3,21 @@ from __future__ import annotations
 
 import json
 
-from rnnsearch.cli.common import add_config_args
+from rnnsearch.cli.common import add_config_args, add_settings_flags, settings_from_flags
+
+
+HEAD_FLAGS = {"att": "--size"}  # HeadSettings' fields whose flag is not --field-name
 
 
 def register(sub) -> None:
+    from rnnsearch.training.align_head import HeadSettings
     p = sub.add_parser("train", help="train a model from a YAML config")
     add_config_args(p)
     p.add_argument("--out", required=True, help="run directory (best.pt, last.pt, log.jsonl)")
     p.add_argument("--resume", action="store_true", help="continue the run in --out from last.pt")
+    p.add_argument("--init", metavar="MODEL", help="start a new run from a trained model (release name, folder or "
+                   "checkpoint): its weights, architecture and vocabularies, the config's data, optimiser and "
+                   "schedule (adapting it to new data)")
     p.set_defaults(func=train, tune=True)
 
     p = sub.add_parser("train-align-head", help="train an alignment head on word links over a trained "
@@ -19,15 +26,7 @@ def register(sub) -> None:
     p.add_argument("--links", required=True, help="Pharaoh links (i-j, 0-based, source word first), one line "
                    "per line of the checkpoint's training files, as for train.guided_alignment (e.g. eflomal's)")
     p.add_argument("--out", required=True, help="the new checkpoint: the model and its head")
-    p.add_argument("--pairs", type=int, default=100_000, help="training pairs sampled from the corpus (0 = all)")
-    p.add_argument("--held-out", type=int, default=1_000, help="other pairs the head's cost is measured on")
-    p.add_argument("--epochs", type=int, default=2)
-    p.add_argument("--size", type=int, default=128, help="the head's hidden size")
-    p.add_argument("--lr", type=float, default=1e-3, help="Adam's learning rate")
-    p.add_argument("--batch-size", type=int, default=80)
-    p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N: where the model and the head run")
+    add_settings_flags(p, HeadSettings, HEAD_FLAGS)
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",
                    help="override the checkpoint's config for reading the corpus (e.g. data.dir=...)")
     p.set_defaults(func=train_align_head, tune=True)
@@ -55,14 +54,15 @@ def register(sub) -> None:
 
 
 def train(args) -> int:
-    from rnnsearch.config import load
+    from rnnsearch.config import load, parse_override
     from rnnsearch.training import distributed
     from rnnsearch.training.trainer import train as run_training
     cfg = load(args.config, args.set)
+    explicit = frozenset(".".join(parse_override(text)[0]) for text in args.set)
     ctx = distributed.setup(cfg.train.device)
     finished = False
     try:
-        run_training(cfg, args.out, resume=args.resume, ctx=ctx)
+        run_training(cfg, args.out, resume=args.resume, ctx=ctx, init=args.init, explicit=explicit)
         finished = True
     finally:
         distributed.teardown(ctx, wait=finished)
@@ -72,9 +72,7 @@ def train(args) -> int:
 
 def train_align_head(args) -> int:
     from rnnsearch.training.align_head import HeadSettings, train_alignment_head
-    settings = HeadSettings(pairs=args.pairs, held_out=args.held_out, epochs=args.epochs, att=args.size, lr=args.lr,
-                            batch_size=args.batch_size, seed=args.seed, threads=args.threads,
-                            device=args.device)
+    settings = settings_from_flags(HeadSettings, args, HEAD_FLAGS)
     train_alignment_head(args.checkpoint, args.links, args.out, settings, args.set)
     return 0
 

@@ -5,17 +5,17 @@ import json
 import sys
 from pathlib import Path
 
-from rnnsearch.cli.common import add_decoding_args, load_translator, progress_bar, read_input, search_kwargs
+from rnnsearch.cli.common import (MODEL_HELP, add_decoding_args, add_device_arg, load_translator, progress_bar, read_input,
+                                  search_settings)
 from rnnsearch.errors import UsageError
 from rnnsearch.data.vocab import EOS_TOKEN
 
 
 def register(sub) -> None:
     p = sub.add_parser("translate", help="translate raw text, one sentence per line")
-    p.add_argument("checkpoint")
+    p.add_argument("checkpoint", help=MODEL_HELP)
     p.add_argument("--input", help="input file (default: standard input)")
     p.add_argument("--output", help="output file (default: standard output)")
-    p.add_argument("--n-best", type=int, default=1, help="write the n best as 'i ||| text ||| score'")
     p.add_argument("--buffer-size", type=int, default=10000, metavar="N",
                    help="translate and write N lines at a time (sorted by length within each part; default 10000)")
     p.add_argument("--prefix", metavar="F", help="a file of output prefixes, one per input line (blank: "
@@ -24,7 +24,7 @@ def register(sub) -> None:
     p.set_defaults(func=translate, tune=True)
 
     p = sub.add_parser("score", help="log p(target | source) of given sentence pairs, one line per pair")
-    p.add_argument("checkpoint")
+    p.add_argument("checkpoint", help=MODEL_HELP)
     p.add_argument("--src", required=True, help="source sentences (raw text)")
     p.add_argument("--tgt", required=True, help="target sentences, line i pairs with source line i")
     p.add_argument("--output", help="output file (default: standard output)")
@@ -34,33 +34,35 @@ def register(sub) -> None:
                    "log-probability (tokens, unit_logprobs: </s> last)")
     p.add_argument("--batch-size", type=int, default=None, help="pairs read at once")
     p.add_argument("--dtype", choices=["float32", "bf16"], default="float32", help="bf16: products in bfloat16")
-    p.add_argument("--device", default="cpu", help="cpu, cuda or cuda:N")
+    add_device_arg(p)
     p.set_defaults(func=score, tune=True)
 
     p = sub.add_parser("evaluate", help="sacreBLEU, the paper's Table 1 columns and BLEU by length")
-    p.add_argument("checkpoint")
-    p.add_argument("--src", required=True)
-    p.add_argument("--ref", required=True)
+    p.add_argument("checkpoint", help=MODEL_HELP)
+    p.add_argument("--src", required=True, help="the test set's source sentences (raw text)")
+    p.add_argument("--ref", required=True, help="its reference translations, line i for source line i")
     p.add_argument("--compare", nargs="+", metavar="CKPT", help="more checkpoints for one table and plot")
     p.add_argument("--names", help="comma-separated model names for the table and plot")
     p.add_argument("--plot", help="write BLEU by source length as a PNG here")
     p.add_argument("--hyp-out", help="write the translations here (one model only)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_decoding_args(p)
+    add_decoding_args(p, n_best=False)
     p.set_defaults(func=evaluate, tune=True)
 
     p = sub.add_parser("plot-alignment", help="the paper's Figure 3 for one sentence")
-    p.add_argument("checkpoint")
+    p.add_argument("checkpoint", help=MODEL_HELP)
     p.add_argument("--sentence", help="the source sentence")
     p.add_argument("--input", help="a file of source sentences (with --line)")
     p.add_argument("--line", type=int, default=1, help="1-based line of --input")
     p.add_argument("--out", required=True, help="PNG file to write")
-    p.add_argument("--beam", type=int, default=None)
+    p.add_argument("--beam", type=int, default=None, help="beam size (1 = greedy; default: the model's decode.beam)")
+    add_device_arg(p)
     p.set_defaults(func=plot_alignment)
 
 
 def translate(args) -> int:
     from rnnsearch.decoding.nbest import format_nbest
+    from rnnsearch.decoding.source import Source
     translator = load_translator(args, args.checkpoint)
     where = args.input if args.input not in (None, "-") else "<stdin>"
     translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)
@@ -68,20 +70,22 @@ def translate(args) -> int:
     prefixes = _read_prefixes(args.prefix, where, len(texts)) if args.prefix else None
     if args.buffer_size < 1:
         raise UsageError(f"--buffer-size must be at least 1, got {args.buffer_size}")
-    search = search_kwargs(args)
-    generator = search["sampling"].generator(translator.device) if search["sampling"] else None  # over all parts
+    settings = search_settings(args, translator)
+    if not texts:
+        print(f"rnnsearch translate: warning: {where} is empty: nothing to translate", file=sys.stderr)
+    sources = [Source(t, prefixes[i]) for i, t in enumerate(texts)] if prefixes else texts
     out = None  # opened once the first part is translated: a refused request leaves no file behind
     try:
         with progress_bar(len(texts), "translate") as advance:
-            for first in range(0, max(len(texts), 1), args.buffer_size):  # part by part, in input order
-                part = slice(first, first + args.buffer_size)
-                results = translator.translate(texts[part], beam=args.beam, n_best=args.n_best, progress=advance,
-                                               prefixes=prefixes[part] if prefixes else None, generator=generator,
-                                               first_line=first + 1, **search)
+            done = 0
+            for results in translator.translate_parts(sources, settings, args.buffer_size, advance):
                 out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)
-                for i, r in enumerate(results, start=first):
-                    out.write("".join(line + "\n" for line in format_nbest(i, r)) if args.n_best > 1 else r.text + "\n")
+                for i, r in enumerate(results, start=done):  # part by part, in input order
+                    out.write("".join(line + "\n" for line in format_nbest(i, r)) if settings.n_best > 1
+                              else r.text + "\n")
+                done += len(results)
                 out.flush()
+        out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)  # empty input
     finally:
         if out not in (None, sys.stdout):
             out.close()
@@ -140,8 +144,8 @@ def evaluate(args) -> int:
     results = {}
     for name, path in zip(names, paths):
         with progress_bar(len(srcs), name) as advance:
-            results[name] = score(load_translator(args, path), srcs, refs, beam=args.beam, progress=advance,
-                                  **search_kwargs(args))
+            translator = load_translator(args, path)
+            results[name] = score(translator, srcs, refs, search_settings(args, translator), advance)
         if args.hyp_out and len(paths) == 1:
             Path(args.hyp_out).write_text("".join(h + "\n" for h in results[name]["hypotheses"]), encoding="utf-8")
     for r in results.values():
@@ -176,7 +180,9 @@ def plot_alignment(args) -> int:
         if not 1 <= args.line <= len(lines):
             raise UsageError(f"--line {args.line}: {args.input} has {len(lines)} lines")
         text = lines[args.line - 1]
-    result = Translator.from_pretrained(args.checkpoint).translate([text], beam=args.beam)[0]
+    from rnnsearch.cli.common import flag
+    translator = Translator.from_pretrained(args.checkpoint, device=args.device)
+    result = translator.translate([text], translator.search_settings(flag, beam=args.beam))[0]
     if result.attention is None:
         raise UsageError("this model has no attention (arch: rnnencdec): nothing to plot")
     plot(result.attention, result.source_tokens, result.tokens + [EOS_TOKEN], args.out, title=result.text)

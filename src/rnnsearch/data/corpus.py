@@ -31,6 +31,21 @@ LARGE_TEXT = 400 * 2**20  # bytes of training text (both sides) above which `tra
 GZIP_RATIO = 3.1  # text bytes per gzip byte (the Hansards training files)
 
 
+def check_files(cfg: Config) -> None:
+    """The training and dev files are there (before a run directory is made); else one line naming
+    the first one missing and how to point at the data or get it."""
+    d = cfg.data
+    if d.prepared:
+        return  # open_prepared checks the dataset
+    for split in (d.train, d.dev):
+        for lang in (d.src_lang, d.tgt_lang):
+            path = corpus_file(d.dir, split, lang)
+            if not path.is_file():
+                raise DataError(f"{path}: file not found (data.dir is {d.dir!r}): point it at a folder of "
+                                f"{{split}}.{{lang}} files with --set data.dir=DIR, or download Multi30k with "
+                                "`rnnsearch data multi30k --out DIR`")
+
+
 def load_corpora(cfg: Config, log, codecs=None):
     """Read, tokenise and filter the training split (or open ``data.prepared``); read the dev split.
     Builds the vocabularies unless ``codecs`` (from a checkpoint) are given. Everything dropped or

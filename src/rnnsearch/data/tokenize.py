@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import os
+import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
 from itertools import chain
@@ -72,10 +73,26 @@ def write_token_cache(path: Path, tokens: list[list[str]], lang: str, log=None) 
     return True
 
 
+def _currency(token: str) -> bool:
+    """$, €, £, ...: a token of currency signs, which Moses detokenises as a prefix."""
+    return all(unicodedata.category(c) == "Sc" for c in token)
+
+
 def detokenize(tokens: list[str], kind: str, lang: str) -> str:
+    """Words -> text. Moses attaches a currency sign to the token after it, which is right for a
+    prefix ("$ 5" -> "$5") and wrong where the sign follows the amount, as in French ("5 $ de"
+    became "5 $de"): here a sign joins the next token only when that token is a number, and
+    otherwise stands as a word of its own (punctuation still attaches to it)."""
     if kind == "space":
         return " ".join(tokens)
-    return _moses(lang)[1].detokenize(tokens)
+    marks: dict[str, str] = {}  # sign -> a private-use character Moses treats as a plain word
+    words = [marks.setdefault(t, chr(0xE000 + len(marks)))
+             if _currency(t) and not (i + 1 < len(tokens) and tokens[i + 1][:1].isdigit()) else t
+             for i, t in enumerate(tokens)]
+    text = _moses(lang)[1].detokenize(words)
+    for sign, mark in marks.items():
+        text = text.replace(mark, sign)
+    return text
 
 
 def train_sentencepiece(lines: Iterable[str], size: int, model_type: str, seed_sentences: int = 2_000_000) -> bytes:

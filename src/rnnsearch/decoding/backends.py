@@ -134,10 +134,15 @@ def quantized_step(directory: Path) -> Path:
     """decoder_step.int8.onnx beside decoder_step.onnx (made once): onnxruntime's dynamic int8
     quantisation of the step's matrix products (weights int8, activations quantised per call)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
+    from onnxruntime.quantization.shape_inference import quant_pre_process
     out = directory / "decoder_step.int8.onnx"
     if not out.exists():
-        quantize_dynamic(str(directory / "decoder_step.onnx"), str(out), weight_type=QuantType.QInt8,
-                         op_types_to_quantize=["MatMul"])
+        prepared = directory / "decoder_step.pre.onnx"  # onnxruntime's pre-processing: shapes, graph optimisation
+        quant_pre_process(str(directory / "decoder_step.onnx"), str(prepared), skip_symbolic_shape=True)
+        try:
+            quantize_dynamic(str(prepared), str(out), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"])
+        finally:
+            prepared.unlink(missing_ok=True)
     return out
 
 

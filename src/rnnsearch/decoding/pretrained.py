@@ -41,6 +41,15 @@ def is_release(path: str | Path) -> bool:
     return Path(path).is_dir() and (Path(path) / RELEASE_FILE).is_file()
 
 
+def release_name(path: str | Path) -> str | None:
+    """The name of the release that ``path`` (a release folder, or its weights file) is, else None."""
+    path = Path(path)
+    for folder in (path, path.parent):
+        if is_release(folder):
+            return folder.name
+    return None
+
+
 def read_manifest(folder: str | Path) -> dict:
     """release.json of a release folder, checked for its format and version."""
     path = Path(folder) / RELEASE_FILE
@@ -90,9 +99,13 @@ def resolve(spec: str | Path) -> Path:
     for folder in search_dirs():
         if is_release(folder / text):
             return weights_path(folder / text)
+    names = available()
+    close = next((n for n in names if n.lower() == text.replace("-", "_").lower()), None)
+    if close:
+        raise ReleaseError(f"{text}: no released model of that name; did you mean {close}? (release names write _, "
+                           "not -, so that they are also torch.hub entries)")
     where = ", ".join(str(d) for d in search_dirs())
-    known = ", ".join(available()) or "none"
-    raise ReleaseError(f"{text}: no released model of that name in {where} (found: {known}); "
+    raise ReleaseError(f"{text}: no released model of that name in {where} (found: {', '.join(names) or 'none'}); "
                        "give a path, a URL, or set RNNSEARCH_MODELS")
 
 

@@ -10,24 +10,21 @@ outputs.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import torch
+from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
 from rnnsearch.decoding.search import Hypothesis, greedy
-from rnnsearch.errors import UsageError
 
 
-@dataclass(frozen=True)
-class Sampling:
-    topk: int = 0             # draw among the k most probable tokens (0: the whole vocabulary)
-    temperature: float = 1.0  # p^(1/T), renormalised: < 1 sharper, > 1 flatter
-    seed: int | None = None   # None: torch's global generator
+class Sampling(BaseModel):
+    """How outputs are drawn; the HTTP API's ``sample`` object is this model."""
+    model_config = ConfigDict(frozen=True, extra="forbid")
 
-    def __post_init__(self):
-        if self.topk < 0 or not self.temperature > 0:
-            raise UsageError(f"sampling needs topk >= 0 and temperature > 0, got topk={self.topk}, "
-                             f"temperature={self.temperature}")
+    topk: StrictInt = Field(0, ge=0, description="draw among the k most probable tokens (0: all of them)")
+    temperature: StrictFloat | StrictInt = Field(1.0, gt=0, description="p^(1/T), renormalised: < 1 sharper, "
+                                                 "> 1 flatter")
+    seed: StrictInt | None = Field(None, description="the draws' seed (None: torch's global generator); the "
+                                   "same seed, inputs and batch size give the same outputs")
 
     def generator(self, device) -> torch.Generator | None:
         return None if self.seed is None else torch.Generator(device).manual_seed(self.seed)
@@ -45,15 +42,16 @@ def _picker(sampling: Sampling, generator: torch.Generator | None):
 
 
 @torch.no_grad()
-def sample(model, src: torch.Tensor, src_mask: torch.Tensor, sampling: Sampling, n: int = 1,
-           max_len_ratio: float = 2.0, length_penalty: float = 0.0,
-           generator: torch.Generator | None = None, prefix: torch.Tensor | None = None) -> list[list[Hypothesis]]:
-    """``n`` outputs drawn for each sentence, each sentence's best-scored first. ``generator``:
-    the draws' (default: a new one from ``sampling.seed``; a caller decoding several batches
-    passes one, so that the batches do not repeat each other's draws). ``prefix`` (B, P): each
-    output begins with it (decoding/search.py)."""
+def sample(model, src: torch.Tensor, src_mask: torch.Tensor, settings, generator: torch.Generator | None = None,
+           prefix: torch.Tensor | None = None) -> list[list[Hypothesis]]:
+    """``settings.n_best`` outputs drawn for each sentence as ``settings.sampling`` says (resolved
+    SearchSettings, decoding/settings.py), each sentence's best-scored first. ``generator``: the
+    draws' (default: a new one from the sampling seed; a caller decoding several batches passes
+    one, so that the batches do not repeat each other's draws). ``prefix`` (B, P): each output
+    begins with it (decoding/search.py)."""
+    sampling, n = settings.sampling, settings.n_best
     rows = torch.arange(src.size(0), device=src.device).repeat_interleave(n)  # (B*n,)
     pick = _picker(sampling, generator if generator is not None else sampling.generator(src.device))
-    drawn = greedy(model, src.index_select(0, rows), src_mask.index_select(0, rows), max_len_ratio,
-                   length_penalty, pick, None if prefix is None else prefix.index_select(0, rows))
+    drawn = greedy(model, src.index_select(0, rows), src_mask.index_select(0, rows), settings,
+                   None if prefix is None else prefix.index_select(0, rows), pick)
     return [sorted(drawn[b * n:(b + 1) * n], key=lambda h: -h.norm_score) for b in range(src.size(0))]

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from rnnsearch.config import DecodeConfig
 from rnnsearch.data.batching import make_batch
 from rnnsearch.data.vocab import PAD, UNK
 
@@ -39,7 +40,7 @@ class Score:
 
 @torch.no_grad()
 def score_ids(model, src_ids: list[list[int]], tgt_ids: list[list[int]], device,
-              batch_size: int = 32, details: bool = False) -> list[Score]:
+              batch_size: int = DecodeConfig().batch_size, details: bool = False) -> list[Score]:
     """The scores of pairs given as ids (no <s> or </s>), in their order; the pairs are read in
     batches of similar target lengths. ``model`` is a Seq2Seq in eval mode. ``details``: keep
     each score's terms and attention (see ``Score``)."""

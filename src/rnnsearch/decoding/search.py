@@ -81,16 +81,18 @@ def most_probable(logp: torch.Tensor) -> torch.Tensor:
 
 
 @torch.no_grad()
-def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, max_len_ratio: float = 2.0,
-           length_penalty: float = 0.0, pick=most_probable, prefix: torch.Tensor | None = None) -> list[Hypothesis]:
+def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, settings, prefix: torch.Tensor | None = None,
+           pick=most_probable) -> list[Hypothesis]:
     """Most probable next token at each step; one hypothesis per sentence. Finished sentences
-    leave the batch. ``pick`` chooses each step's tokens from the log-probabilities (N, V) -> (N,)
-    (decoding/sampling.py draws them); the scores are the model's log-probabilities of the choices.
-    ``prefix``: see the module's docstring."""
+    leave the batch. ``settings``: resolved SearchSettings (decoding/settings.py; its length
+    limit and penalty). ``pick`` chooses each step's tokens from the log-probabilities (N, V) ->
+    (N,) (decoding/sampling.py draws them); the scores are the model's log-probabilities of the
+    choices. ``prefix``: see the module's docstring."""
+    settings = settings.require_resolved()
     batch, device = src.size(0), src.device
     enc = model.encode(src, src_mask)
     state = model.init_state(enc)
-    limits = _limits(src_mask, max_len_ratio, prefix)  # (B,)
+    limits = _limits(src_mask, settings.max_len_ratio, prefix)  # (B,)
     src_lens = src_mask.sum(1).tolist()
     alive = torch.arange(batch, device=device)  # (N,) original index of each active row
     y = torch.full((batch,), BOS, dtype=torch.long, device=device)  # (N,)
@@ -116,7 +118,7 @@ def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, max_len_ratio: floa
             keep = (~done).nonzero().squeeze(1)  # (N',)
             alive, y, scores = alive[keep], y[keep], scores[keep]
             state, enc = state.select(keep), enc.select(keep)
-    return _collect_greedy(batch, tokens, attns, rows_at, ended, src_lens, length_penalty)
+    return _collect_greedy(batch, tokens, attns, rows_at, ended, src_lens, settings.length_penalty)
 
 
 def _collect_greedy(batch, tokens, attns, rows_at, ended, src_lens, alpha) -> list[Hypothesis]:
@@ -192,15 +194,15 @@ def _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens
 
 
 @torch.no_grad()
-def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, beam: int,
-                max_len_ratio: float = 2.0, length_penalty: float = 0.0,
-                n_best: int = 1, prefix: torch.Tensor | None = None) -> list[list[Hypothesis]]:
-    """Batched beam search: for each sentence its ``n_best`` best finished hypotheses.
-    ``prefix``: see the module's docstring."""
-    batch, k = src.size(0), beam
+def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, settings,
+                prefix: torch.Tensor | None = None) -> list[list[Hypothesis]]:
+    """Batched beam search with resolved SearchSettings (decoding/settings.py): for each sentence
+    its ``settings.n_best`` best finished hypotheses. ``prefix``: see the module's docstring."""
+    settings = settings.require_resolved()
+    batch, k, length_penalty = src.size(0), settings.beam, settings.length_penalty
     device = src.device
     src_lens = src_mask.sum(1).tolist()
-    limits = _limits(src_mask, max_len_ratio, prefix)  # (B,)
+    limits = _limits(src_mask, settings.max_len_ratio, prefix)  # (B,)
     enc = model.encode(src, src_mask)  # one row per sentence; the model reads it for the K hypotheses
     state = model.init_state(enc).select(torch.arange(batch, device=device).repeat_interleave(k))  # (B*K, D)
     alive = torch.arange(batch, device=device)  # (N,) original index of each active sentence
@@ -242,4 +244,4 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, beam: int,
             if attn_history is not None:
                 attn_history = attn_history[keep_rows]
         t += 1
-    return [sorted(f, key=lambda h: -h.norm_score)[:n_best] for f in finished]
+    return [sorted(f, key=lambda h: -h.norm_score)[:settings.n_best] for f in finished]

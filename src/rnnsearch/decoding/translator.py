@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 import warnings
 from dataclasses import dataclass, field, replace as with_fields
@@ -16,7 +17,9 @@ from rnnsearch.data.batching import pad, source_batch
 from rnnsearch.config import Config, from_dict, replace
 from rnnsearch.model import build_model, evaluating
 from rnnsearch.model.align_head import load_head
-from rnnsearch.decoding.sampling import Sampling, sample
+from rnnsearch.decoding.sampling import sample
+from rnnsearch.decoding.settings import SearchSettings
+from rnnsearch.decoding.source import Source, as_source
 from rnnsearch.decoding.scoring import Score, score_ids
 from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
 from rnnsearch.data.tokenize import TextCodec
@@ -49,6 +52,7 @@ class Translator:
         self.lexicon: dict[str, str] | None = None
         self.align_head = None  # the checkpoint's alignment head (model/align_head.py), if it has one
         self.averaged_from: list[str] = []  # the checkpoints whose mean it is (`rnnsearch average`), if any
+        self.name = config.name  # what the model is called: its release's name when it is one (from_checkpoint)
 
     @classmethod
     def from_checkpoint(cls, path, device: str = "cpu", backend: str = "torch", quantize: str | None = None,
@@ -73,6 +77,10 @@ class Translator:
         model.eval()
         translator = cls(model, src, tgt, cfg, device, payload.get("train_state"))
         translator.averaged_from = list((payload.get("meta") or {}).get("averaged_from") or [])
+        release = pretrained.release_name(path)
+        translator.name = release or cfg.name
+        if release:  # clean output by default, where it can be had
+            translator._default_unk_replacement(Path(pretrained.weights_path(path)).parent)
         if "align_head" in payload:
             translator.align_head = _alignment_head(payload["align_head"], path).to(device)
         if backend == "onnx":
@@ -104,7 +112,8 @@ class Translator:
         self._export_dir = tempfile.TemporaryDirectory(prefix="rnnsearch-onnx-")  # removed with the translator
         export(self, self._export_dir.name)
         onnx = Translator.from_export(self._export_dir.name, quantize)
-        onnx._export_dir = self._export_dir
+        onnx._export_dir, onnx.name = self._export_dir, self.name
+        onnx.replace_unk, onnx.lexicon = self.replace_unk, self.lexicon  # from the attention there
         return onnx
 
     def add_ensemble(self, paths: list[str]) -> None:
@@ -126,22 +135,37 @@ class Translator:
     def decode_cfg(self, value) -> None:
         self.config = replace(self.config, decode=value)
 
-    def translate(self, texts: list[str], beam: int | None = None, n_best: int = 1,
-                  length_penalty: float | None = None, max_len_ratio: float | None = None,
-                  batch_size: int | None = None, sampling: Sampling | None = None,
-                  prefixes: list[str] | None = None, progress=None, *, generator: torch.Generator | None = None,
-                  first_line: int = 1) -> list[Translation]:
-        """Translate raw sentences; empty ones give empty translations. Order is kept. With
-        ``sampling``, outputs are drawn, not searched (decoding/sampling.py): ``n_best`` draws per
-        sentence, the best-scored first. ``prefixes``, one per text ("" for none): each output
-        begins with that text, and the model completes it (interactive translation). ``progress``:
-        called with the number of sentences done, after each batch (e.g. a tqdm bar's update).
-        A caller translating a file in parts passes ``generator`` (the draws go on from it, not
-        from ``sampling.seed`` afresh) and ``first_line`` (the line number of texts[0] in warnings)."""
-        return self.translate_units([self.source_units(t) for t in texts], beam, n_best,
-                                    length_penalty, max_len_ratio, batch_size, sampling,
-                                    self.prefix_units(prefixes), progress, generator=generator,
-                                    first_line=first_line)
+    def search_settings(self, name=str, **given) -> SearchSettings:
+        """Resolved SearchSettings: ``given`` (None: unset) over this model's decode section; a
+        SettingsError names a field as ``name(field)`` (decoding/settings.py)."""
+        return SearchSettings(**given).resolve(self.decode_cfg, name)
+
+    def translate(self, texts: Sequence[str | Source], settings: SearchSettings | None = None,
+                  progress=None) -> list[Translation]:
+        """Translate raw sentences (strings, or Sources with a prefix each: the output begins with
+        it and the model completes it); blank ones give empty translations; order is kept.
+        ``settings``: SearchSettings (decoding/settings.py), its unset fields the model's decode
+        section's (None: all of them); with sampling, ``n_best`` outputs are drawn per sentence,
+        the best-scored first. ``progress``: called with the number of sentences done, after
+        each batch (e.g. a tqdm bar's update)."""
+        return [t for part in self.translate_parts(texts, settings, progress=progress) for t in part]
+
+    def translate_parts(self, texts: Sequence[str | Source], settings: SearchSettings | None = None,
+                        part_size: int | None = None, progress=None) -> Iterator[list[Translation]]:
+        """``translate`` in parts of ``part_size`` texts (None: one part), yielded in input order as
+        each is done, so that a large file is written as it goes. The parts are one translation:
+        sampling's draws go on from part to part, and warnings name lines of the whole input."""
+        settings = (settings or SearchSettings()).resolve(self.decode_cfg)
+        if part_size is not None and part_size < 1:
+            raise UsageError(f"part size must be at least 1, got {part_size}")
+        generator = settings.sampling.generator(self.device) if settings.sampling else None
+        size = part_size or max(len(texts), 1)
+        for first in range(0, len(texts), size):
+            part = [as_source(t) for t in texts[first:first + size]]
+            prefixes = [p.prefix for p in part]
+            yield self._translate([self.source_units(p.text) for p in part], settings,
+                                  self.prefix_units(prefixes) if any(prefixes) else None, progress, generator,
+                                  first + 1)
 
     def prefix_units(self, prefixes: list[str] | None) -> list[list[str]] | None:
         """The output units each output must begin with, one list per prefix text (None: none)."""
@@ -151,28 +175,21 @@ class Translator:
         """The units the model reads for one raw sentence ([] for a blank one)."""
         return self.src_codec.units(text) if text.strip() else []
 
-    def translate_units(self, units: list[list[str]], beam: int | None = None, n_best: int = 1,
-                        length_penalty: float | None = None, max_len_ratio: float | None = None,
-                        batch_size: int | None = None, sampling: Sampling | None = None,
-                        prefixes: list[list[str]] | None = None, progress=None, *,
-                        generator: torch.Generator | None = None, first_line: int = 1) -> list[Translation]:
+    def translate_units(self, units: list[list[str]], settings: SearchSettings | None = None,
+                        prefixes: list[list[str]] | None = None, progress=None) -> list[Translation]:
         """Translate sentences given as source units (``source_units``); order is kept.
-        ``prefixes``: the output units each output begins with (``prefix_units``); ``progress``,
-        ``generator``, ``first_line``: see ``translate``."""
-        d = self.decode_cfg
-        if sampling is not None and beam not in (None, 1):
-            raise UsageError(f"sampling draws each output token by token; it takes no beam (got beam={beam})")
-        beam = 1 if sampling is not None else d.beam if beam is None else beam
-        if beam < 1 or n_best < 1 or (n_best > beam and sampling is None):
-            raise UsageError(f"need 1 <= n_best <= beam, got beam={beam}, n_best={n_best}")
-        alpha = d.length_penalty if length_penalty is None else length_penalty
-        ratio = d.max_len_ratio if max_len_ratio is None else max_len_ratio
-        batch_size = batch_size or d.batch_size
+        ``prefixes``: the output units each output begins with (``prefix_units``)."""
+        return self._translate(units, (settings or SearchSettings()).resolve(self.decode_cfg), prefixes, progress)
+
+    def _translate(self, units: list[list[str]], settings: SearchSettings, prefixes: list[list[str]] | None,
+                   progress=None, generator: torch.Generator | None = None, first_line: int = 1) -> list[Translation]:
+        """``translate_units`` with resolved settings; ``generator``: the sampling draws' (None: a new
+        one from the seed), ``first_line``: the line number of units[0] in warnings."""
         units = list(units)
         if prefixes is not None and len(prefixes) != len(units):
             raise UsageError(f"{len(prefixes)} prefixes for {len(units)} sentences: give one per sentence "
                              "('' for none)")
-        limit = d.max_src_len
+        limit = settings.max_src_len
         for i, u in enumerate(units):
             if len(u) > limit:
                 self.warn(f"line {first_line + i}: {len(u)} source units, translating the first {limit} "
@@ -180,15 +197,15 @@ class Translator:
                 units[i] = u[:limit]
         results: list[Translation | None] = [None] * len(units)
         todo = sorted((i for i, u in enumerate(units) if u), key=lambda i: len(units[i]))
-        if generator is None and sampling is not None:
-            generator = sampling.generator(self.device)  # one per call
+        if generator is None and settings.sampling is not None:
+            generator = settings.sampling.generator(self.device)  # one per call
         progress = progress or (lambda done: None)
         progress(len(units) - len(todo))  # the blank ones
         with evaluating(self.model):
-            for start in range(0, len(todo), batch_size):
-                chunk = todo[start:start + batch_size]
+            for start in range(0, len(todo), settings.batch_size):
+                chunk = todo[start:start + settings.batch_size]
                 prefix = None if not prefixes else [prefixes[i] for i in chunk]
-                found = self._search([units[i] for i in chunk], beam, n_best, alpha, ratio, sampling, generator, prefix)
+                found = self._search([units[i] for i in chunk], settings, generator, prefix)
                 for i, hyps in zip(chunk, found):
                     results[i] = self._package(units[i], hyps, prefixes[i] if prefixes else [])
                 progress(len(chunk))
@@ -221,41 +238,45 @@ class Translator:
         return [with_fields(s, tokens=tuple(t), source_tokens=(*u, EOS_TOKEN))
                 for s, t, u in zip(scores, tgt_units, src_units)]
 
-    def _search(self, units: list[list[str]], beam, n_best, alpha, ratio, sampling=None,
-                generator=None, prefixes: list[list[str]] | None = None) -> list[list[Hypothesis]]:
+    def _search(self, units: list[list[str]], settings: SearchSettings, generator=None,
+                prefixes: list[list[str]] | None = None) -> list[list[Hypothesis]]:
         src, mask = source_batch([self.src_codec.vocab.encode(u) for u in units])
         src, mask = src.to(self.device), mask.to(self.device)
         prefix = None
         if prefixes is not None and any(prefixes):
             prefix = pad([self.tgt_codec.vocab.encode(p) for p in prefixes]).to(self.device)  # (B, P)
-        if sampling is not None:
-            return sample(self.model, src, mask, sampling, n_best, ratio, alpha, generator, prefix)
-        if beam == 1:
-            return [[h] for h in greedy(self.model, src, mask, ratio, alpha, prefix=prefix)]
-        return beam_search(self.model, src, mask, beam, ratio, alpha, n_best, prefix)
+        if settings.sampling is not None:
+            return sample(self.model, src, mask, settings, generator, prefix)
+        if settings.beam == 1:
+            return [[h] for h in greedy(self.model, src, mask, settings, prefix)]
+        return beam_search(self.model, src, mask, settings, prefix)
 
     def set_unk_replacement(self, mode: str | None, lexicon: dict[str, str] | None = None) -> None:
-        """Replace each <unk> in outputs by its most attended source word (``copy``) or that
-        word's translation in ``lexicon`` (``dict``; see ``unk.build_lexicon``); None = off."""
-        if mode is not None:
-            if mode not in unk.MODES:
-                raise UsageError(f"replace-unk must be one of {unk.MODES}, got {mode!r}")
-            if self.tgt_codec.mode != "word":
-                raise UsageError("[UNK] replacement needs a word vocabulary (this model uses SentencePiece)")
-            if getattr(self.model, "arch", "rnnsearch") != "rnnsearch":
-                raise UsageError("[UNK] replacement needs attention; this model is an RNNencdec")
-            if mode == "dict" and lexicon is None:
-                raise UsageError("replace-unk dict needs a lexicon (rnnsearch lexicon ... --out F; --lexicon F)")
+        """Replace each <unk> in outputs by its aligned source word (``copy``) or that word's
+        translation in ``lexicon`` (``dict``), the alignment head's where there is one (decoding/unk.py);
+        None: keep them."""
+        why = unk.problem(self, mode, lexicon)
+        if why:
+            raise UsageError(why)
         self.replace_unk, self.lexicon = mode, lexicon
+
+    def _default_unk_replacement(self, release: Path) -> None:
+        """A release replaces <unk> (through its lexicon.tsv, when it has one) where the model can."""
+        table = release / unk.LEXICON_FILE
+        lexicon = unk.read_lexicon(table) if table.is_file() else None
+        mode = "dict" if lexicon else "copy"
+        if unk.problem(self, mode, lexicon) is None:
+            self.set_unk_replacement(mode, lexicon)
 
     def _package(self, src_units: list[str], hyps: list[Hypothesis], prefix: list[str]) -> Translation:
         source_tokens = src_units + [EOS_TOKEN]
         nbest = []
-        for h in hyps:
+        rows = unk.alignments(self, src_units, hyps) if self.replace_unk else [None] * len(hyps)
+        for h, alignment in zip(hyps, rows):
             tokens = self.tgt_codec.vocab.decode(h.tokens)
             tokens = prefix + tokens[len(prefix):]  # the prefix as given, its unknown words included
             if self.replace_unk:
-                tokens = unk.replace(tokens, src_units, h.attention, self.replace_unk, self.lexicon)
+                tokens = unk.replace(tokens, src_units, alignment, self.replace_unk, self.lexicon)
             nbest.append(Translation(self.tgt_codec.units_to_text(tokens), tokens, source_tokens,
                                      h.score, h.attention))
         best = nbest[0]

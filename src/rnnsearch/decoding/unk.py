@@ -1,27 +1,69 @@
-"""[UNK] replacement from the attention (Luong et al. 2015; Jean et al. 2015).
+"""[UNK] replacement from the alignment (Luong et al. 2015; Jean et al. 2015).
 
-Each <unk> the model writes is replaced by the source word it attends to most when it is
-written (alpha_ij, the </s> column left out): ``copy`` puts that word itself, ``dict`` its most
-likely translation in a lexical table built from forced alignments of the training data
-(``rnnsearch lexicon``, analysis/lexicon.py), falling back to copy for words the table lacks. Word vocabularies only:
-with SentencePiece there is no <unk> to replace.
+Each <unk> the model writes is replaced by the source word it is aligned to: with an alignment head
+(model/align_head.py), the head's beta_ij read once the output is known, else the attention alpha_ij
+of the step that wrote it (the </s> column left out). ``copy`` puts that word itself, ``dict`` its most
+likely translation in a lexical table built from forced alignments of the training data (``rnnsearch
+lexicon``, analysis/lexicon.py), falling back to copy for words the table lacks. Word vocabularies
+and attention only: with SentencePiece there is no <unk>, an RNNencdec has no alignment to read.
+A released model replaces by default (``Translator.from_checkpoint``; ``--keep-unk`` keeps them).
 """
 from __future__ import annotations
 
 from pathlib import Path
 
 import numpy as np
+import torch
 
-from rnnsearch.data.vocab import UNK_TOKEN
-from rnnsearch.errors import UsageError
+from rnnsearch.data.batching import make_batch
 from rnnsearch.data.io import DataError
+from rnnsearch.data.vocab import UNK, UNK_TOKEN
+from rnnsearch.errors import UsageError
+from rnnsearch.model.align_head import head_alignment
 
 MODES = ("copy", "dict")
+LEXICON_FILE = "lexicon.tsv"  # a release's lexicon for ``dict``, when it has one
+
+
+def problem(translator, mode: str | None, lexicon) -> str | None:
+    """Why ``translator`` cannot replace <unk> in ``mode`` (None: it can, or nothing is asked)."""
+    if mode is None:
+        return None
+    if mode not in MODES:
+        return f"replace-unk must be one of {MODES}, got {mode!r}"
+    if translator.tgt_codec.mode != "word":
+        return "[UNK] replacement needs a word vocabulary (this model uses SentencePiece)"
+    if getattr(translator.model, "arch", "rnnsearch") != "rnnsearch":
+        return "[UNK] replacement needs attention; this model is an RNNencdec"
+    if mode == "dict" and lexicon is None:
+        return "replace-unk dict needs a lexicon (rnnsearch lexicon ... --out F; --lexicon F)"
+    return None
+
+
+@torch.no_grad()
+def head_rows(translator, src_units: list[str], outputs: list[list[int]]) -> list[np.ndarray]:
+    """The alignment head's beta (len(output) + 1, len(src_units) + 1) of each output of one source,
+    read with teacher forcing once the output is known."""
+    src = translator.src_codec.vocab.encode(src_units)
+    batch = make_batch([src] * len(outputs), outputs).to(translator.device)
+    beta = head_alignment(translator.model, translator.align_head, batch.src, batch.src_mask, batch.tgt_in,
+                          batch.tgt_out)  # (N, T, S)
+    return [beta[n, : len(out) + 1, : len(src) + 1].float().cpu().numpy() for n, out in enumerate(outputs)]
+
+
+def alignments(translator, src_units: list[str], hyps) -> list[np.ndarray | None]:
+    """Per hypothesis, the rows to replace its <unk> from: the head's where the model has one (and
+    the hypothesis an <unk>), else its attention."""
+    if translator.align_head is None or not translator.can_score:
+        return [h.attention for h in hyps]
+    todo = [i for i, h in enumerate(hyps) if UNK in h.tokens]
+    rows = dict(zip(todo, head_rows(translator, src_units, [hyps[i].tokens for i in todo]))) if todo else {}
+    return [rows.get(i, h.attention) for i, h in enumerate(hyps)]
 
 
 def replace(tokens: list[str], source_units: list[str], attention: np.ndarray | None, mode: str,
             lexicon: dict[str, str] | None = None) -> list[str]:
-    """``tokens`` with each <unk> replaced; ``attention`` is (len(tokens) + 1, len(source_units) + 1)."""
+    """``tokens`` with each <unk> replaced; ``attention``: an alignment (len(tokens) + 1, len(source_units) + 1)."""
     if UNK_TOKEN not in tokens:
         return tokens
     if attention is None:

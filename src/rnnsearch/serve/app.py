@@ -16,7 +16,7 @@ from starlette.concurrency import run_in_threadpool
 
 from rnnsearch import __version__
 from rnnsearch.serve import errors
-from rnnsearch.decoding.sampling import Sampling
+from rnnsearch.decoding.settings import SettingsError
 from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut, scoring, translating
 from rnnsearch.serve.errors import ServeError
 from rnnsearch.serve.guard import Guard
@@ -96,20 +96,18 @@ def _lifespan(batcher: Batcher, settings: ServeSettings):
 async def _translate(req: TranslateRequest, translator, batcher: Batcher,
                      settings: ServeSettings) -> TranslateResponse:
     texts, field = ([req.text], "text") if req.text is not None else (req.texts, "texts")
-    sampling = None
-    if req.sample is not None:
-        if req.beam not in (None, 1):
-            raise ServeError(422, "invalid_request", f"sampling takes no beam (got beam {req.beam})",
-                             field="beam")
-        sampling = Sampling(req.sample.topk, float(req.sample.temperature), req.sample.seed)
-    beam = 1 if sampling else translator.decode_cfg.beam if req.beam is None else req.beam
-    _check(texts, field, beam, req.n_best, settings, sampled=sampling is not None)
+    try:
+        search = translator.search_settings(beam=req.beam, n_best=req.n_best, sampling=req.sample)
+    except SettingsError as exc:
+        raise ServeError(422, "invalid_request", str(exc), field=exc.field) from None
+    _check(texts, field, settings)
+    _check_search(search, settings)
     units = await run_in_threadpool(lambda: [translator.source_units(t) for t in texts])
-    _check_units(units, field, translator.decode_cfg.max_src_len)
+    _check_units(units, field, search.max_src_len)
     prefixes = _prefixes(req, len(texts), settings)
     prefix_units = await run_in_threadpool(lambda: translator.prefix_units(prefixes) or [[]] * len(texts))
-    results = await _submit(batcher, settings, list(zip(units, prefix_units)), translating(beam, req.n_best, sampling))
-    return _response(translator, beam, results, req.return_attention, req.sample)
+    results = await _submit(batcher, settings, list(zip(units, prefix_units)), translating(search))
+    return _response(translator, search, results, req.return_attention)
 
 
 async def _score(req: ScoreRequest, translator, batcher: Batcher, settings: ServeSettings) -> ScoreResponse:
@@ -120,12 +118,12 @@ async def _score(req: ScoreRequest, translator, batcher: Batcher, settings: Serv
     pairs = [(req.source, req.target)] if one else [(p.source, p.target) for p in req.pairs]
     field = "source" if one else "pairs"
     where = lambda i: field if one else f"pairs[{i}].source"  # noqa: E731
-    _check([src for src, _ in pairs], field, 1, 1, settings, where=where)
+    _check([src for src, _ in pairs], field, settings, where=where)
     _check_targets([tgt for _, tgt in pairs], one, settings)
     units = await run_in_threadpool(lambda: [translator.source_units(src) for src, _ in pairs])
     _check_units(units, field, translator.decode_cfg.max_src_len, where)
     scores = await _submit(batcher, settings, pairs, scoring(req.return_units or req.return_attention))
-    return ScoreResponse(model=translator.config.name, scores=[_pair_score(s, req) for s in scores])
+    return ScoreResponse(model=translator.name, scores=[_pair_score(s, req) for s in scores])
 
 
 def _pair_score(s, req: ScoreRequest) -> PairScore:
@@ -150,8 +148,7 @@ async def _submit(batcher: Batcher, settings: ServeSettings, items: list, key: t
                          settings.timeout_s) from None
 
 
-def _check(texts: list[str], field: str, beam: int, n_best: int, s: ServeSettings, sampled: bool = False,
-           where=None) -> None:
+def _check(texts: list[str], field: str, s: ServeSettings, where=None) -> None:
     """The request's size and its source texts; ``where(i)`` names text i (default text / texts[i])."""
     where = where or (lambda i: field if field == "text" else f"{field}[{i}]")
     if not texts:
@@ -163,15 +160,16 @@ def _check(texts: list[str], field: str, beam: int, n_best: int, s: ServeSetting
         if not text.strip():
             raise ServeError(422, "empty_text", f"{where(i)} is empty", field=where(i))
         _check_text(text, where(i), s)
-    if beam > s.max_beam:
-        raise ServeError(422, "max_beam", f"beam {beam} is over the limit {s.max_beam}", "max_beam",
+
+
+def _check_search(search, s: ServeSettings) -> None:
+    """The server's limit on the search (resolved SearchSettings, which check themselves)."""
+    if search.beam > s.max_beam:
+        raise ServeError(422, "max_beam", f"beam {search.beam} is over the limit {s.max_beam}", "max_beam",
                          s.max_beam, "beam")
-    if sampled and n_best > s.max_beam:
-        raise ServeError(422, "max_beam", f"n_best {n_best} draws per sentence are over the limit {s.max_beam}",
-                         "max_beam", s.max_beam, "n_best")
-    if n_best > beam and not sampled:
-        raise ServeError(422, "invalid_request", f"n_best {n_best} is larger than the beam {beam}",
-                         field="n_best")
+    if search.sampling and search.n_best > s.max_beam:
+        raise ServeError(422, "max_beam", f"n_best {search.n_best} draws per sentence are over the limit "
+                         f"{s.max_beam}", "max_beam", s.max_beam, "n_best")
 
 
 def _prefixes(req: TranslateRequest, count: int, s: ServeSettings) -> list[str] | None:
@@ -213,12 +211,12 @@ def _check_units(units: list[list[str]], field: str, limit: int, where=None) -> 
                              f"most {limit} (decode.max_src_len)", "decode.max_src_len", limit, where(i))
 
 
-def _response(translator, beam: int, results, with_attention: bool, sample) -> TranslateResponse:
+def _response(translator, search, results, with_attention: bool) -> TranslateResponse:
     def attention(r):
         if not with_attention or r.attention is None:
             return None
         return [[round(float(a), 4) for a in row] for row in r.attention]
-    return TranslateResponse(model=translator.config.name, beam=beam, sample=sample, translations=[
+    return TranslateResponse(model=translator.name, beam=search.beam, sample=search.sampling, translations=[
         Translation(text=r.text, tokens=r.tokens, source_tokens=r.source_tokens, score=r.score,
                     nbest=[Hypothesis(text=h.text, tokens=h.tokens, score=h.score) for h in r.nbest],
                     attention=attention(r))
@@ -233,7 +231,7 @@ def _health(translator, settings: ServeSettings, metrics: Metrics, checkpoint, d
                            vocab={"mode": translator.src_codec.mode, "src": len(translator.src_codec.vocab),
                                   "tgt": len(translator.tgt_codec.vocab)},
                            beam=d.beam, max_src_len=d.max_src_len)
-    return HealthResponse(status="draining" if draining else "ok", version=__version__, model=cfg.name,
+    return HealthResponse(status="draining" if draining else "ok", version=__version__, model=translator.name,
                           checkpoint=checkpoint, config=summary,
                           parameters=sum(p.numel() for p in translator.model.parameters()),
                           device=str(translator.device), attention=m.arch == "rnnsearch", score=translator.can_score,

@@ -2,7 +2,7 @@
 
 Each request becomes a ``Job``: its sentences (source units to translate, each with the units its
 output must begin with, or (source, target) pairs to score) and a key naming the work
-(``translating(beam, n_best, sampling)`` or ``scoring(details)``). One collector task takes the
+(``translating(settings)`` or ``scoring(details)``). One collector task takes the
 waiting jobs (after a short window, or at once when ``max_batch`` sentences wait), groups them by
 key and runs each group as one call of
 ``Translator.translate_units`` or ``Translator.score`` in a single worker thread, so the event
@@ -17,7 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from rnnsearch.serve.metrics import Metrics
-from rnnsearch.training.runtime import release_free_memory
+from rnnsearch.runtime import release_free_memory
 from rnnsearch.serve.settings import ServeSettings
 
 
@@ -38,9 +38,9 @@ def scoring(details: bool = False) -> tuple:
 
 
 
-def translating(beam: int, n_best: int, sampling=None) -> tuple:
-    """The key of a translation job: jobs with equal keys share searches."""
-    return ("translate", beam, n_best, sampling)
+def translating(settings) -> tuple:
+    """The key of a translation job, with its resolved SearchSettings: jobs with equal keys share searches."""
+    return ("translate", settings)
 
 
 @dataclass(eq=False)
@@ -52,7 +52,7 @@ class Job:
     @property
     def alone(self) -> bool:
         """Seeded sampling: the draws must not depend on which other requests share the batch."""
-        sampling = self.key[3] if self.key[0] == "translate" else None
+        sampling = self.key[1].sampling if self.key[0] == "translate" else None
         return sampling is not None and sampling.seed is not None
 
 
@@ -153,9 +153,8 @@ class Batcher:
         """The model's work for one group, in the worker thread."""
         if key[0] == "score":
             return self.translator.score([src for src, _ in items], [tgt for _, tgt in items], details=key[1])
-        _, beam, n_best, sampling = key
-        return self.translator.translate_units([units for units, _ in items], beam=beam, n_best=n_best,
-                                               sampling=sampling, prefixes=[prefix for _, prefix in items])
+        return self.translator.translate_units([units for units, _ in items], key[1],
+                                               [prefix for _, prefix in items])
 
     async def _work(self, loop, jobs: list[Job]) -> None:
         items, key = [x for job in jobs for x in job.items], jobs[0].key

@@ -2,17 +2,9 @@
 schema at /docs)."""
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
 
-
-class SampleOptions(BaseModel):
-    """Draw the outputs from the model's distribution instead of searching (decoding/sampling.py)."""
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    topk: StrictInt = Field(0, ge=0, description="draw among the k most probable tokens (0: all of them)")
-    temperature: StrictFloat | StrictInt = Field(1.0, gt=0, description="p^(1/T), renormalised: < 1 sharper")
-    seed: StrictInt | None = Field(None, description="the same seed and request give the same draws "
-                                                     "(such a request is searched alone)")
+from rnnsearch.decoding.sampling import Sampling
 
 
 class TranslateRequest(BaseModel):
@@ -21,11 +13,12 @@ class TranslateRequest(BaseModel):
 
     text: StrictStr | None = Field(None, description="one source sentence")
     texts: list[StrictStr] | None = Field(None, description="several source sentences")
-    beam: StrictInt | None = Field(None, ge=1, description="beam size (1 = greedy); default: the model's")
-    n_best: StrictInt = Field(1, ge=1, description="hypotheses returned per sentence (<= beam)")
+    beam: StrictInt | None = Field(None, description="beam size (1 = greedy); default: the model's decode.beam")
+    n_best: StrictInt | None = Field(None, description="hypotheses returned per sentence (<= beam); default: the "
+                                     "model's decode.n_best")
     return_attention: StrictBool = Field(False, description="include each translation's alignment matrix")
-    sample: SampleOptions | None = Field(None, description="sample instead of searching: n_best outputs drawn "
-                                                           "per sentence (no beam, or beam 1)")
+    sample: Sampling | None = Field(None, description="sample instead of searching: n_best outputs drawn per "
+                                    "sentence (no beam, or beam 1); a request with a seed is searched alone")
     prefix: StrictStr | None = Field(None, description="with text: the translation begins with this text and "
                                                        "the model completes it (interactive translation)")
     prefixes: list[StrictStr] | None = Field(None, description="with texts: one prefix per text ('' for none)")
@@ -59,7 +52,7 @@ class Translation(BaseModel):
 class TranslateResponse(BaseModel):
     model: str
     beam: int
-    sample: SampleOptions | None = Field(None, description="the sampling options, when sampled")
+    sample: Sampling | None = Field(None, description="the sampling options, when sampled")
     translations: list[Translation]
 
 
@@ -138,7 +131,7 @@ class ModelSummary(BaseModel):
 class HealthResponse(BaseModel):
     status: str
     version: str
-    model: str = Field(description="the config's name")
+    model: str = Field(description="the model's name: its release's (models/NAME), else its config's")
     checkpoint: str | None
     config: ModelSummary
     parameters: int

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 import torch
+from pydantic import BaseModel, ConfigDict, Field
 from tqdm import tqdm
 
 from rnnsearch import checkpoint
@@ -35,29 +35,31 @@ from rnnsearch.model.align_head import AlignmentHead, head_inputs, head_state, q
 NOT_KEPT = ("format", "version", "optimizer", "scheduler", "rng", "rng_ranks")
 
 
-@dataclass(frozen=True)
-class HeadSettings:
-    pairs: int = 100_000  # training pairs sampled from the corpus (0: all)
-    held_out: int = 1_000  # other pairs the head is measured on after each epoch
-    epochs: int = 2
-    att: int = 128  # the head's hidden size
-    lr: float = 1e-3  # Adam
-    batch_size: int = 80
-    seed: int = 1
-    threads: int = 0  # torch threads (0: torch's default)
-    device: str = "cpu"  # where the model and the head run: cpu, cuda or cuda:N
+class HeadSettings(BaseModel):
+    """How the head is trained: the only source of these defaults (``train-align-head``'s flags
+    are made from the fields)."""
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    pairs: int = Field(100_000, ge=0, description="training pairs sampled from the corpus (0: all)")
+    held_out: int = Field(1_000, ge=0, description="other pairs the head's cost is measured on after each epoch")
+    epochs: int = Field(2, ge=1, description="passes over the sampled pairs")
+    att: int = Field(128, ge=1, description="the head's hidden size")
+    lr: float = Field(1e-3, gt=0, description="Adam's learning rate")
+    batch_size: int = Field(80, ge=1, description="pairs per update")
+    seed: int = Field(1, description="the sample's and the head's initial weights' seed")
+    threads: int = Field(0, ge=0, description="torch threads (0: torch's default)")
+    device: str = Field("cpu", description="where the model and the head run: cpu, cuda or cuda:N")
 
 
-def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, settings: HeadSettings = HeadSettings(),
+def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, settings: HeadSettings | None = None,
                          overrides: list[str] | None = None, log=print) -> dict:
     """Train a head for the model of ``ckpt`` on ``links``; write ``ckpt`` plus the head to ``out``
     and return the head's record (sizes, sample, costs per epoch, CPU seconds). ``overrides``:
     dotted config changes (``data.dir=...``) for reading the corpus elsewhere."""
+    settings = settings or HeadSettings()
     source = pretrained.weights_path(ckpt)
     if Path(out).resolve() == Path(source).resolve():
         raise UsageError(f"--out {out} is the input checkpoint: write the model with its head to a new file")
-    if min(settings.pairs, settings.held_out) < 0 or min(settings.epochs, settings.att, settings.batch_size) < 1:
-        raise UsageError("--pairs and --held-out must be >= 0; --epochs, --size and --batch-size >= 1")
     if settings.threads:
         torch.set_num_threads(settings.threads)
     device = torch.device(settings.device)

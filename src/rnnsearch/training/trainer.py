@@ -18,54 +18,44 @@ from rnnsearch import __version__, checkpoint
 from rnnsearch.config import Config, to_dict
 from rnnsearch.cpu import EMULATED_TRAINING, emulated_warning
 from rnnsearch.data.batching import epoch_plan
-from rnnsearch.data.corpus import Corpus, load_corpora
+from rnnsearch.data.corpus import Corpus, check_files, load_corpora
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.model import build_model
 from rnnsearch.training import distributed
+from rnnsearch.training.adapt import adapt_config, parent_record, start_from
 from rnnsearch.training.log import RunLog
 from rnnsearch.training.optim import count_parameters, make_optimizer, make_scheduler
 from rnnsearch.training.rundir import RunDir
 from rnnsearch.training.state import (TrainError, TrainState, catch_stop_signals, check_resumable, restore_signals,
                                       rng_state, set_rng_state)
-from rnnsearch.training.update import Step, train_step
+from rnnsearch.training.update import Step, TrainingLoss, train_step
 from rnnsearch.training.validation import validate
 
 __all__ = ["Trainer", "TrainError", "train"]
 
 
-class _Loss(nn.Module):
-    """The model's summed training objective as ``forward``, so that DistributedDataParallel can
-    wrap it: (objective, NLL, alignment cost), the NLL label-smoothed by ``train.label_smoothing``;
-    with a ``guide`` (train.guided_alignment) the objective adds the weighted alignment cost (else
-    the cost is 0)."""
-
-    def __init__(self, model, smoothing: float = 0.0, guide_weight: float = 0.0, guide_cost: str = "ce"):
-        super().__init__()
-        self.model, self.smoothing = model, smoothing
-        self.guide_weight, self.guide_cost = guide_weight, guide_cost
-
-    def forward(self, src, src_mask, tgt_in, tgt_out, guide=None):
-        if guide is None:
-            nll, _ = self.model.loss(src, src_mask, tgt_in, tgt_out, self.smoothing)
-            return nll, nll, torch.zeros((), device=nll.device)
-        nll, _, cost = self.model.guided_loss(src, src_mask, tgt_in, tgt_out, guide, self.guide_cost, self.smoothing)
-        return nll + self.guide_weight * cost, nll, cost
-
-
 class Trainer:
-    def __init__(self, cfg: Config, out_dir: str | Path, resume: bool = False, log=print, ctx=None):
+    def __init__(self, cfg: Config, out_dir: str | Path, resume: bool = False, log=print, ctx=None,
+                 init: str | None = None, explicit: frozenset[str] = frozenset()):
+        """``init``: start a new run from that model (training/adapt.py); ``explicit``: the dotted
+        keys given on the command line (``--set``), which --init refuses to see contradict it."""
         t = cfg.train
         self.cfg, self.out = cfg, Path(out_dir)
         self.ctx = ctx or distributed.Context(device=distributed.resolve_device(t.device))
         self.log = log if self.ctx.is_main else (lambda *_: None)
         if t.threads:
             torch.set_num_threads(t.threads)
+        self.parent, self.cfg = start_from(init, resume, cfg, explicit, self.log)
+        check_files(self.cfg)  # before the run directory is made
+        self.init_record = None
         self.rundir = RunDir(self.out)
-        payload = self._open_run_dir(resume)
+        payload = self._open_run_dir(resume, explicit)
+        cfg = self.cfg  # with a parent's (--init's or a resumed adapted run's) architecture and vocabularies
         codecs = None
-        if payload is not None:
-            codecs = (TextCodec.from_state(payload["src_codec"]), TextCodec.from_state(payload["tgt_codec"]))
+        if payload is not None or self.parent is not None:
+            source = payload if payload is not None else self.parent.payload
+            codecs = (TextCodec.from_state(source["src_codec"]), TextCodec.from_state(source["tgt_codec"]))
         random.seed(t.seed)
         np.random.seed(t.seed)
         self.src_codec, self.tgt_codec, self.train_data, self.dev = load_corpora(cfg, self.log, codecs)
@@ -73,6 +63,11 @@ class Trainer:
                                  [self.tgt_codec.encode(r) for r in self.dev[1]])
         self.model = build_model(cfg.model, len(self.src_codec.vocab), len(self.tgt_codec.vocab), seed=t.seed,
                                  deferred=t.deferred)
+        if self.parent is not None:
+            self.model.load_state_dict(self.parent.payload["model"])
+            self.init_record = parent_record(self.parent)
+            self.log(f"starting from {self.parent.name} ({self.parent.path}; update "
+                     f"{self.init_record['updates'] or 0:,}): its weights and vocabularies, a new optimiser")
         self.model.to(self.ctx.device)
         if self.ctx.rank:  # same initial weights everywhere, a dropout stream per rank
             torch.manual_seed(t.seed + 7919 * self.ctx.rank)
@@ -81,7 +76,7 @@ class Trainer:
         self.state = TrainState()
         if payload is not None:
             self._restore(payload)
-        loss = _Loss(self.model, t.label_smoothing, t.guided_alignment_weight, t.guided_alignment_cost)
+        loss = TrainingLoss(self.model, t.label_smoothing, t.guided_alignment_weight, t.guided_alignment_cost)
         if self.ctx.enabled:
             ids = [self.ctx.device] if self.ctx.device.type == "cuda" else None
             loss = nn.parallel.DistributedDataParallel(loss, device_ids=ids)
@@ -97,7 +92,7 @@ class Trainer:
         self._stop_signal = None
 
     # -- run directory and checkpoints -------------------------------------------------------
-    def _open_run_dir(self, resume: bool) -> dict | None:
+    def _open_run_dir(self, resume: bool, explicit: frozenset[str] = frozenset()) -> dict | None:
         """Lock the run directory (rank 0), check it, and read last.pt when resuming."""
         last = self.out / "last.pt"
         if self.ctx.is_main:
@@ -112,6 +107,9 @@ class Trainer:
             payload = None
         else:
             payload = checkpoint.load(last)
+            self.init_record = (payload.get("meta") or {}).get("init")
+            if self.init_record:  # a run started with --init: the architecture and vocabularies stay its parent's
+                self.cfg, _ = adapt_config(self.cfg, payload["config"], explicit, self.init_record["name"])
             check_resumable(self.cfg, payload["config"], last)
         if self.ctx.is_main:
             self.rundir.write_config(self.cfg)
@@ -150,7 +148,8 @@ class Trainer:
                 "scheduler": self.scheduler.state_dict() if self.scheduler is not None else None,
                 "train_state": dataclasses.asdict(self.state), "rng": rngs[0], "rng_ranks": rngs,
                 "meta": {"rnnsearch": __version__, "torch": str(torch.__version__),
-                         "parameters": count_parameters(self.model), "world_size": self.ctx.world}}
+                         "parameters": count_parameters(self.model), "world_size": self.ctx.world,
+                         **({"init": self.init_record} if self.init_record else {})}}
 
     def save(self, *names: str) -> None:
         """Write the checkpoint(s) in order; every rank takes part, rank 0 writes."""
@@ -292,6 +291,8 @@ class Trainer:
         return reason
 
 
-def train(cfg: Config, out_dir: str | Path, resume: bool = False, log=print, ctx=None) -> dict:
-    """Train as configured, writing ``out_dir/{best,last}.pt`` and ``out_dir/log.jsonl``."""
-    return Trainer(cfg, out_dir, resume=resume, log=log, ctx=ctx).run()
+def train(cfg: Config, out_dir: str | Path, resume: bool = False, log=print, ctx=None, init: str | None = None,
+          explicit: frozenset[str] = frozenset()) -> dict:
+    """Train as configured, writing ``out_dir/{best,last}.pt`` and ``out_dir/log.jsonl``; ``init``:
+    from that model's weights (training/adapt.py)."""
+    return Trainer(cfg, out_dir, resume=resume, log=log, ctx=ctx, init=init, explicit=explicit).run()

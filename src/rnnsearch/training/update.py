@@ -9,10 +9,30 @@ from typing import NamedTuple
 
 import numpy as np
 import torch
+from torch import nn
 
 from rnnsearch.data.batching import make_batch
 from rnnsearch.data.guided import guide_matrix
 from rnnsearch.training import distributed
+
+
+class TrainingLoss(nn.Module):
+    """The model's summed training objective as ``forward``, so that DistributedDataParallel can
+    wrap it: (objective, NLL, alignment cost), the NLL label-smoothed by ``train.label_smoothing``;
+    with a ``guide`` (train.guided_alignment) the objective adds the weighted alignment cost (else
+    the cost is 0)."""
+
+    def __init__(self, model, smoothing: float = 0.0, guide_weight: float = 0.0, guide_cost: str = "ce"):
+        super().__init__()
+        self.model, self.smoothing = model, smoothing
+        self.guide_weight, self.guide_cost = guide_weight, guide_cost
+
+    def forward(self, src, src_mask, tgt_in, tgt_out, guide=None):
+        if guide is None:
+            nll, _ = self.model.loss(src, src_mask, tgt_in, tgt_out, self.smoothing)
+            return nll, nll, torch.zeros((), device=nll.device)
+        nll, _, cost = self.model.guided_loss(src, src_mask, tgt_in, tgt_out, guide, self.guide_cost, self.smoothing)
+        return nll + self.guide_weight * cost, nll, cost
 
 
 class Step(NamedTuple):

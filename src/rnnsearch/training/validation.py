@@ -35,7 +35,7 @@ def dev_bleu(translator, sources: list[str], references: list[str], beam: int, c
     ctx = ctx or distributed.Context()
     n = len(sources)
     mine = range(ctx.rank, n, ctx.world) if ctx.enabled else range(n)
-    local = [h.text for h in translator.translate([sources[i] for i in mine], beam=beam)]
+    local = [h.text for h in translator.translate([sources[i] for i in mine], translator.search_settings(beam=beam))]
     hyps = [""] * n
     for rank, texts in enumerate(distributed.all_gather(local, ctx)):
         for i, text in zip(range(rank, n, ctx.world), texts):
