@@ -141,3 +141,25 @@ def test_a_release_replaces_by_default_and_keep_unk_keeps(tiny_run, tmp_path):
     assert kept.replace_unk is None
     with pytest.raises(ValueError, match="opposite"):
         load_translator(argparse.Namespace(**{**flags, "keep_unk": True, "replace_unk": "copy"}), str(tiny_run))
+
+
+def test_measuring_a_release_again_keeps_its_weights_and_gives_both_scores(tiny_run, synth_dir, tmp_path, capsys):
+    import json
+
+    from rnnsearch.analysis.evaluate import evaluate
+    from rnnsearch.analysis.release import make_release, measure_release
+    from rnnsearch.data.io import read_lines
+    folder = tmp_path / "tiny_release"
+    make_release(tiny_run / "best.pt", folder, log=lambda *_: None)
+    weights = (folder / "model.pt").read_bytes()
+    test = (synth_dir / "test.en", synth_dir / "test.fr")
+    manifest = measure_release(folder, test, beam=2, log=lambda *_: None)
+    assert (folder / "model.pt").read_bytes() == weights and json.loads((folder / "release.json").read_text()) == manifest
+    u = manifest["test"]["unk_replaced"]
+    assert u["mode"] == "copy" and (u["tokens"] > 0 or u["bleu_keep_unk"] == manifest["test"]["bleu"])
+    again = evaluate(Translator.from_pretrained(str(folder)), read_lines(test[0]), read_lines(test[1]),
+                     SearchSettings(beam=2))
+    assert again["bleu"] == manifest["test"]["bleu"] and again["hypotheses"] == read_lines(folder / "test.hyp.fr")
+    assert "`--keep-unk`" in (folder / "README.md").read_text()
+    assert main(["release", str(tiny_run / "best.pt"), "--measure", "--src", str(test[0]), "--ref", str(test[1])]) == 2
+    assert "not a release folder" in capsys.readouterr().err

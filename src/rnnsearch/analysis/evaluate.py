@@ -75,8 +75,14 @@ def evaluate(translator, srcs: list[str], refs: list[str], settings=None, progre
     if len(srcs) != len(refs):
         raise DataError(f"{len(srcs)} source lines but {len(refs)} reference lines")
     settings = translator.search_settings() if settings is None else settings.resolve(translator.decode_cfg)
-    hyps = [t.text for t in translator.translate(srcs, settings, progress)]
+    found = translator.translate(srcs, settings, progress)
+    hyps = [t.text for t in found]
     result = score_translations(hyps, refs, srcs, translator.src_codec, translator.tgt_codec)
+    if translator.replace_unk:  # the same search with each <unk> as written, beside
+        from rnnsearch.decoding.unk import as_written
+        kept = [translator.tgt_codec.units_to_text(as_written(t)) for t in found]
+        result["unk_replaced"] = {"mode": translator.replace_unk, "tokens": sum(len(t.replaced) for t in found),
+                                  "bleu_keep_unk": corpus_bleu(kept, refs)[0], "chrf_keep_unk": corpus_chrf(kept, refs)[0]}
     result["beam"] = None if settings.sampling else settings.beam
     if settings.sampling:
         result["sampling"] = settings.sampling.model_dump()

@@ -89,8 +89,31 @@ def measure(weights: Path, test: tuple[str, str], beam: int | None, folder: Path
     hyps = result.pop("hypotheses")
     hyp_name = f"test.hyp.{translator.tgt_codec.lang}"
     (folder / hyp_name).write_text("".join(h + "\n" for h in hyps), encoding="utf-8")
-    keep = ("bleu", "signature", "bleu_no_unk", "n_no_unk", "n", "chrf", "chrf_signature", "beam")
-    return {**{k: result[k] for k in keep}, "src": str(test[0]), "ref": str(test[1]), "output": hyp_name}
+    keep = ("bleu", "signature", "bleu_no_unk", "n_no_unk", "n", "chrf", "chrf_signature", "beam", "unk_replaced")
+    return {**{k: result[k] for k in keep if k in result}, "src": str(test[0]), "ref": str(test[1]),
+            "output": hyp_name}
+
+
+def measure_release(folder: str | Path, test: tuple[str, str], beam: int | None = None, log=print) -> dict:
+    """Measure a release on ``test`` again, in place (``rnnsearch release NAME --measure``): its test
+    output, the scores in release.json and the card; the weights and everything else untouched."""
+    folder = Path(folder)
+    if not pretrained.is_release(folder):
+        raise UsageError(f"{folder}: not a release folder (release.json): --measure measures a release again")
+    manifest = pretrained.read_manifest(folder)
+    payload = checkpoint.load(folder / manifest["weights"])
+    with whole_or_absent(folder) as tmp:
+        for item in folder.iterdir():
+            if item.is_file() and item.name != (manifest.get("test") or {}).get("output"):
+                shutil.copy2(item, tmp / item.name)
+        scores = measure(tmp / manifest["weights"], test, beam, tmp, log)
+        if (manifest.get("test") or {}).get("parity"):
+            scores["parity"] = manifest["test"]["parity"]  # int8 against bf16, as measured at release
+        manifest = {**manifest, "test": scores, "measured": datetime.date.today().isoformat()}
+        (tmp / pretrained.RELEASE_FILE).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+        (tmp / "README.md").write_text(model_card(manifest, payload), encoding="utf-8")
+    log(f"measured {folder} again: test BLEU {scores['bleu']:.2f}")
+    return manifest
 
 
 def check_parity(payload: dict, bleu: float, test: tuple[str, str], beam: int | None, folder: Path,
@@ -179,9 +202,18 @@ def test_lines(t: dict | None) -> list[str]:
             "from this release's weights:", "", "| BLEU (All) | BLEU (No UNK) | chrF |", "|---:|---:|---:|",
             f"| {t['bleu']:.2f} | {nounk} ({t['n_no_unk']} sentences) | {t['chrf']:.2f} |", "",
             f"sacreBLEU: `{t['signature']}`; chrF: `{t['chrf_signature']}`. The output is `{t['output']}` "
-            f"(`sacrebleu {t['ref']} -i {t['output']}`).", ""] + ([
+            f"(`sacrebleu {t['ref']} -i {t['output']}`).", ""] + unk_lines(t.get("unk_replaced")) + ([
              f"Parity: the same weights in bfloat16 score {t['parity']['bfloat16_bleu']:.2f} BLEU (tolerance "
              f"{t['parity']['tolerance']}).", ""] if t.get("parity") else [])
+
+
+def unk_lines(u: dict | None) -> list[str]:
+    """The card's line on <unk> replacement, the default output's, and the scores without it."""
+    if not u:
+        return []
+    return [f"The output replaces each `<unk>` the model writes ({u['tokens']:,} of them) by its aligned source "
+            f"word (`{u['mode']}`, the default of a release); with each `<unk>` kept as written (`--keep-unk`) "
+            f"the same search scores BLEU {u['bleu_keep_unk']:.2f}, chrF {u['chrf_keep_unk']:.2f}.", ""]
 
 
 def head_lines(entry: dict | None, name: str) -> list[str]:

@@ -21,7 +21,9 @@ def register(sub) -> None:
     p = sub.add_parser("release", help="a checkpoint as a released model: bf16 (or int8) weights, vocabularies, config, "
                        "training log and a model card, in one folder (models/NAME)")
     p.add_argument("checkpoint", help=MODEL_HELP)
-    p.add_argument("--out", required=True, help="the release folder; its name is the model's (models/NAME)")
+    p.add_argument("--out", help="the release folder; its name is the model's (models/NAME)")
+    p.add_argument("--measure", action="store_true", help="CHECKPOINT is a release: measure it on --src/--ref "
+                   "again, in place (its test output, release.json's scores and the card; the weights untouched)")
     p.add_argument("--src", help="test source: measure the test BLEU from the released weights (with --ref)")
     p.add_argument("--ref", help="test references")
     p.add_argument("--beam", type=int, default=None, help="beam for the test (default: the config's decode.beam)")
@@ -57,11 +59,18 @@ def average(args) -> int:
 
 
 def release(args) -> int:
-    from rnnsearch.analysis.release import make_release
+    from rnnsearch.analysis.release import make_release, measure_release
     from rnnsearch.errors import UsageError
     if (args.src is None) != (args.ref is None):
         raise UsageError("--src and --ref go together")
     test = (args.src, args.ref) if args.src else None
+    if args.measure:
+        if test is None or args.out:
+            raise UsageError("--measure measures the release CHECKPOINT in place: give --src and --ref, not --out")
+        measure_release(args.checkpoint, test, args.beam)
+        return 0
+    if not args.out:
+        raise UsageError("--out is required: the release folder to write (models/NAME)")
     make_release(args.checkpoint, args.out, test=test, beam=args.beam, description=args.description, force=args.force,
                  dtype=args.dtype, parity=args.parity)
     print(f"translate with: rnnsearch translate {args.out}; Python: Translator.from_pretrained({args.out!r})")

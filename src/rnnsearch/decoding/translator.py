@@ -23,7 +23,7 @@ from rnnsearch.decoding.source import Source, as_source
 from rnnsearch.decoding.scoring import Score, score_ids
 from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
 from rnnsearch.data.tokenize import TextCodec
-from rnnsearch.data.vocab import EOS_TOKEN
+from rnnsearch.data.vocab import EOS_TOKEN, UNK_TOKEN
 from rnnsearch.errors import UsageError
 from rnnsearch.extras import require
 
@@ -36,6 +36,7 @@ class Translation:
     score: float                       # log p(output + </s> | source)
     attention: np.ndarray | None        # alpha (len(tokens) + 1, len(source_tokens)); None for RNNencdec
     nbest: list[Translation] = field(default_factory=list)  # the n best, this one first
+    replaced: list[int] = field(default_factory=list)  # positions in tokens of <unk>s replaced (decoding/unk.py)
 
 
 class Translator:
@@ -275,10 +276,11 @@ class Translator:
         for h, alignment in zip(hyps, rows):
             tokens = self.tgt_codec.vocab.decode(h.tokens)
             tokens = prefix + tokens[len(prefix):]  # the prefix as given, its unknown words included
-            if self.replace_unk:
+            replaced = [i for i, t in enumerate(tokens) if t == UNK_TOKEN] if self.replace_unk else []
+            if replaced:
                 tokens = unk.replace(tokens, src_units, alignment, self.replace_unk, self.lexicon)
             nbest.append(Translation(self.tgt_codec.units_to_text(tokens), tokens, source_tokens,
-                                     h.score, h.attention))
+                                     h.score, h.attention, replaced=replaced))
         best = nbest[0]
         best.nbest = nbest
         return best

@@ -76,6 +76,11 @@ def replace(tokens: list[str], source_units: list[str], attention: np.ndarray | 
     return out
 
 
+def as_written(translation) -> list[str]:
+    """A Translation's output units with each replaced <unk> back (what ``--keep-unk`` shows)."""
+    return [UNK_TOKEN if i in translation.replaced else t for i, t in enumerate(translation.tokens)]
+
+
 def read_lexicon(path) -> dict[str, str]:
     """A lexicon file: ``source<TAB>target[<TAB>prob<TAB>count]`` per line."""
     table = {}
