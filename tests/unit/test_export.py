@@ -65,16 +65,18 @@ def test_graphs_compute_the_models_encoder_and_step(tmp_path, arch, cell, readou
             y = logp.argmax(1)
 
 
-def test_an_export_of_format_version_1_translates_as_its_checkpoint():
-    """tests/fixtures/onnx_export_v1 (see its README): one encoder row per step row."""
+def test_an_export_of_another_format_version_says_how_to_export_again(tiny_run, tmp_path, capsys):
+    """An export written before the graphs changed (format version 1: one encoder row per step
+    row) is refused in one line naming the command that writes the current format."""
     import json
-    expected = json.loads((FIXTURE / "expected.json").read_text())
-    old = Translator.from_checkpoint(FIXTURE.parent / "onnx_export_v1", backend="onnx")
-    assert old.model.rows_per_sentence
-    results = old.translate(expected["sources"], SearchSettings(beam=3, n_best=2))
-    for got, want in zip(results, expected["beam3_nbest2"], strict=True):
-        assert [h.text for h in got.nbest] == [text for text, _ in want["nbest"]]
-        assert [h.score for h in got.nbest] == pytest.approx([score for _, score in want["nbest"]], abs=1e-4)
+    out = tmp_path / "export"
+    assert main(["export", str(tiny_run / "best.pt"), "--format", "onnx", "--out", str(out)]) == 0
+    meta = json.loads((out / "model.json").read_text())
+    (out / "model.json").write_text(json.dumps({**meta, "version": 1}))
+    capsys.readouterr()
+    assert main(["translate", str(out), "--backend", "onnx", "--input", str(tmp_path / "none.en")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "format version 1" in err and "rnnsearch export CKPT --format onnx --out DIR" in err and "\n" not in err
 
 
 @pytest.mark.parametrize("which", ["trained", "fixture"])

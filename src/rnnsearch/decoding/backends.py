@@ -57,9 +57,7 @@ class OnnxModel:
         self.encoder = ort.InferenceSession(str(directory / "encoder.onnx"), options, providers=providers)
         self.decoder = ort.InferenceSession(str(step), options, providers=providers)
         self.step_inputs = [i.name for i in self.decoder.get_inputs()]
-        self.rows_per_sentence = self.meta.get("version", 1) < 2  # version 1 reads an encoder row per step row
         self.training = False
-        self._rows: tuple[Rows, int, Rows] | None = None  # enc, K, enc with each row repeated K times
 
     # the parts of nn.Module the Translator uses
     def to(self, device):
@@ -88,35 +86,25 @@ class OnnxModel:
         return DecoderState(enc.tensors["s0"])
 
     def step(self, y_prev: torch.Tensor, state: DecoderState, enc: Rows):
-        if self.rows_per_sentence:
-            enc = self._per_row(enc, len(y_prev))
         feeds = {"y_prev": y_prev.numpy(), "s_prev": state.hidden.numpy()}
         feeds.update({k: enc.tensors[k].numpy() for k in self.step_inputs if k not in feeds})
         outputs = self.decoder.run(None, feeds)
         alpha = torch.from_numpy(outputs[2]) if len(outputs) > 2 else None
         return torch.from_numpy(outputs[0]), DecoderState(torch.from_numpy(outputs[1])), alpha
 
-    def _per_row(self, enc: Rows, rows: int) -> Rows:
-        """Exports of version 1: their graph reads one encoder row per decoder row; with K rows per
-        sentence, each sentence's row repeated K times (kept until the search's ``enc`` changes,
-        when sentences finish)."""
-        batch = len(next(iter(enc.tensors.values())))
-        if batch == rows:
-            return enc
-        if self._rows is None or self._rows[0] is not enc or self._rows[1] != rows:
-            self._rows = (enc, rows, enc.select(torch.arange(batch).repeat_interleave(rows // batch)))
-        return self._rows[2]
-
-
 def read_export(directory: Path) -> dict:
     """model.json of an export directory, with a clear error when it is not one."""
-    from rnnsearch.decoding.export import FORMAT
+    from rnnsearch.decoding.export import FORMAT, VERSION
     path = directory / "model.json"
     if not path.is_file():
         raise UsageError(f"{directory}: not an `rnnsearch export` directory (no model.json)")
     meta = json.loads(path.read_text(encoding="utf-8"))
     if meta.get("format") != FORMAT:
         raise UsageError(f"{path}: not an rnnsearch ONNX export")
+    if meta.get("version", 1) != VERSION:
+        raise UsageError(f"{directory}: an ONNX export of format version {meta.get('version', 1)}, which this "
+                         f"rnnsearch does not read (it reads version {VERSION}): export the checkpoint again with "
+                         "`rnnsearch export CKPT --format onnx --out DIR`")
     return meta
 
 

@@ -17,8 +17,8 @@ taken once per sentence: [C; C_o] c_i = sum_j alpha_ij [C; C_o] h_j, so a step s
 3D + 2M instead of multiplying its N rows of c_i by the (3D + 2M, 2H) matrix.
 tests/unit/test_export.py checks outputs, and the beam search over them, against PyTorch's.
 
-Format version 2 (2026-11-23); version 1 read h_j and one encoder row per decoder row, and
-decoding/backends.py still runs it.
+Format version 2 (2026-11-23); an export of another version is refused with the command that
+writes this one (decoding/backends.py: read_export).
 """
 from __future__ import annotations
 
