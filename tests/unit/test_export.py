@@ -65,18 +65,29 @@ def test_graphs_compute_the_models_encoder_and_step(tmp_path, arch, cell, readou
             y = logp.argmax(1)
 
 
-def test_an_export_of_another_format_version_says_how_to_export_again(tiny_run, tmp_path, capsys):
-    """An export written before the graphs changed (format version 1: one encoder row per step
-    row) is refused in one line naming the command that writes the current format."""
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_export_of_another_format_version_says_how_to_export_again(tiny_run, tmp_path, capsys, version):
+    """An export written before the graphs changed (format version 1: one encoder row per step row;
+    2: graphs built op by op) is refused in one line naming the command that writes the current format."""
     import json
     out = tmp_path / "export"
     assert main(["export", str(tiny_run / "best.pt"), "--format", "onnx", "--out", str(out)]) == 0
     meta = json.loads((out / "model.json").read_text())
-    (out / "model.json").write_text(json.dumps({**meta, "version": 1}))
+    (out / "model.json").write_text(json.dumps({**meta, "version": version}))
     capsys.readouterr()
     assert main(["translate", str(out), "--backend", "onnx", "--input", str(tmp_path / "none.en")]) == 2
     err = capsys.readouterr().err.strip()
-    assert "format version 1" in err and "rnnsearch export CKPT --format onnx --out DIR" in err and "\n" not in err
+    assert f"format version {version}" in err and "rnnsearch export CKPT --format onnx --out DIR" in err and "\n" not in err
+
+
+def test_no_graph_is_built_by_hand():
+    """The ONNX graphs are traced from the model's modules (decoding/export.py), so the decoder's
+    equations exist once: nothing under src/ assembles ONNX nodes itself."""
+    src = Path(__file__).resolve().parents[2] / "src"
+    hand_built = [f"{path.relative_to(src)}:{n}" for path in sorted(src.rglob("*.py"))
+                  for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+                  if "make_node" in line or "onnx.helper" in line or "from onnx import helper" in line]
+    assert hand_built == []
 
 
 @pytest.mark.parametrize("which", ["trained", "fixture"])

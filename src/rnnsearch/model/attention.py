@@ -73,14 +73,12 @@ class AdditiveAttention(nn.Module):
         if proj_query.size(0) % n:
             raise ValueError(f"{proj_query.size(0)} query rows for {n} sentences: not K rows per sentence")
         query = proj_query.to(proj_keys.dtype).view(n, -1, 1, proj_keys.size(2)) * 2.0  # (B, K, 1, A)
-        keys, v = proj_keys.unsqueeze(1), self.v_a.weight[0].to(proj_keys.dtype)  # (B, 1, S, A), (A,)
-        energies = keys.new_empty(n, query.size(1), keys.size(2))  # (B, K, S)
-        per = max(1, CHUNK_ELEMENTS // (query[0].numel() * keys.size(2)))  # sentences per chunk
-        for i in range(0, n, per):
-            hidden = torch.add(query[i:i + per], keys[i:i + per], alpha=2.0).sigmoid_()  # (b, K, S, A): sigmoid(2u)
-            torch.matmul(hidden, v, out=energies[i:i + per])  # (b, K, S)
-        energies.mul_(2.0)  # as _AdditiveEnergies
-        alpha = torch.softmax(energies.masked_fill_(~mask.unsqueeze(1), float("-inf")), dim=2)  # (B, K, S)
+        keys, v = proj_keys.unsqueeze(1), self.v_a.weight.t().to(proj_keys.dtype)  # (B, 1, S, A), (A, 1)
+        # sentences per chunk; one chunk of any number when traced for the ONNX export (decoding/export.py)
+        per = n if torch.jit.is_tracing() else max(1, CHUNK_ELEMENTS // (query[0].numel() * keys.size(2)))
+        hidden = (torch.add(query[i:i + per], keys[i:i + per], alpha=2.0).sigmoid() for i in range(0, n, per))  # sigmoid(2u)
+        energies = torch.cat([torch.matmul(h, v).squeeze(-1) for h in hidden]) * 2.0  # (B, K, S), as _AdditiveEnergies
+        alpha = torch.softmax(energies.masked_fill(~mask.unsqueeze(1), float("-inf")), dim=2)  # (B, K, S)
         context = torch.bmm(alpha, annotations)  # (B, K, C)
         return context.flatten(0, 1), alpha.flatten(0, 1)  # (B*K, C), (B*K, S)
 

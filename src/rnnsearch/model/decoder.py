@@ -61,9 +61,9 @@ class EncoderOutput:
 def per_row(x: torch.Tensor | None, rows: int) -> torch.Tensor | None:
     """A per-sentence tensor (B, ...) for ``rows`` decoder rows, K = rows / B per sentence, each
     sentence's together (beam search keeps the encoder's output once per sentence)."""
-    if x is None or len(x) == rows:
+    if x is None or x.size(0) == rows:  # size(0), not len(): a traced dimension (decoding/export.py)
         return x
-    return x.repeat_interleave(rows // len(x), dim=0)  # (B*K, ...)
+    return x.repeat_interleave(rows // x.size(0), dim=0)  # (B*K, ...)
 
 
 @dataclass
@@ -193,7 +193,8 @@ class Decoder(nn.Module):
             cc, c_readout = c.split([3 * self.hidden, 2 * self.maxout], 1)  # (B, 3D), (B, 2M)
             return self._gru(x_i, cc.to(x_i.dtype), u_zr, s_prev, tape), None, alpha, c_readout.to(x_i.dtype)
         if alpha is None:  # RNNencdec: c_i = c, projected once per sentence
-            cc, c_readout = per_row(enc.context_gates, len(x_i)), per_row(enc.context_readout, len(x_i))  # (B, 3D), (B, 2M)
+            rows = x_i.size(0)
+            cc, c_readout = per_row(enc.context_gates, rows), per_row(enc.context_readout, rows)  # (B, 3D), (B, 2M)
         elif readout:
             cc, c_readout = linear(c, enc.weights.context).split([3 * self.hidden, 2 * self.maxout], 1)
         else:

@@ -41,13 +41,49 @@ class PaperGRU(nn.Module):
         outputs = [None] * length
         for j in (range(length - 1, -1, -1) if reverse else range(length)):
             x_zr, x_h = inputs[j].split([2 * hidden, hidden], dim=1)  # (B, 2H), (B, H)
-            u_zr = self.U_zr(h) if tape is None else tape.linear("U_zr", h)  # (B, 2H)
-            z, r = torch.sigmoid(x_zr + u_zr).chunk(2, dim=1)  # (B, H) each
-            reset = r * h  # (B, H)
-            h_tilde = torch.tanh(x_h + (self.U(reset) if tape is None else tape.linear("U", reset)))  # (B, H)
-            h = torch.where(keep[j], torch.lerp(h, h_tilde, z), h)  # (1 - z) h + z h~ on real words
+            z, r = gru_gates(x_zr, self.U_zr(h) if tape is None else tape.linear("U_zr", h))  # (B, H) each
+            h = gru_update(h, x_h, self.U(r * h) if tape is None else tape.linear("U", r * h), z, keep[j])  # (B, H)
             outputs[j] = h * keep[j]
         return torch.stack(outputs, dim=1)  # (B, S, H)
+
+    def scan(self, x: torch.Tensor, mask: torch.Tensor, reverse: bool = False) -> torch.Tensor:
+        """:meth:`forward` (decoding) as a TorchScript loop over any source length, for the ONNX export
+        (decoding/export.py), which would unroll :meth:`forward`'s loop to the traced length."""
+        inputs = self.W(x).transpose(0, 1)  # (S, B, 3H)
+        keep = mask.t().unsqueeze(2).to(x.dtype)  # (S, B, 1)
+        return _scan(inputs, keep, self.U_zr.weight.t(), self.U.weight.t(), reverse).transpose(0, 1)  # (B, S, H)
+
+
+def gru_gates(x_zr: torch.Tensor, u_zr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """z, r = sigmoid([W_z; W_r] x + [U_z; U_r] h) (B, H) each, from the two products (B, 2H)."""
+    z, r = torch.sigmoid(x_zr + u_zr).chunk(2, dim=1)
+    return z, r
+
+
+def gru_update(h: torch.Tensor, x_h: torch.Tensor, u_reset: torch.Tensor, z: torch.Tensor,
+               keep: torch.Tensor) -> torch.Tensor:
+    """h' = (1 - z) h + z tanh(W x + U (r h)) where ``keep`` (B, 1) is true; h where it is false
+    (padding carries the state), from W x (B, H) and U (r h) (B, H)."""
+    return torch.where(keep, torch.lerp(h, torch.tanh(x_h + u_reset), z), h)
+
+
+@torch.jit.script
+def _scan(inputs: torch.Tensor, keep: torch.Tensor, u_zr_t: torch.Tensor, u_t: torch.Tensor,
+          reverse: bool) -> torch.Tensor:
+    """:meth:`PaperGRU.forward` without training's tape, time-major: inputs W x (S, B, 3H), keep (S, B, 1),
+    [U_z; U_r]^T and U^T -> states (S, B, H), zeros on padding."""
+    hidden = u_t.size(0)
+    h = torch.zeros_like(inputs[0, :, :hidden])  # (B, H)
+    outputs: list[torch.Tensor] = []
+    length = inputs.size(0)
+    for k in range(length):
+        j = length - 1 - k if reverse else k
+        x = inputs[j]  # (B, 3H)
+        z, r = gru_gates(x[:, : 2 * hidden], torch.mm(h, u_zr_t))
+        h = gru_update(h, x[:, 2 * hidden:], torch.mm(r * h, u_t), z, keep[j] > 0)
+        outputs.append(h * keep[j])
+    states = torch.stack(outputs)  # (S, B, H), in the order computed
+    return states.flip(0) if reverse else states
 
 
 class Encoder(nn.Module):
@@ -79,8 +115,9 @@ class Encoder(nn.Module):
         last = (mask.sum(1) - 1).clamp(min=0)  # (B,)
         rows = torch.arange(src.size(0), device=src.device)
         if self.cell == "paper":
-            fwd = self.fwd(x, mask)  # (B, S, H)
-            bwd = self.bwd(x, mask, reverse=True) if self.bidirectional else None  # (B, S, H)
+            gru = PaperGRU.scan if torch.jit.is_tracing() else PaperGRU.__call__  # traced: a loop (ONNX export)
+            fwd = gru(self.fwd, x, mask)  # (B, S, H)
+            bwd = gru(self.bwd, x, mask, reverse=True) if self.bidirectional else None  # (B, S, H)
         else:
             fwd, bwd = self.fused_packed(x, mask)
         annotations = fwd if bwd is None else torch.cat([fwd, bwd], dim=2)  # (B, S, dirs*H)

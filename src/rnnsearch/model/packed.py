@@ -59,4 +59,6 @@ def linear(x: torch.Tensor, weight: torch.Tensor | PackedLinear, bias: torch.Ten
         if bias is not None:
             raise ValueError("a PackedLinear carries its bias; pass none")
         return weight(x)
+    if bias is not None and torch.jit.is_tracing():  # ONNX export: MatMul + Add, not Gemm (decoding/export.py)
+        return F.linear(x, weight) + bias
     return F.linear(x, weight, bias)

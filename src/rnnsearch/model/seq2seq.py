@@ -64,7 +64,7 @@ class Seq2Seq(nn.Module):
         """y_{i-1} (B,) -> log p(y_i | y_<i, x) (B, V), next state, alpha_i (B, S) or None."""
         logits, state, alpha = self.decoder.step(y_prev, state, enc)
         logits = _full_precision(logits)  # (B, V), a tensor of this step's own
-        if logits.requires_grad:
+        if logits.requires_grad or torch.jit.is_tracing():  # training, or the ONNX export (decoding/export.py)
             return torch.log_softmax(logits, dim=-1), state, alpha
         # decoding: in place, so that the search reads the (B, V) values from one buffer, not two
         return torch.log_softmax(logits, dim=-1, out=logits), state, alpha
