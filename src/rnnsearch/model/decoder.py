@@ -21,6 +21,7 @@ from torch.nn import functional as F
 from rnnsearch.data.vocab import PAD
 from rnnsearch.model.attention import AdditiveAttention
 from rnnsearch.model.deferred import DeferredWeights
+from rnnsearch.model.encoder import gru_gates, gru_update
 from rnnsearch.model.output import chunk_rows
 from rnnsearch.model.packed import PackedLinear, linear
 
@@ -170,10 +171,9 @@ class Decoder(nn.Module):
         u_zr = [U_z; U_r] s_{i-1} (B, 2D) and s_{i-1} (B, D)."""
         d = self.hidden
         gates_zr, gates_h = (x_i + cc).split([2 * d, d], dim=1)  # (B, 2D), (B, D)
-        z, r = torch.sigmoid(gates_zr + u_zr).chunk(2, dim=1)  # (B, D) each
+        z, r = gru_gates(gates_zr, u_zr)  # (B, D) each
         reset = r * s_prev  # (B, D)
-        s_tilde = torch.tanh(gates_h + (self.U(reset) if tape is None else tape.linear("U", reset)))  # (B, D)
-        return torch.lerp(s_prev, s_tilde, z)  # (1 - z) * s_{i-1} + z * s~_i  (B, D)
+        return gru_update(s_prev, gates_h, self.U(reset) if tape is None else tape.linear("U", reset), z)  # (B, D)
 
     def _maxout(self, t_tilde: torch.Tensor) -> torch.Tensor:
         """t_i = max(t~_{2k-1}, t~_{2k}) (..., M), with dropout."""

@@ -61,10 +61,11 @@ def gru_gates(x_zr: torch.Tensor, u_zr: torch.Tensor) -> tuple[torch.Tensor, tor
 
 
 def gru_update(h: torch.Tensor, x_h: torch.Tensor, u_reset: torch.Tensor, z: torch.Tensor,
-               keep: torch.Tensor) -> torch.Tensor:
-    """h' = (1 - z) h + z tanh(W x + U (r h)) where ``keep`` (B, 1) is true; h where it is false
-    (padding carries the state), from W x (B, H) and U (r h) (B, H)."""
-    return torch.where(keep, torch.lerp(h, torch.tanh(x_h + u_reset), z), h)
+               keep: torch.Tensor | None = None) -> torch.Tensor:
+    """h' = (1 - z) h + z tanh(W x + U (r h)) from W x (B, H) and U (r h) (B, H); with ``keep`` (B, 1),
+    only where it is true, h where it is false (padding carries the state). The decoder's s_i too."""
+    new = torch.lerp(h, torch.tanh(x_h + u_reset), z)  # (1 - z) h + z h~  (B, H)
+    return new if keep is None else torch.where(keep, new, h)
 
 
 @torch.jit.script
