@@ -20,6 +20,12 @@ def register(sub) -> None:
                    help="translate and write N lines at a time (sorted by length within each part; default 10000)")
     p.add_argument("--prefix", metavar="F", help="a file of output prefixes, one per input line (blank: "
                    "none): each translation begins with its line's prefix, the model completes it")
+    p.add_argument("--json-input", action="store_true",
+                   help='each input line is a JSON object: {"text": ..., "constraints": [words or phrases the '
+                        'output must contain], "avoid": [... it must not contain]} (decoding/constraints.py)')
+    p.add_argument("--glossary", metavar="TSV",
+                   help="terminology: lines of 'source term<TAB>target term'; a sentence whose source contains a "
+                        "source term (as the model tokenises it, any case) must contain its target term")
     add_decoding_args(p)
     p.set_defaults(func=translate, tune=True)
 
@@ -62,18 +68,23 @@ def register(sub) -> None:
 
 def translate(args) -> int:
     from rnnsearch.decoding.nbest import format_nbest
-    from rnnsearch.decoding.source import Source
+    from dataclasses import replace
+    from rnnsearch.decoding.source import as_source
     translator = load_translator(args, args.checkpoint)
     where = args.input if args.input not in (None, "-") else "<stdin>"
     translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)
     texts = read_input(args.input)
+    if args.json_input:
+        texts = [_json_source(line, n, where) for n, line in enumerate(texts, 1)]
+    if args.glossary:
+        texts = _with_glossary(texts, args.glossary, translator)
     prefixes = _read_prefixes(args.prefix, where, len(texts)) if args.prefix else None
     if args.buffer_size < 1:
         raise UsageError(f"--buffer-size must be at least 1, got {args.buffer_size}")
     settings = search_settings(args, translator)
     if not texts:
         print(f"rnnsearch translate: warning: {where} is empty: nothing to translate", file=sys.stderr)
-    sources = [Source(t, prefixes[i]) for i, t in enumerate(texts)] if prefixes else texts
+    sources = [replace(as_source(t), prefix=prefixes[i]) for i, t in enumerate(texts)] if prefixes else texts
     out = None  # opened once the first part is translated: a refused request leaves no file behind
     try:
         with progress_bar(len(texts), "translate") as advance:
@@ -90,6 +101,41 @@ def translate(args) -> int:
         if out not in (None, sys.stdout):
             out.close()
     return 0
+
+
+def _json_source(line: str, n: int, where: str):
+    """One line of --json-input as a Source; a malformed one is a blank Source (an empty output line),
+    with a one-line warning naming the line."""
+    from rnnsearch.decoding.source import Source
+    try:
+        row = json.loads(line)
+        if not isinstance(row, dict) or not isinstance(row.get("text"), str):
+            raise ValueError('expected an object with a "text" string')
+        unknown = set(row) - {"text", "constraints", "avoid"}
+        if unknown:
+            raise ValueError(f"unknown field {sorted(unknown)[0]!r} (fields: text, constraints, avoid)")
+        lists = {k: row.get(k, []) for k in ("constraints", "avoid")}
+        for k, v in lists.items():
+            if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+                raise ValueError(f'"{k}" must be a list of strings')
+        return Source(row["text"], constraints=tuple(lists["constraints"]), avoid=tuple(lists["avoid"]))
+    except ValueError as exc:  # json.JSONDecodeError is a ValueError
+        print(f"rnnsearch translate: warning: {where} line {n}: not translated: not a --json-input line ({exc}): "
+              'write {"text": "...", "constraints": ["..."], "avoid": ["..."]}', file=sys.stderr)
+        return Source("")
+
+
+def _with_glossary(texts: list, path: str, translator) -> list:
+    """Each text as a Source with the target terms of the glossary's entries its source contains added
+    to its constraints."""
+    from dataclasses import replace
+    from rnnsearch.decoding.constraints import glossary_terms, read_glossary
+    from rnnsearch.decoding.source import as_source
+    glossary = [([u.lower() for u in translator.source_units(src)], tgt) for src, tgt in read_glossary(path)]
+    sources = [as_source(t) for t in texts]
+    return [replace(s, constraints=s.constraints + tuple(t for t in glossary_terms(translator.source_units(s.text),
+                                                                                  glossary) if t not in s.constraints))
+            for s in sources]
 
 
 def _read_prefixes(path: str, where: str, count: int) -> list[str]:

@@ -64,3 +64,23 @@ def score_ids(model, src_ids: list[list[int]], tgt_ids: list[list[int]], device,
                 attention = alphas[b, :units, :len(src_ids[i]) + 1].float().cpu().numpy()  # (units, S)
             scores[i] = Score(total, units, unknown, terms, attention)
     return scores
+
+
+def score_texts(translator, sources: list[str], targets: list[str], batch_size: int, details: bool = False) -> list:
+    """``Translator.score``: raw sentence pairs through the translator's codecs and model. Every source
+    is read whole (no decode.max_src_len); a blank target scores p(</s> | source). ``details``: each
+    score also gives its units, their log-probabilities and (RNNsearch) the attention alpha_ij."""
+    from dataclasses import replace
+
+    from rnnsearch.data.vocab import EOS_TOKEN
+    from rnnsearch.errors import UsageError
+    if len(sources) != len(targets):
+        raise UsageError(f"{len(sources)} source sentences for {len(targets)} target sentences")
+    src_units = [translator.source_units(s) for s in sources]
+    tgt_units = [translator.tgt_codec.units(t) if t.strip() else [] for t in targets]
+    src = [translator.src_codec.vocab.encode(u) for u in src_units]
+    tgt = [translator.tgt_codec.vocab.encode(u) for u in tgt_units]
+    scores = score_ids(translator.model, src, tgt, translator.device, batch_size, details)
+    if not details:
+        return scores
+    return [replace(s, tokens=tuple(t), source_tokens=(*u, EOS_TOKEN)) for s, t, u in zip(scores, tgt_units, src_units)]

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 
 from rnnsearch.data.vocab import BOS, EOS, PAD
+from rnnsearch.decoding.constraints import Tracker
 
 
 @dataclass
@@ -27,6 +28,7 @@ class Hypothesis:
     score: float                    # log p(tokens + </s> | x)
     norm_score: float               # ranking score (== score without length penalty)
     attention: np.ndarray | None     # (len(tokens) + 1, source length incl. </s>), rows sum to 1
+    complete: bool = True            # False: ended at the length limit before meeting its constraints
 
 
 def max_lengths(src_mask: torch.Tensor, ratio: float) -> torch.Tensor:
@@ -179,9 +181,10 @@ def _best_extensions(scores: torch.Tensor, logp: torch.Tensor, k: int):
     return top, row_token.view(n, k * kk).gather(1, pos), pos // kk
 
 
-def _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens, alpha) -> None:
+def _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens, alpha, tracker=None) -> None:
     """The hypotheses that emitted </s> this step, ended (N, K), go to their sentences' finished
-    lists (in place, as n_done): each tensor is read once for all of them, not once per hypothesis."""
+    lists (in place, as n_done): each tensor is read once for all of them, not once per hypothesis.
+    ``tracker``: the constraints' (decoding/constraints.py), which says which met theirs."""
     k = ended.size(1)
     where = ended.nonzero()  # (F, 2): sentence slot, beam slot, in row-major order as top[ended]
     rows = where[:, 0] * k + where[:, 1]  # (F,)
@@ -189,17 +192,23 @@ def _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens
     n_done.index_add_(0, sents, torch.ones_like(sents))
     tokens = history.index_select(0, rows)[:, :-1].tolist()  # F x t, </s> dropped
     attn = None if attn_history is None else attn_history.index_select(0, rows)  # (F, t+1, S)
-    for f, (sent, score) in enumerate(zip(sents.tolist(), top[ended].tolist())):
-        finished[sent].append(_hypothesis(tokens[f], score, None if attn is None else attn[f], src_lens[sent], alpha))
+    for f, (row, sent, score) in enumerate(zip(rows.tolist(), sents.tolist(), top[ended].tolist())):
+        hyp = _hypothesis(tokens[f], score, None if attn is None else attn[f], src_lens[sent], alpha)
+        if tracker is not None:
+            hyp.complete = tracker.met_all(row, sent)
+        finished[sent].append(hyp)
 
 
 @torch.no_grad()
 def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, settings,
-                prefix: torch.Tensor | None = None) -> list[list[Hypothesis]]:
+                prefix: torch.Tensor | None = None, constraints: list | None = None) -> list[list[Hypothesis]]:
     """Batched beam search with resolved SearchSettings (decoding/settings.py): for each sentence
-    its ``settings.n_best`` best finished hypotheses. ``prefix``: see the module's docstring."""
+    its ``settings.n_best`` best finished hypotheses. ``prefix``: see the module's docstring.
+    ``constraints``: one decoding.constraints.Constraints (or None) per sentence: the beam is then
+    allocated as that module says (any beam size, 1 included)."""
     settings = settings.require_resolved()
     batch, k, length_penalty = src.size(0), settings.beam, settings.length_penalty
+    tracker = Tracker(constraints, k) if constraints and any(c and (c.include or c.avoid) for c in constraints) else None
     device = src.device
     src_lens = src_mask.sum(1).tolist()
     limits = _limits(src_mask, settings.max_len_ratio, prefix)  # (B,)
@@ -219,9 +228,13 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, settings,
         n = alive.numel()
         logp, state, alpha = model.step(y, state, enc)  # (N*K, V)
         vocab = logp.size(1)
-        logp = _force_eos(logp, (t + 1 >= limits[alive]).repeat_interleave(k))
-        logp = _force_prefix(logp, prefix, t, alive, k)  # (N*K, V)
-        top, token, beam_of = _best_extensions(scores, logp.view(n, k, vocab), k)  # (N, K) each
+        at_limit = (t + 1 >= limits[alive]).repeat_interleave(k)  # (N*K,)
+        logp = _force_prefix(_force_eos(logp, at_limit), prefix, t, alive, k)  # (N*K, V)
+        if tracker is None:
+            top, token, beam_of = _best_extensions(scores, logp.view(n, k, vocab), k)  # (N, K) each
+        else:
+            tracker.restrict(logp, alive.tolist(), history, at_limit)
+            top, token, beam_of = tracker.extend(scores, logp.view(n, k, vocab), k - n_done[alive], alive.tolist())
         live = slots[None, :] < (k - n_done[alive])[:, None]  # (N, K): K - f slots stay open
         top = top.masked_fill(~live, float("-inf"))
         rows = ((torch.arange(n, device=device) * k)[:, None] + beam_of).view(-1)  # (N*K,)
@@ -231,7 +244,7 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, settings,
             attn_history = step_attn if attn_history is None else torch.cat([attn_history[rows], step_attn], 1)
         ended = (token == EOS) & (top > float("-inf"))  # (N, K)
         if ended.any():
-            _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens, length_penalty)
+            _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens, length_penalty, tracker)
         scores = top.masked_fill(ended, float("-inf"))  # (N, K)
         y = token.view(-1)  # (N*K,)
         state = state.select(rows)
@@ -241,7 +254,9 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, settings,
             keep_rows = (keep[:, None] * k + slots[None, :]).view(-1)  # (N'*K,)
             alive, scores, y = alive[keep], scores[keep], y[keep_rows]
             history, state, enc = history[keep_rows], state.select(keep_rows), enc.select(keep)
+            if tracker is not None:
+                tracker.select(keep_rows.tolist())
             if attn_history is not None:
                 attn_history = attn_history[keep_rows]
         t += 1
-    return [sorted(f, key=lambda h: -h.norm_score)[:settings.n_best] for f in finished]
+    return [sorted(f, key=lambda h: (not h.complete, -h.norm_score))[:settings.n_best] for f in finished]

@@ -5,7 +5,7 @@ import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 import warnings
-from dataclasses import dataclass, field, replace as with_fields
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
@@ -17,10 +17,11 @@ from rnnsearch.data.batching import pad, source_batch
 from rnnsearch.config import Config, from_dict, replace
 from rnnsearch.model import build_model, evaluating
 from rnnsearch.model.align_head import load_head
+from rnnsearch.decoding.constraints import per_sentence
 from rnnsearch.decoding.sampling import sample
 from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source, as_source
-from rnnsearch.decoding.scoring import Score, score_ids
+from rnnsearch.decoding.scoring import Score, score_texts
 from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.data.vocab import EOS_TOKEN, UNK_TOKEN
@@ -37,6 +38,8 @@ class Translation:
     attention: np.ndarray | None        # alpha (len(tokens) + 1, len(source_tokens)); None for RNNencdec
     nbest: list[Translation] = field(default_factory=list)  # the n best, this one first
     replaced: list[int] = field(default_factory=list)  # positions in tokens of <unk>s replaced (decoding/unk.py)
+    error: str | None = None           # why the sentence was not translated (constraints it cannot honour)
+    constraints_met: bool = True       # False: the output reached its length limit before meeting them
 
 
 class Translator:
@@ -143,12 +146,10 @@ class Translator:
 
     def translate(self, texts: Sequence[str | Source], settings: SearchSettings | None = None,
                   progress=None) -> list[Translation]:
-        """Translate raw sentences (strings, or Sources with a prefix each: the output begins with
-        it and the model completes it); blank ones give empty translations; order is kept.
-        ``settings``: SearchSettings (decoding/settings.py), its unset fields the model's decode
-        section's (None: all of them); with sampling, ``n_best`` outputs are drawn per sentence,
-        the best-scored first. ``progress``: called with the number of sentences done, after
-        each batch (e.g. a tqdm bar's update)."""
+        """Translate raw sentences (strings, or Sources: a prefix the output begins with, constraints it
+        must contain, words it must avoid); blank ones give empty translations; order is kept. ``settings``:
+        SearchSettings (decoding/settings.py), unset fields the model's decode section's; with sampling,
+        ``n_best`` draws per sentence, the best-scored first. ``progress``: called with the sentences done."""
         return [t for part in self.translate_parts(texts, settings, progress=progress) for t in part]
 
     def translate_parts(self, texts: Sequence[str | Source], settings: SearchSettings | None = None,
@@ -163,10 +164,11 @@ class Translator:
         size = part_size or max(len(texts), 1)
         for first in range(0, len(texts), size):
             part = [as_source(t) for t in texts[first:first + size]]
-            prefixes = [p.prefix for p in part]
-            yield self._translate([self.source_units(p.text) for p in part], settings,
-                                  self.prefix_units(prefixes) if any(prefixes) else None, progress, generator,
-                                  first + 1)
+            prefixes, units = [p.prefix for p in part], [self.source_units(p.text) for p in part]
+            constraints = per_sentence(units, [(p.constraints, p.avoid) for p in part], self.tgt_codec,
+                                       settings.max_len_ratio)
+            yield self._translate(units, settings, self.prefix_units(prefixes) if any(prefixes) else None, progress,
+                                  generator, first + 1, constraints)
 
     def prefix_units(self, prefixes: list[str] | None) -> list[list[str]] | None:
         """The output units each output must begin with, one list per prefix text (None: none)."""
@@ -177,16 +179,24 @@ class Translator:
         return self.src_codec.units(text) if text.strip() else []
 
     def translate_units(self, units: list[list[str]], settings: SearchSettings | None = None,
-                        prefixes: list[list[str]] | None = None, progress=None) -> list[Translation]:
-        """Translate sentences given as source units (``source_units``); order is kept.
-        ``prefixes``: the output units each output begins with (``prefix_units``)."""
-        return self._translate(units, (settings or SearchSettings()).resolve(self.decode_cfg), prefixes, progress)
+                        prefixes: list[list[str]] | None = None, progress=None,
+                        constraints: list | None = None) -> list[Translation]:
+        """Translate sentences given as source units (``source_units``); order is kept. ``prefixes``: the
+        output units each begins with (``prefix_units``); ``constraints``: per sentence (include, avoid) texts."""
+        settings = (settings or SearchSettings()).resolve(self.decode_cfg)
+        constraints = per_sentence(units, constraints, self.tgt_codec, settings.max_len_ratio)
+        return self._translate(units, settings, prefixes, progress, constraints=constraints)
 
     def _translate(self, units: list[list[str]], settings: SearchSettings, prefixes: list[list[str]] | None,
-                   progress=None, generator: torch.Generator | None = None, first_line: int = 1) -> list[Translation]:
-        """``translate_units`` with resolved settings; ``generator``: the sampling draws' (None: a new
-        one from the seed), ``first_line``: the line number of units[0] in warnings."""
+                   progress=None, generator: torch.Generator | None = None, first_line: int = 1,
+                   constraints: list | None = None) -> list[Translation]:
+        """``translate_units`` with resolved settings; ``generator``: the sampling draws' (None: a new one
+        from the seed); ``first_line``: units[0]'s line in warnings; ``constraints``: per sentence Constraints,
+        None, or why they are refused (decoding/constraints.py: per_sentence; its Translation's ``error``)."""
         units = list(units)
+        refused = {i: c for i, c in enumerate(constraints or []) if isinstance(c, str)}
+        if constraints is not None and settings.sampling is not None:
+            raise UsageError("constraints go with beam search, not sampling")
         if prefixes is not None and len(prefixes) != len(units):
             raise UsageError(f"{len(prefixes)} prefixes for {len(units)} sentences: give one per sentence "
                              "('' for none)")
@@ -197,7 +207,7 @@ class Translator:
                           f"(decode.max_src_len)")
                 units[i] = u[:limit]
         results: list[Translation | None] = [None] * len(units)
-        todo = sorted((i for i, u in enumerate(units) if u), key=lambda i: len(units[i]))
+        todo = sorted((i for i, u in enumerate(units) if u and i not in refused), key=lambda i: len(units[i]))
         if generator is None and settings.sampling is not None:
             generator = settings.sampling.generator(self.device)  # one per call
         progress = progress or (lambda done: None)
@@ -206,12 +216,18 @@ class Translator:
             for start in range(0, len(todo), settings.batch_size):
                 chunk = todo[start:start + settings.batch_size]
                 prefix = None if not prefixes else [prefixes[i] for i in chunk]
-                found = self._search([units[i] for i in chunk], settings, generator, prefix)
+                found = self._search([units[i] for i in chunk], settings, generator, prefix,
+                                     None if constraints is None else [constraints[i] for i in chunk])
                 for i, hyps in zip(chunk, found):
                     results[i] = self._package(units[i], hyps, prefixes[i] if prefixes else [])
+                    if not results[i].constraints_met:
+                        self.warn(f"line {first_line + i}: the output reached its length limit before meeting "
+                                  "its constraints")
                 progress(len(chunk))
-        empty = Translation("", [], [], 0.0, None)
-        return [r if r is not None else empty for r in results]
+        for i, why in refused.items():
+            self.warn(f"line {first_line + i}: not translated: {why}")
+            results[i] = Translation("", [], [], 0.0, None, error=why)
+        return [r if r is not None else Translation("", [], [], 0.0, None) for r in results]
 
     @property
     def can_score(self) -> bool:
@@ -221,26 +237,14 @@ class Translator:
     def score(self, sources: list[str], targets: list[str], batch_size: int | None = None,
               details: bool = False) -> list[Score]:
         """log p(target | source) of given pairs of raw sentences (teacher forcing), in their order:
-        what beam search would report for that output. Every source is read whole (no
-        decode.max_src_len); a blank target scores p(</s> | source). ``details``: each score also
-        gives its units, their log-probabilities and (RNNsearch) the attention alpha_ij."""
-        if len(sources) != len(targets):
-            raise UsageError(f"{len(sources)} source sentences for {len(targets)} target sentences")
+        what beam search would report for that output (decoding/scoring.py: score_texts)."""
         if not self.can_score:
             raise UsageError("scoring reads the PyTorch model: use the torch backend, without --ensemble")
-        src_units = [self.source_units(s) for s in sources]
-        tgt_units = [self.tgt_codec.units(t) if t.strip() else [] for t in targets]
-        src = [self.src_codec.vocab.encode(u) for u in src_units]
-        tgt = [self.tgt_codec.vocab.encode(u) for u in tgt_units]
         with evaluating(self.model):
-            scores = score_ids(self.model, src, tgt, self.device, batch_size or self.decode_cfg.batch_size, details)
-        if not details:
-            return scores
-        return [with_fields(s, tokens=tuple(t), source_tokens=(*u, EOS_TOKEN))
-                for s, t, u in zip(scores, tgt_units, src_units)]
+            return score_texts(self, sources, targets, batch_size or self.decode_cfg.batch_size, details)
 
     def _search(self, units: list[list[str]], settings: SearchSettings, generator=None,
-                prefixes: list[list[str]] | None = None) -> list[list[Hypothesis]]:
+                prefixes: list[list[str]] | None = None, constraints: list | None = None) -> list[list[Hypothesis]]:
         src, mask = source_batch([self.src_codec.vocab.encode(u) for u in units])
         src, mask = src.to(self.device), mask.to(self.device)
         prefix = None
@@ -248,6 +252,8 @@ class Translator:
             prefix = pad([self.tgt_codec.vocab.encode(p) for p in prefixes]).to(self.device)  # (B, P)
         if settings.sampling is not None:
             return sample(self.model, src, mask, settings, generator, prefix)
+        if constraints is not None and any(constraints):
+            return beam_search(self.model, src, mask, settings, prefix, constraints)  # beam 1 too
         if settings.beam == 1:
             return [[h] for h in greedy(self.model, src, mask, settings, prefix)]
         return beam_search(self.model, src, mask, settings, prefix)
@@ -270,8 +276,7 @@ class Translator:
             self.set_unk_replacement(mode, lexicon)
 
     def _package(self, src_units: list[str], hyps: list[Hypothesis], prefix: list[str]) -> Translation:
-        source_tokens = src_units + [EOS_TOKEN]
-        nbest = []
+        source_tokens, nbest = src_units + [EOS_TOKEN], []
         rows = unk.alignments(self, src_units, hyps) if self.replace_unk else [None] * len(hyps)
         for h, alignment in zip(hyps, rows):
             tokens = self.tgt_codec.vocab.decode(h.tokens)
@@ -280,10 +285,9 @@ class Translator:
             if replaced:
                 tokens = unk.replace(tokens, src_units, alignment, self.replace_unk, self.lexicon)
             nbest.append(Translation(self.tgt_codec.units_to_text(tokens), tokens, source_tokens,
-                                     h.score, h.attention, replaced=replaced))
-        best = nbest[0]
-        best.nbest = nbest
-        return best
+                                     h.score, h.attention, replaced=replaced, constraints_met=h.complete))
+        nbest[0].nbest = nbest
+        return nbest[0]
 
 
 def _alignment_head(entry, path):

@@ -1,6 +1,8 @@
 """Source encoders: the paper's bidirectional GRU (RNNsearch) and a unidirectional one (RNNencdec)."""
 from __future__ import annotations
 
+import functools
+
 import torch
 from torch import nn
 from torch.nn.utils.rnn import pack_padded_sequence, pad_packed_sequence
@@ -51,7 +53,7 @@ class PaperGRU(nn.Module):
         (decoding/export.py), which would unroll :meth:`forward`'s loop to the traced length."""
         inputs = self.W(x).transpose(0, 1)  # (S, B, 3H)
         keep = mask.t().unsqueeze(2).to(x.dtype)  # (S, B, 1)
-        return _scan(inputs, keep, self.U_zr.weight.t(), self.U.weight.t(), reverse).transpose(0, 1)  # (B, S, H)
+        return _scripted_scan()(inputs, keep, self.U_zr.weight.t(), self.U.weight.t(), reverse).transpose(0, 1)  # (B, S, H)
 
 
 def gru_gates(x_zr: torch.Tensor, u_zr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -68,7 +70,12 @@ def gru_update(h: torch.Tensor, x_h: torch.Tensor, u_reset: torch.Tensor, z: tor
     return new if keep is None else torch.where(keep, new, h)
 
 
-@torch.jit.script
+@functools.cache
+def _scripted_scan():
+    """:func:`_scan` compiled by TorchScript, once, when first traced (only the ONNX export needs it)."""
+    return torch.jit.script(_scan)
+
+
 def _scan(inputs: torch.Tensor, keep: torch.Tensor, u_zr_t: torch.Tensor, u_t: torch.Tensor,
           reverse: bool) -> torch.Tensor:
     """:meth:`PaperGRU.forward` without training's tape, time-major: inputs W x (S, B, 3H), keep (S, B, 1),

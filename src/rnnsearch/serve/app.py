@@ -5,6 +5,7 @@ self-hosted API docs at ``/docs`` (no CDN: fastapi-offline). While the server dr
 503 and /health says so; the requests already accepted are answered."""
 from __future__ import annotations
 
+import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from starlette.concurrency import run_in_threadpool
 
 from rnnsearch import __version__
 from rnnsearch.serve import errors
+from rnnsearch.decoding.constraints import glossary_terms
 from rnnsearch.decoding.settings import SettingsError
 from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut, scoring, translating
 from rnnsearch.serve.errors import ServeError
@@ -30,6 +32,7 @@ STATIC = Path(__file__).parent / "static"
 
 def create_app(translator, settings: ServeSettings | None = None, checkpoint: str | None = None):
     settings = settings or ServeSettings()
+    translator.warn = logging.getLogger("rnnsearch.serve").info  # each text's refusal is in its response
     metrics = Metrics()
     batcher = Batcher(translator, settings, metrics)
 
@@ -95,7 +98,8 @@ def _lifespan(batcher: Batcher, settings: ServeSettings):
 
 async def _translate(req: TranslateRequest, translator, batcher: Batcher,
                      settings: ServeSettings) -> TranslateResponse:
-    texts, field = ([req.text], "text") if req.text is not None else (req.texts, "texts")
+    sources = req.sources()
+    texts, field = [t.text for t in sources], ("text" if req.text is not None else "texts")
     try:
         search = translator.search_settings(beam=req.beam, n_best=req.n_best, sampling=req.sample)
     except SettingsError as exc:
@@ -106,7 +110,12 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     _check_units(units, field, search.max_src_len)
     prefixes = _prefixes(req, len(texts), settings)
     prefix_units = await run_in_threadpool(lambda: translator.prefix_units(prefixes) or [[]] * len(texts))
-    results = await _submit(batcher, settings, list(zip(units, prefix_units)), translating(search))
+    if search.sampling is not None and any(t.constraints or t.avoid for t in sources):
+        raise ServeError(422, "invalid_request", "constraints go with beam search, not sampling", field="sample")
+    wanted = [(tuple(t.constraints), tuple(t.avoid)) for t in sources]
+    if req.glossary:
+        wanted = await run_in_threadpool(lambda: _with_glossary(translator, req, units, wanted))
+    results = await _submit(batcher, settings, list(zip(units, prefix_units, wanted)), translating(search))
     return _response(translator, search, results, req.return_attention)
 
 
@@ -211,6 +220,13 @@ def _check_units(units: list[list[str]], field: str, limit: int, where=None) -> 
                              f"most {limit} (decode.max_src_len)", "decode.max_src_len", limit, where(i))
 
 
+def _with_glossary(translator, req: TranslateRequest, units: list[list[str]], wanted: list) -> list:
+    """Each text's (constraints, avoid) with the target terms of the glossary entries its source contains."""
+    glossary = [([u.lower() for u in translator.source_units(t.source)], t.target) for t in req.glossary]
+    return [(include + tuple(t for t in glossary_terms(u, glossary) if t not in include), avoid)
+            for u, (include, avoid) in zip(units, wanted)]
+
+
 def _response(translator, search, results, with_attention: bool) -> TranslateResponse:
     def attention(r):
         if not with_attention or r.attention is None:
@@ -219,7 +235,7 @@ def _response(translator, search, results, with_attention: bool) -> TranslateRes
     return TranslateResponse(model=translator.name, beam=search.beam, sample=search.sampling, translations=[
         Translation(text=r.text, tokens=r.tokens, source_tokens=r.source_tokens, score=r.score,
                     nbest=[Hypothesis(text=h.text, tokens=h.tokens, score=h.score) for h in r.nbest],
-                    attention=attention(r))
+                    attention=attention(r), error=r.error, constraints_met=r.constraints_met)
         for r in results])
 
 

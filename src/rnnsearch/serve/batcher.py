@@ -45,7 +45,8 @@ def translating(settings) -> tuple:
 
 @dataclass(eq=False)
 class Job:
-    items: list   # per sentence: (source units, prefix units) to translate, or (source, target) to score
+    items: list   # per sentence: (source units, prefix units, (constraints, avoid)) to translate,
+    #               or (source, target) to score
     key: tuple
     future: asyncio.Future
 
@@ -153,8 +154,9 @@ class Batcher:
         """The model's work for one group, in the worker thread."""
         if key[0] == "score":
             return self.translator.score([src for src, _ in items], [tgt for _, tgt in items], details=key[1])
-        return self.translator.translate_units([units for units, _ in items], key[1],
-                                               [prefix for _, prefix in items])
+        return self.translator.translate_units([units for units, _, _ in items], key[1],
+                                               [prefix for _, prefix, _ in items],
+                                               constraints=[wanted for _, _, wanted in items])
 
     async def _work(self, loop, jobs: list[Job]) -> None:
         items, key = [x for job in jobs for x in job.items], jobs[0].key

@@ -2,9 +2,27 @@
 schema at /docs)."""
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
 
 from rnnsearch.decoding.sampling import Sampling
+
+
+class Text(BaseModel):
+    """One source sentence with its terminology (decoding/constraints.py)."""
+    model_config = ConfigDict(extra="forbid")
+
+    text: StrictStr = Field(description="the source sentence")
+    constraints: list[StrictStr] = Field([], description="words or phrases the translation must contain")
+    avoid: list[StrictStr] = Field([], description="words or phrases the translation must not contain")
+
+
+class Term(BaseModel):
+    """A glossary entry: where a text's source contains ``source`` (as the model tokenises it, any
+    case), its translation must contain ``target``."""
+    model_config = ConfigDict(extra="forbid")
+
+    source: StrictStr
+    target: StrictStr
 
 
 class TranslateRequest(BaseModel):
@@ -12,7 +30,13 @@ class TranslateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: StrictStr | None = Field(None, description="one source sentence")
-    texts: list[StrictStr] | None = Field(None, description="several source sentences")
+    texts: list[Text] | None = Field(None, description="several source sentences, each a string or an object "
+                                     "with its own constraints and avoid")
+    constraints: list[StrictStr] = Field([], description="with text: words or phrases the translation must "
+                                         "contain (lexically constrained beam search)")
+    avoid: list[StrictStr] = Field([], description="with text: words or phrases the translation must not contain")
+    glossary: list[Term] = Field([], description="terminology for every text: each entry whose source term a text "
+                                 "contains adds its target term to that text's constraints")
     beam: StrictInt | None = Field(None, description="beam size (1 = greedy); default: the model's decode.beam")
     n_best: StrictInt | None = Field(None, description="hypotheses returned per sentence (<= beam); default: the "
                                      "model's decode.n_best")
@@ -23,13 +47,28 @@ class TranslateRequest(BaseModel):
                                                        "the model completes it (interactive translation)")
     prefixes: list[StrictStr] | None = Field(None, description="with texts: one prefix per text ('' for none)")
 
+    @field_validator("texts", mode="before")
+    @classmethod
+    def _strings_are_texts(cls, value):
+        """A plain string in ``texts`` is a Text without constraints."""
+        return [{"text": t} if isinstance(t, str) else t for t in value] if isinstance(value, list) else value
+
     @model_validator(mode="after")
     def _one_input(self):
         if (self.text is None) == (self.texts is None):
             raise ValueError("give exactly one of 'text' (a string) or 'texts' (a list of strings)")
         if (self.prefix is not None and self.text is None) or (self.prefixes is not None and self.texts is None):
             raise ValueError("'prefix' goes with 'text', 'prefixes' (one per text) with 'texts'")
+        if (self.constraints or self.avoid) and self.text is None:
+            raise ValueError("'constraints' and 'avoid' go with 'text'; with 'texts', give each text as "
+                             '{"text": ..., "constraints": [...], "avoid": [...]}')
         return self
+
+    def sources(self) -> list[Text]:
+        """Each text with its constraints."""
+        if self.text is not None:
+            return [Text(text=self.text, constraints=self.constraints, avoid=self.avoid)]
+        return self.texts
 
 
 class Hypothesis(BaseModel):
@@ -47,6 +86,10 @@ class Translation(BaseModel):
     attention: list[list[float]] | None = Field(
         None, description="alpha_ij: one row per output unit and the final </s> (len(tokens) + 1), "
                           "one column per source token; rows sum to 1. Null for RNNencdec or when not asked")
+    error: str | None = Field(None, description="why this text was not translated (constraints it cannot "
+                                                "honour); its other fields are then empty")
+    constraints_met: bool = Field(True, description="false: the output reached its length limit before "
+                                                    "containing its constraints")
 
 
 class TranslateResponse(BaseModel):

@@ -27,6 +27,18 @@ function setStatus(text, isError, id = "status") {
   $(id).className = isError ? "error" : "";
 }
 
+// The glossary box's lines "source term = target term" as the API's entries; null if a line is not one.
+function glossaryEntries(text) {
+  const entries = [];
+  for (const line of text.split("\n")) {
+    if (!line.trim()) continue;
+    const at = line.indexOf("=");
+    if (at < 0 || !line.slice(0, at).trim() || !line.slice(at + 1).trim()) return null;
+    entries.push({source: line.slice(0, at).trim(), target: line.slice(at + 1).trim()});
+  }
+  return entries;
+}
+
 async function translate(event) {
   event.preventDefault();
   const text = $("source").value;
@@ -38,6 +50,9 @@ async function translate(event) {
   if (sampled) request.sample = {temperature: parseFloat($("temperature").value) || 1};
   else request.beam = beam;
   if ($("prefix").value.trim()) request.prefix = $("prefix").value;  // the model completes it
+  const glossary = glossaryEntries($("glossary").value);
+  if (glossary === null) { setStatus("Write each glossary line as: source term = target term", true); return; }
+  if (glossary.length) request.glossary = glossary;
   setStatus("translating…", false);
   $("submit").disabled = true;
   try {
@@ -47,6 +62,7 @@ async function translate(event) {
     });
     const body = await response.json();
     if (!response.ok) { setStatus(`${response.status}: ${body.error}`, true); return; }
+    if (body.translations[0].error) { setStatus(body.translations[0].error, true); return; }
     show(body.translations[0]);
     setStatus(body.sample ? `done (${request.n_best} sampled at temperature ${body.sample.temperature})`
                           : `done (beam ${body.beam})`, false);

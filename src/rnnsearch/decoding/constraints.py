@@ -1,0 +1,212 @@
+"""Lexically constrained beam search: words or phrases each output must contain (``include``) or
+must not contain (``avoid``), as target-vocabulary ids, per sentence.
+
+The algorithm is dynamic beam allocation (Post & Vilar 2018, "Fast Lexically Constrained Decoding
+with Dynamic Beam Allocation for Neural Machine Translation", NAACL): at each step a sentence's
+candidates are the usual K best extensions of its K hypotheses, each hypothesis's best next word, and
+each hypothesis extended by the next word of every constraint it has not met (the next word of the
+phrase it is inside, if it is inside one); the candidates are grouped in banks by how many
+constraint words they have met, and the K places of the beam are shared out between the banks,
+taking the best of each bank in turn from the bank with most met. So hypotheses that have met more
+constraints are kept beside better-scored ones that have met fewer, with no beam per constraint
+(the work per step grows with the number of constraints, not the beam with it). A phrase is met
+when its words are generated in a row; a hypothesis that leaves a phrase half-way loses those words.
+
+A hypothesis may end (</s>) only once it has met every constraint; at the length limit it ends
+anyway, and such a hypothesis is ranked after every one that met them. ``avoid``: a phrase's last
+word is barred after its other words (a one-word phrase: always).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from rnnsearch.data.vocab import EOS
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """One sentence's constraints: phrases of target ids."""
+    include: tuple[tuple[int, ...], ...] = ()
+    avoid: tuple[tuple[int, ...], ...] = ()
+
+    @property
+    def words(self) -> int:
+        """Constraint words an output must contain."""
+        return sum(len(p) for p in self.include)
+
+
+@dataclass(frozen=True)
+class Progress:
+    """What one hypothesis has met: the included phrases done, and the one it is inside (its index
+    and how many of its words are generated; -1: none)."""
+    done: frozenset = frozenset()
+    inside: int = -1
+    position: int = 0
+
+    def met(self, c: Constraints) -> int:
+        return sum(len(c.include[i]) for i in self.done) + self.position
+
+    def after(self, c: Constraints, token: int) -> Progress:
+        """The progress once ``token`` is generated."""
+        if self.inside >= 0:
+            phrase = c.include[self.inside]
+            if phrase[self.position] == token:
+                if self.position + 1 == len(phrase):
+                    return Progress(self.done | {self.inside})
+                return Progress(self.done, self.inside, self.position + 1)
+            progress = Progress(self.done)  # left the phrase: its words are lost; the token may start another
+        else:
+            progress = self
+        for i, phrase in enumerate(c.include):
+            if i not in progress.done and phrase[0] == token:
+                return Progress(progress.done | {i}) if len(phrase) == 1 else Progress(progress.done, i, 1)
+        return progress
+
+    def wanted(self, c: Constraints) -> set[int]:
+        """The tokens that would meet one more constraint word."""
+        if self.inside >= 0:
+            return {c.include[self.inside][self.position]}
+        return {p[0] for i, p in enumerate(c.include) if i not in self.done}
+
+
+class Tracker:
+    """The constraints of a beam search's sentences and the progress of each of its N K rows (each
+    sentence's K hypotheses together), kept in the beam's order."""
+
+    def __init__(self, constraints: list[Constraints | None], k: int):
+        self.constraints = [c or Constraints() for c in constraints]  # (B,)
+        self.k = k
+        self.rows = [Progress() for _ in range(len(constraints) * k)]  # (N K,)
+
+    def restrict(self, logp: torch.Tensor, alive: list[int], history: torch.Tensor, at_limit: torch.Tensor) -> None:
+        """In place on logp (N K, V): bar each row's avoided words, and </s> before its constraints are
+        met (except at its length limit, at_limit (N K,))."""
+        past = history.tolist()
+        limit = at_limit.tolist()
+        for row, progress in enumerate(self.rows):
+            c = self.constraints[alive[row // self.k]]
+            for phrase in c.avoid:
+                if len(phrase) == 1 or tuple(past[row][-(len(phrase) - 1):]) == phrase[:-1]:
+                    logp[row, phrase[-1]] = float("-inf")
+            if not limit[row] and progress.met(c) < c.words:
+                logp[row, EOS] = float("-inf")
+
+    def extend(self, scores: torch.Tensor, logp: torch.Tensor, open_slots: torch.Tensor, alive: list[int]):
+        """Each sentence's K extensions chosen by dynamic beam allocation: scores (N, K), logp (N, K, V),
+        open_slots (N,) places still open per sentence -> scores, tokens and hypothesis indices (N, K)
+        (unused places: -inf), as search._best_extensions gives them; the rows' progress follows."""
+        n, k, vocab = logp.shape
+        total = scores.unsqueeze(2) + logp  # (N, K, V)
+        best_k = total.view(n, k * vocab).topk(min(k, k * vocab), dim=1)  # (N, K)
+        best_each = logp.argmax(2)  # (N, K)
+        top = torch.full((n, k), float("-inf"), device=logp.device)
+        token = torch.full((n, k), EOS, dtype=torch.long, device=logp.device)
+        beam_of = torch.zeros((n, k), dtype=torch.long, device=logp.device)
+        rows = []
+        for s in range(n):
+            chosen = self._allocate(s, total[s], best_k, best_each[s].tolist(), int(open_slots[s]), alive[s])
+            for slot, (score, hyp, tok, progress) in enumerate(chosen):
+                top[s, slot], token[s, slot], beam_of[s, slot] = score, tok, hyp
+                rows.append(progress)
+            rows.extend(Progress() for _ in range(k - len(chosen)))
+        self.rows = rows
+        return top, token, beam_of
+
+    def _allocate(self, s: int, total: torch.Tensor, best_k, best_each: list[int], slots: int, sentence: int):
+        """Up to ``slots`` (score, hypothesis, token, progress) of sentence s, shared out between banks."""
+        c, k = self.constraints[sentence], self.k
+        pairs = set(zip((best_k.indices[s] // total.size(1)).tolist(), (best_k.indices[s] % total.size(1)).tolist()))
+        for hyp in range(k):
+            progress = self.rows[s * k + hyp]
+            pairs.add((hyp, best_each[hyp]))
+            pairs.update((hyp, tok) for tok in progress.wanted(c))
+        hyps, toks = zip(*sorted(pairs))
+        values = total[list(hyps), list(toks)].tolist()
+        banks: dict[int, list] = {}
+        for hyp, tok, score in zip(hyps, toks, values):
+            if score == float("-inf"):
+                continue
+            progress = self.rows[s * k + hyp].after(c, tok)
+            banks.setdefault(progress.met(c), []).append((score, hyp, tok, progress))
+        queues = [sorted(banks[m], key=lambda x: -x[0]) for m in sorted(banks, reverse=True)]
+        chosen = []
+        while len(chosen) < slots and any(queues):
+            for queue in queues:  # one from each bank in turn, the bank with most met first
+                if queue and len(chosen) < slots:
+                    chosen.append(queue.pop(0))
+        return sorted(chosen, key=lambda x: -x[0])
+
+    def met_all(self, row: int, sentence: int) -> bool:
+        c = self.constraints[sentence]
+        return self.rows[row].met(c) >= c.words
+
+    def select(self, rows: list[int]) -> None:
+        self.rows = [self.rows[r] for r in rows]
+
+
+def from_text(include: tuple[str, ...], avoid: tuple[str, ...], tgt_codec, source_units: int,
+              max_len_ratio: float) -> Constraints | str:
+    """A sentence's constraints as target ids, its units as the model writes them (its tokeniser and
+    vocabulary), or why they cannot be honoured (one line): a phrase with a unit the model's
+    vocabulary lacks, or more words than the output length limit holds."""
+    from rnnsearch.data.vocab import UNK
+
+    def ids(kind: str, text: str) -> tuple[int, ...] | str:
+        units = tgt_codec.units(text) if text.strip() else []
+        if not units:
+            return f"{kind} {text!r} is empty"
+        encoded = tuple(tgt_codec.vocab.encode(units))
+        unknown = [u for u, i in zip(units, encoded) if i == UNK]
+        if unknown:
+            return (f"{kind} {text!r}: {', '.join(repr(u) for u in unknown)} not in the model's target vocabulary "
+                    "(it cannot write it)")
+        return encoded
+
+    phrases = {"constraints": [ids("constraint", t) for t in include], "avoid": [ids("avoid", t) for t in avoid]}
+    for phrase in phrases["constraints"] + phrases["avoid"]:
+        if isinstance(phrase, str):
+            return phrase
+    c = Constraints(tuple(phrases["constraints"]), tuple(phrases["avoid"]))
+    limit = int(source_units * max_len_ratio) + 5 - 1  # words before </s> (search.max_lengths)
+    if c.words > limit:
+        return (f"constraints of {c.words} words do not fit the output length limit of {limit} words for this "
+                "source (decode.max_len_ratio x source units + 4)")
+    return c
+
+
+def per_sentence(units: list[list[str]], given: list | None, tgt_codec, max_len_ratio: float) -> list | None:
+    """Each sentence's (include, avoid) texts as Constraints (:func:`from_text`), None where it has none,
+    or why they are refused; None when no sentence has any."""
+    if not given or not any(include or avoid for include, avoid in given):
+        return None
+    return [from_text(include, avoid, tgt_codec, len(u), max_len_ratio) if include or avoid else None
+            for u, (include, avoid) in zip(units, given)]
+
+
+def read_glossary(path) -> list[tuple[str, str]]:
+    """A glossary file: one ``source term<TAB>target term`` a line (blank lines and lines starting
+    with # skipped); a malformed line is a DataError naming the file and line."""
+    from rnnsearch.data.io import DataError, read_lines
+    terms = []
+    for n, line in enumerate(read_lines(path), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = line.split("\t")
+        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+            raise DataError(f"{path}:{n}: expected 'source term<TAB>target term', got {line!r}")
+        terms.append((parts[0].strip(), parts[1].strip()))
+    return terms
+
+
+def glossary_terms(source_units: list[str], glossary: list[tuple[list[str], str]]) -> tuple[str, ...]:
+    """The target terms of the glossary entries whose source term (as the model's units) occurs in the
+    sentence's units, compared without case; each term once, in glossary order."""
+    words = [u.lower() for u in source_units]
+    found = []
+    for term, target in glossary:
+        n = len(term)
+        if n and target not in found and any(words[i:i + n] == term for i in range(len(words) - n + 1)):
+            found.append(target)
+    return tuple(found)

@@ -1,0 +1,59 @@
+"""`POST /translate` with `constraints` / `avoid` (terminology): per text, as the Python API gives
+them, batched with texts that have none; what cannot be honoured is that text's `error`."""
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from rnnsearch.decoding.source import Source
+from rnnsearch.decoding.translator import Translator
+from rnnsearch.serve import ServeSettings, create_app
+
+SOURCES = ["The tired table calls the pretty letter without a white chair.",
+           "A old blue hat takes a hat on some old chairs."]
+
+
+@pytest.fixture(scope="module")
+def translator(tiny_run):
+    return Translator.from_checkpoint(tiny_run / "best.pt")
+
+
+def test_constraints_per_text_as_the_python_api(translator):
+    settings = translator.search_settings(beam=4)
+    expected = translator.translate([Source(SOURCES[0], constraints=("maison",)),
+                                     Source(SOURCES[1], avoid=("chapeau",))], settings)
+    app = create_app(translator, ServeSettings(max_batch=8, window_ms=20))
+    with TestClient(app, raise_server_exceptions=False) as client:
+        many = client.post("/translate", json={"beam": 4, "texts": [
+            {"text": SOURCES[0], "constraints": ["maison"]}, {"text": SOURCES[1], "avoid": ["chapeau"]}]})
+        one = client.post("/translate", json={"text": SOURCES[0], "constraints": ["maison"], "beam": 4})
+        mixed = client.post("/translate", json={"texts": [SOURCES[1], {"text": "x", "constraints": ["zzqx"]}]})
+    assert many.status_code == one.status_code == mixed.status_code == 200, many.text
+    got = many.json()["translations"]
+    assert [t["text"] for t in got] == [t.text for t in expected]
+    assert "maison" in got[0]["text"] and "chapeau" not in got[1]["text"] and got[0]["constraints_met"]
+    assert one.json()["translations"][0]["text"] == expected[0].text
+    free, refused = mixed.json()["translations"]
+    assert free["text"] and free["error"] is None
+    assert refused["text"] == "" and "'zzqx' not in the model's target vocabulary" in refused["error"]
+
+
+@pytest.mark.parametrize("body, field", [
+    ({"texts": SOURCES, "constraints": ["maison"]}, "constraints"),
+    ({"text": SOURCES[0], "constraints": ["maison"], "sample": {"seed": 1}}, "sample"),
+    ({"texts": [{"text": SOURCES[0], "constrains": ["maison"]}]}, "constrains")])
+def test_misplaced_constraints_get_422(translator, body, field):
+    with TestClient(create_app(translator), raise_server_exceptions=False) as client:
+        response = client.post("/translate", json=body)
+    assert response.status_code == 422 and field in response.text, response.text
+
+
+def test_a_glossary_for_all_texts(translator):
+    settings = translator.search_settings(beam=4)
+    expected = translator.translate([Source(SOURCES[0], constraints=("maison",)),
+                                     Source(SOURCES[1], constraints=("le chien",))], settings)
+    glossary = [{"source": "CHAIR", "target": "maison"}, {"source": "old chairs", "target": "le chien"}]
+    with TestClient(create_app(translator), raise_server_exceptions=False) as client:
+        response = client.post("/translate", json={"texts": SOURCES, "glossary": glossary, "beam": 4})
+    assert response.status_code == 200, response.text
+    assert [t["text"] for t in response.json()["translations"]] == [t.text for t in expected]

@@ -1,0 +1,139 @@
+"""Lexically constrained beam search (decoding/constraints.py): included words and phrases appear,
+avoided ones do not, at any beam size and in batches mixing constrained and free sentences; what cannot
+be honoured is refused per sentence in one line; --json-input reads Sockeye's lines."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from rnnsearch.cli import main
+from rnnsearch.decoding.constraints import Constraints, Progress
+from rnnsearch.decoding.source import Source
+from rnnsearch.decoding.translator import Translator
+from rnnsearch.errors import UsageError
+from rnnsearch.decoding.sampling import Sampling
+
+SOURCES = ["The tired table calls the pretty letter without a white chair.",
+           "A big strong table finds the big houses.",
+           "A old blue hat takes a hat on some old chairs.",
+           "The river carries the small blue river under the big trains."]
+
+
+@pytest.fixture(scope="module")
+def translator(tiny_run):
+    return Translator.from_pretrained(tiny_run / "best.pt")
+
+
+def _words(text: str) -> list[str]:
+    return text.rstrip(".").split()
+
+
+@pytest.mark.parametrize("beam", [1, 5])
+def test_included_words_and_phrases_appear_and_free_sentences_are_untouched(translator, beam):
+    settings = translator.search_settings(beam=beam)
+    free = [t.text for t in translator.translate(SOURCES, settings)]
+    wanted = {0: ("maison",), 2: ("le chien", "rouge")}  # not in the free outputs
+    assert not any(w in free[i] for i, ws in wanted.items() for w in ws)
+    mixed = [Source(s, constraints=wanted[i]) if i in wanted else s for i, s in enumerate(SOURCES)]
+    got = translator.translate(mixed, settings)
+    for i, t in enumerate(got):
+        if i in wanted:
+            assert all(f" {w} " in f" {' '.join(_words(t.text))} " for w in wanted[i]), t.text
+            assert t.constraints_met and t.error is None
+        else:
+            assert t.text == free[i]  # another sentence's constraints never change this one's output
+
+
+@pytest.mark.parametrize("beam", [1, 5])
+def test_avoided_words_and_phrases_do_not_appear(translator, beam):
+    settings = translator.search_settings(beam=beam)
+    free = translator.translate(SOURCES, settings)
+    avoid = [tuple(_words(t.text)[1:2]) for t in free]  # each output's second word
+    phrase = " ".join(_words(free[3].text)[2:4])  # and a two-word phrase of the last
+    got = translator.translate([Source(s, avoid=a + ((phrase,) if i == 3 else ())) for i, (s, a) in
+                                enumerate(zip(SOURCES, avoid))], settings)
+    for t, a in zip(got, avoid):
+        assert a[0] not in _words(t.text), t.text
+    assert phrase not in " ".join(_words(got[3].text))
+
+
+def test_the_reported_score_is_the_models_log_probability_of_the_constrained_output(translator):
+    got = translator.translate([Source(SOURCES[0], constraints=("maison",))], translator.search_settings(beam=5))[0]
+    scored = translator.score([SOURCES[0]], [got.text])[0]
+    assert scored.logprob == pytest.approx(got.score, abs=1e-3)
+
+
+def test_what_cannot_be_honoured_is_refused_per_sentence_and_the_rest_translated(translator):
+    warnings = []
+    translator.warn = warnings.append
+    try:
+        got = translator.translate([Source(SOURCES[0], constraints=("zzqx",)), SOURCES[1],
+                                    Source("a b", constraints=(" ".join(["maison"] * 30),)),
+                                    Source(SOURCES[2], avoid=("",))], translator.search_settings(beam=3))
+    finally:
+        del translator.warn
+    assert got[1].text and got[1].error is None
+    assert "'zzqx' not in the model's target vocabulary" in got[0].error and got[0].text == ""
+    assert "do not fit the output length limit" in got[2].error
+    assert "avoid '' is empty" in got[3].error
+    assert [w.split(":")[0] for w in warnings] == ["line 1", "line 3", "line 4"]
+    assert all("\n" not in w for w in warnings)
+
+
+def test_constraints_refuse_sampling(translator):
+    with pytest.raises(UsageError, match="not sampling"):
+        translator.translate([Source(SOURCES[0], constraints=("maison",))],
+                             translator.search_settings(sampling=Sampling(seed=1)))
+
+
+def test_progress_through_a_phrase_is_lost_when_the_phrase_is_left():
+    c = Constraints(include=((7, 8, 9), (5,)))
+    p = Progress().after(c, 7).after(c, 8)
+    assert (p.inside, p.position, p.met(c)) == (0, 2, 2) and p.wanted(c) == {9}
+    assert Progress().after(c, 7).after(c, 5).met(c) == 1  # left the phrase; 5 meets the other constraint
+    assert p.after(c, 9).met(c) == 3 and p.after(c, 9).after(c, 5).met(c) == c.words == 4
+
+
+def test_json_input_lines(tiny_run, tmp_path, capsys):
+    lines = [json.dumps({"text": SOURCES[0], "constraints": ["maison"]}), json.dumps({"text": SOURCES[1]}),
+             "not json", json.dumps({"text": SOURCES[2], "avoid": ["chapeau"]}),
+             json.dumps({"text": SOURCES[3], "constraint": ["x"]})]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["translate", str(tiny_run / "best.pt"), "--json-input", "--input", str(path), "--beam", "5"]) == 0
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
+    assert len(out) == 5 and "maison" in out[0] and out[1] and out[2] == "" and "chapeau" not in out[3]
+    assert out[4] == ""
+    warned = [w for w in captured.err.splitlines() if "warning" in w]
+    assert len(warned) == 2 and "line 3: not translated" in warned[0] and "unknown field 'constraint'" in warned[1]
+
+
+def test_glossary_terms_match_the_models_units_in_any_case():
+    from rnnsearch.decoding.constraints import glossary_terms
+    glossary = [(["old", "chairs"], "le chien"), (["chair"], "maison"), (["hat"], "maison")]
+    assert glossary_terms("A old blue hat takes a hat on some Old Chairs .".split(), glossary) == ("le chien", "maison")
+    assert glossary_terms("some old blue chairs".split(), glossary) == ()  # not a contiguous match
+
+
+def test_cli_glossary(tiny_run, tmp_path, capsys):
+    glossary, src = tmp_path / "terms.tsv", tmp_path / "in.en"
+    glossary.write_text("# term\ttranslation\nchair\tmaison\nold chairs\tle chien\n")
+    src.write_text("\n".join(SOURCES[:3]) + "\n")
+    assert main(["translate", str(tiny_run / "best.pt"), "--glossary", str(glossary), "--input", str(src),
+                 "--beam", "5"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert "maison" in out[0].split() and "le chien" in out[2] and "maison" not in _words(out[1])
+    glossary.write_text("chair maison\n")
+    assert main(["translate", str(tiny_run / "best.pt"), "--glossary", str(glossary), "--input", str(src)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert f"{glossary}:1: expected 'source term<TAB>target term'" in err and "\n" not in err
+
+
+def test_the_onnx_backend_gives_the_same_constrained_outputs(tiny_run, translator):
+    pytest.importorskip("onnxruntime")
+    onnx = Translator.from_checkpoint(tiny_run / "best.pt", backend="onnx")
+    sources = [Source(SOURCES[0], constraints=("maison",)), SOURCES[1], Source(SOURCES[2], avoid=("chapeau",))]
+    settings = translator.search_settings(beam=4)
+    assert [t.text for t in onnx.translate(sources, settings)] == [t.text for t in translator.translate(sources, settings)]
