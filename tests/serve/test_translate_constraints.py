@@ -57,3 +57,17 @@ def test_a_glossary_for_all_texts(translator):
         response = client.post("/translate", json={"texts": SOURCES, "glossary": glossary, "beam": 4})
     assert response.status_code == 200, response.text
     assert [t["text"] for t in response.json()["translations"]] == [t.text for t in expected]
+
+
+def test_markup_per_request(translator):
+    from rnnsearch.decoding.markup import parse
+    texts = ["The <b>tired table</b> calls the pretty letter.", "A big <i>strong</i> table finds<br/> houses."]
+    with TestClient(create_app(translator), raise_server_exceptions=False) as client:
+        ok = client.post("/translate", json={"texts": texts, "markup": "xml", "beam": 3})
+        bad = client.post("/translate", json={"texts": [texts[0], "a <b>b</i>"], "markup": "xml"})
+    assert ok.status_code == 200, ok.text
+    for source, t in zip(texts, ok.json()["translations"]):
+        plain, elements = parse(t["text"])
+        assert [e.start_tag for e in elements] == [e.start_tag for e in parse(source)[1]]
+        assert "<" not in " ".join(t["tokens"])
+    assert bad.status_code == 422 and bad.json()["field"] == "texts[1]" and "closes <b>" in bad.json()["error"]

@@ -23,6 +23,9 @@ def register(sub) -> None:
     p.add_argument("--json-input", action="store_true",
                    help='each input line is a JSON object: {"text": ..., "constraints": [words or phrases the '
                         'output must contain], "avoid": [... it must not contain]} (decoding/constraints.py)')
+    p.add_argument("--markup", choices=["xml", "html"],
+                   help="the input has inline tags: they are taken out, the text translated, and each put back "
+                        "around the target words aligned to its source words (decoding/markup.py)")
     p.add_argument("--glossary", metavar="TSV",
                    help="terminology: lines of 'source term<TAB>target term'; a sentence whose source contains a "
                         "source term (as the model tokenises it, any case) must contain its target term")
@@ -76,12 +79,20 @@ def translate(args) -> int:
     texts = read_input(args.input)
     if args.json_input:
         texts = [_json_source(line, n, where) for n, line in enumerate(texts, 1)]
+    marked = None
+    if args.markup:
+        from rnnsearch.decoding.markup import plain_texts
+        if args.json_input or args.prefix:
+            raise UsageError("--markup reads plain lines: not with --json-input or --prefix")
+        marked, texts = texts, plain_texts(texts, args.markup, translator.warn)
     if args.glossary:
         texts = _with_glossary(texts, args.glossary, translator)
     prefixes = _read_prefixes(args.prefix, where, len(texts)) if args.prefix else None
     if args.buffer_size < 1:
         raise UsageError(f"--buffer-size must be at least 1, got {args.buffer_size}")
     settings = search_settings(args, translator)
+    if marked is not None and settings.n_best > 1:
+        raise UsageError("--markup writes one translation per line: not with --n-best above 1")
     if not texts:
         print(f"rnnsearch translate: warning: {where} is empty: nothing to translate", file=sys.stderr)
     sources = [replace(as_source(t), prefix=prefixes[i]) for i, t in enumerate(texts)] if prefixes else texts
@@ -92,8 +103,10 @@ def translate(args) -> int:
             for results in translator.translate_parts(sources, settings, args.buffer_size, advance):
                 out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)
                 for i, r in enumerate(results, start=done):  # part by part, in input order
-                    out.write("".join(line + "\n" for line in format_nbest(i, r)) if settings.n_best > 1
-                              else r.text + "\n")
+                    if settings.n_best > 1:
+                        out.write("".join(line + "\n" for line in format_nbest(i, r)))
+                    else:
+                        out.write((_with_markup(marked[i], args.markup, r, translator) if marked else r.text) + "\n")
                 done += len(results)
                 out.flush()
         out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)  # empty input
@@ -123,6 +136,14 @@ def _json_source(line: str, n: int, where: str):
         print(f"rnnsearch translate: warning: {where} line {n}: not translated: not a --json-input line ({exc}): "
               'write {"text": "...", "constraints": ["..."], "avoid": ["..."]}', file=sys.stderr)
         return Source("")
+
+
+def _with_markup(source: str, mode: str, translation, translator) -> str:
+    """The translation with the source line's markup put back (empty where the line was refused)."""
+    from rnnsearch.decoding.markup import alignment_of, transfer
+    if not translation.tokens:
+        return translation.text
+    return transfer(source, mode, translation.source_tokens[:-1], translation, alignment_of(translator, translation))
 
 
 def _with_glossary(texts: list, path: str, translator) -> list:

@@ -106,6 +106,9 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
         raise ServeError(422, "invalid_request", str(exc), field=exc.field) from None
     _check(texts, field, settings)
     _check_search(search, settings)
+    marked = texts
+    if req.markup is not None:
+        texts = _plain(translator, texts, req, field)
     units = await run_in_threadpool(lambda: [translator.source_units(t) for t in texts])
     _check_units(units, field, search.max_src_len)
     prefixes = _prefixes(req, len(texts), settings)
@@ -116,7 +119,35 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     if req.glossary:
         wanted = await run_in_threadpool(lambda: _with_glossary(translator, req, units, wanted))
     results = await _submit(batcher, settings, list(zip(units, prefix_units, wanted)), translating(search))
+    if req.markup is not None:
+        results = await run_in_threadpool(lambda: _with_markup(translator, marked, req.markup, results))
     return _response(translator, search, results, req.return_attention)
+
+
+def _plain(translator, texts: list[str], req: TranslateRequest, field: str) -> list[str]:
+    """The texts without their markup; 422 naming the text whose markup is not well-formed."""
+    from rnnsearch.decoding.markup import MarkupError, parse
+    if getattr(translator.model, "arch", "rnnsearch") != "rnnsearch":
+        raise ServeError(422, "not_supported", "markup is placed through the alignments; this model has no "
+                         "attention (an RNNencdec)", field="markup")
+    plain = []
+    for i, text in enumerate(texts):
+        where = field if req.text is not None else f"{field}[{i}]"
+        try:
+            plain.append(parse(text, req.markup)[0])
+        except MarkupError as exc:
+            raise ServeError(422, "invalid_request", f"{where}: {exc}", field=where) from None
+        if not plain[-1].strip():
+            raise ServeError(422, "empty_text", f"{where} has no text outside its tags", field=where)
+    return plain
+
+
+def _with_markup(translator, marked: list[str], mode: str, results: list) -> list:
+    """Each translation with its source's markup put back in ``text`` (decoding/markup.py)."""
+    from dataclasses import replace
+    from rnnsearch.decoding.markup import alignment_of, transfer
+    return [replace(r, text=transfer(m, mode, r.source_tokens[:-1], r, alignment_of(translator, r))) if r.tokens
+            else r for m, r in zip(marked, results)]
 
 
 async def _score(req: ScoreRequest, translator, batcher: Batcher, settings: ServeSettings) -> ScoreResponse:

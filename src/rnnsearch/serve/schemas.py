@@ -2,6 +2,8 @@
 schema at /docs)."""
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
 
 from rnnsearch.decoding.sampling import Sampling
@@ -37,6 +39,9 @@ class TranslateRequest(BaseModel):
     avoid: list[StrictStr] = Field([], description="with text: words or phrases the translation must not contain")
     glossary: list[Term] = Field([], description="terminology for every text: each entry whose source term a text "
                                  "contains adds its target term to that text's constraints")
+    markup: Literal["xml", "html"] | None = Field(None, description="the texts have inline tags: each is put back "
+                                                  "around the target words aligned to its source words (text "
+                                                  "only; tokens stay plain)")
     beam: StrictInt | None = Field(None, description="beam size (1 = greedy); default: the model's decode.beam")
     n_best: StrictInt | None = Field(None, description="hypotheses returned per sentence (<= beam); default: the "
                                      "model's decode.n_best")

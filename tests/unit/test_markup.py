@@ -1,0 +1,116 @@
+"""Markup through the alignments (decoding/markup.py): tags out of the source, back around the aligned
+target words; the output is well-formed and keeps every tag as written, nested as it came, whatever
+the alignment; text is escaped; what is not well-formed is refused in one line."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rnnsearch.cli import main
+from rnnsearch.decoding.markup import MarkupError, parse, transfer
+
+
+@dataclass
+class Output:
+    tokens: list[str]
+    text: str
+
+
+def _tags(text: str) -> list[str]:
+    return re.findall(r"<[^<>]+>", text)
+
+
+def _identity(words: list[str]) -> np.ndarray:
+    rows = np.zeros((len(words) + 1, len(words) + 1))
+    rows[np.arange(len(words) + 1), np.arange(len(words) + 1)] = 1
+    return rows
+
+
+def test_parse_nested_self_closing_and_entities():
+    plain, elements = parse('A <b>bold <i a="1 &amp; 2">and</i> more</b> text<br/>here &lt;3 &amp; co')
+    assert plain == "A bold and more text here <3 & co"  # <br/> between two words keeps them apart
+    (b, br) = elements
+    assert (b.start_tag, b.end_tag, plain[b.start:b.end]) == ("<b>", "</b>", "bold and more")
+    assert b.children[0].start_tag == '<i a="1 &amp; 2">' and plain[b.children[0].start:b.children[0].end] == "and"
+    assert br.end_tag is None and br.start_tag == "<br/>"
+    assert parse("line<br>next", "html")[1][0].end_tag is None  # an HTML void element
+
+
+@pytest.mark.parametrize("text, message", [("<b>x</i>", "</i> at character 4 closes <b>"),
+                                           ("<b>x", "<b> is never closed"), ("x</b>", "closes no open element"),
+                                           ("a < b", "not part of a tag")])
+def test_what_is_not_well_formed_is_refused_in_one_line(text, message):
+    with pytest.raises(MarkupError, match=message):
+        parse(text)
+
+
+def test_a_monotone_alignment_gives_the_markup_back():
+    source = 'The <b>big <i>red</i> dog</b> sees <a href="/x?a=1&amp;b=2">a cat</a>.<br/> Yes &amp; no'
+    plain, _ = parse(source)
+    words = re.findall(r"\w+|[^\w\s]+", plain)
+    out = transfer(source, "xml", words, Output(words, plain), _identity(words))
+    assert out == 'The <b>big <i>red</i> dog</b> sees <a href="/x?a=1&amp;b=2">a cat</a>.<br/> Yes &amp; no'
+
+
+WORDS = st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), min_size=1, max_size=8)
+
+
+@st.composite
+def marked(draw):
+    """Random well-formed markup over random words: nested pairs, empty pairs, self-closing tags."""
+    def node(depth):
+        parts = []
+        for _ in range(draw(st.integers(1, 3))):
+            kind = draw(st.sampled_from(["word", "word", "pair", "empty", "self"] if depth < 3 else ["word"]))
+            n = draw(st.integers(0, 99))
+            if kind == "word":
+                parts.append(draw(st.sampled_from(["a", "b", "c", "d", "&amp;"])))
+            elif kind == "pair":
+                parts.append(f'<t{n} k="{n}">' + node(depth + 1) + f"</t{n}>")
+            elif kind == "empty":
+                parts.append(f"<e{n}></e{n}>")
+            else:
+                parts.append(f"<s{n}/>")
+        return " ".join(parts)
+    return node(0)
+
+
+@given(marked(), st.randoms(use_true_random=False))
+@settings(max_examples=150, deadline=None)
+def test_any_alignment_keeps_every_tag_well_formed(source, rng):
+    plain, _ = parse(source)
+    words = plain.split()
+    output = list(words)
+    rng.shuffle(output)  # a reordering translation, aligned word to word
+    rows = np.zeros((len(output) + 1, len(words) + 1))
+    order = list(range(len(words)))
+    rng.shuffle(order)
+    for i, j in enumerate(order):
+        rows[i, j] = 1
+    rows[len(output), len(words)] = 1
+    out = transfer(source, "xml", words, Output(output, " ".join(output)), rows)
+    parse(out)  # well-formed: nested as it came, nothing left open
+    assert sorted(_tags(out)) == sorted(_tags(source))
+    assert parse(out)[0].split() == [w.replace("&amp;", "&") for w in output]
+
+
+def test_cli_markup(tiny_run, tmp_path, capsys):
+    lines = ["The <b>tired table</b> calls the <i>pretty letter</i> without a white chair.",
+             'A big <a href="x?a=1&amp;b=2">strong <b>table</b></a> finds<br/> the big houses.',
+             "bad <b>tag</i>", "A old blue hat takes a hat on some old chairs &amp; <x id=\"1\"/> tables."]
+    path = tmp_path / "in.xml"
+    path.write_text("\n".join(lines) + "\n")
+    assert main(["translate", str(tiny_run / "best.pt"), "--markup", "xml", "--input", str(path), "--beam", "3"]) == 0
+    captured = capsys.readouterr()
+    out = captured.out.splitlines()
+    assert len(out) == 4 and out[2] == ""
+    for source, line in zip(lines, out):
+        if line:
+            parse(line)
+            assert sorted(_tags(line)) == sorted(_tags(source))
+    assert "line 3: not translated: </i> at character 10 closes <b>" in captured.err
