@@ -4,12 +4,12 @@
 (a) the release as it is; (b) the release adapted with ``train --init``; (c) the same vocabulary and
 sizes from fresh weights (``--init`` from a copy of the release whose weights are initialised anew:
 ``fresh``); (d) configs/multi30k_rnnsearch.yaml from nothing; (b)-(d) for the same budget of
-core-hours (0.5 below). Each trains on one thread; the budget is CPU time (train.max_core_hours), so runs beside
+core-hours (1 below). Each trains on one thread; the budget is CPU time (train.max_core_hours), so runs beside
 each other compare. Then ``table`` translates test_2016_flickr with each at beam 5 (BLEU, chrF) and
 the Hansards test with (b) at beam 12 (what adaptation forgets), and writes the table.
 
     python experiments/adapt_multi30k.py fresh --out runs/adapt/fresh.pt
-    S="--set train.max_core_hours=0.5 --set train.max_minutes=0 --set train.threads=1 --set train.valid_every=500"
+    S="--set train.max_core_hours=1 --set train.max_minutes=0 --set train.threads=1 --set train.valid_every=500"
     rnnsearch train configs/multi30k_rnnsearch.yaml --init hansards_enfr_rnnsearch50 $S --out runs/adapt/b
     rnnsearch train configs/multi30k_rnnsearch.yaml --init runs/adapt/fresh.pt $S --out runs/adapt/c
     rnnsearch train configs/multi30k_rnnsearch.yaml $S --out runs/adapt/d
