@@ -114,3 +114,10 @@ def test_cli_markup(tiny_run, tmp_path, capsys):
             parse(line)
             assert sorted(_tags(line)) == sorted(_tags(source))
     assert "line 3: not translated: </i> at character 10 closes <b>" in captured.err
+
+
+def test_a_line_of_tags_alone_keeps_them(tiny_run, tmp_path, capsys):
+    path = tmp_path / "in.html"
+    path.write_text('<p><br></p>\n<img src="a.png">\n')
+    assert main(["translate", str(tiny_run / "best.pt"), "--markup", "html", "--input", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines() == ["<p><br></p>", '<img src="a.png">']

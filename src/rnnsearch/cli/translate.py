@@ -140,9 +140,13 @@ def _json_source(line: str, n: int, where: str):
 
 def _with_markup(source: str, mode: str, translation, translator) -> str:
     """The translation with the source line's markup put back (empty where the line was refused)."""
-    from rnnsearch.decoding.markup import alignment_of, transfer
-    if not translation.tokens:
-        return translation.text
+    from rnnsearch.decoding.markup import MarkupError, alignment_of, parse, render
+    if not translation.tokens:  # a line of tags alone keeps them; a refused one stays empty
+        try:
+            return render(parse(source, mode)[1], [], "")
+        except MarkupError:
+            return ""
+    from rnnsearch.decoding.markup import transfer
     return transfer(source, mode, translation.source_tokens[:-1], translation, alignment_of(translator, translation))
 
 
