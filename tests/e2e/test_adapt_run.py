@@ -6,6 +6,7 @@ import json
 
 import pytest
 import torch
+import yaml
 
 from conftest import REPO, demo_config
 from rnnsearch import checkpoint
@@ -51,3 +52,14 @@ def test_a_sentencepiece_parent(synth_dir, tmp_path):
     assert b["src_codec"] == a["src_codec"] and b["config"]["vocab"] == a["config"]["vocab"]
     assert b["meta"]["init"]["updates"] == 2 and json.dumps(b["meta"]["init"])
     assert any(not torch.equal(a["model"][k], b["model"][k]) for k in a["model"])  # it trained on
+    # the same run from a dataset prepared with the parent's SentencePiece models: the same updates
+    text = tmp_path / "child.yaml"
+    text.write_text(yaml.safe_dump(child))
+    parent = str(tmp_path / "parent" / "last.pt")
+    assert main(["prepare", str(text), "--init", parent, "--out", str(tmp_path / "prep"), "--workers", "1"]) == 0
+    prepared = from_dict({**child, "data": {**child["data"], "prepared": str(tmp_path / "prep")}})
+    train(prepared, tmp_path / "child2", log=lambda *_: None, init=parent)
+    c = checkpoint.load(tmp_path / "child2" / "last.pt")
+    assert c["tgt_codec"] == a["tgt_codec"]
+    for k in b["model"]:
+        assert torch.allclose(b["model"][k], c["model"][k], atol=1e-6), k

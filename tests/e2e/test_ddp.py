@@ -81,3 +81,43 @@ def test_two_ranks_on_a_prepared_dataset_match_one_process_on_the_text(synth_dir
     p1, p2 = checkpoint.load(tmp_path / "one" / "last.pt"), checkpoint.load(tmp_path / "two" / "last.pt")
     for name, tensor in p1["model"].items():
         assert torch.allclose(tensor, p2["model"][name], atol=1e-5), name
+
+
+def test_adapting_a_model_on_two_ranks_from_data_prepared_with_its_vocabularies(tiny_run, synth_dir, tmp_path):
+    """`prepare --init MODEL` encodes with the parent's vocabularies; `train --init MODEL` on that
+    dataset under torchrun matches one process on the text; a dataset of its own is refused first."""
+    cfg = demo_config(synth_dir, max_steps=4, valid_every=2, log_every=1, patience=0, valid_max_sentences=15,
+                      batch_size=17, threads=1, lr=1e-3)
+    cfg["vocab"]["size"] = 120  # not the parent's: --init replaces it
+    text = tmp_path / "text.yaml"
+    text.write_text(yaml.safe_dump(cfg))
+    parent = str(tiny_run / "best.pt")
+    for name, init in (("own", []), ("theirs", ["--init", parent])):
+        _run([sys.executable, "-m", "rnnsearch", "prepare", str(text), "--out", str(tmp_path / name), "--workers", "1"]
+             + init)
+    manifest = json.loads((tmp_path / "theirs" / "manifest.json").read_text())
+    assert manifest["init"]["name"] == parent
+    assert manifest["codecs"][1]["itos"] == checkpoint.load(tiny_run / "best.pt")["tgt_codec"]["itos"]
+    own = tmp_path / "own.yaml"
+    own.write_text(yaml.safe_dump({**cfg, "data": {**cfg["data"], "prepared": str(tmp_path / "own")}}))
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "PYTHONPATH": str(REPO / "src")}
+    refused = subprocess.run([sys.executable, "-m", "rnnsearch", "train", str(own), "--out", str(tmp_path / "no"),
+                              "--init", parent], capture_output=True, text=True, env=env, timeout=120)
+    assert refused.returncode == 2 and "prepare CONFIG --init MODEL" in refused.stderr
+    assert not (tmp_path / "no").exists()  # refused before the run directory is made
+    prepared = tmp_path / "prepared.yaml"
+    prepared.write_text(yaml.safe_dump({**cfg, "data": {**cfg["data"], "prepared": str(tmp_path / "theirs")}}))
+    one = _run([sys.executable, "-m", "rnnsearch", "train", str(text), "--out", str(tmp_path / "one"), "--init", parent])
+    two = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m", "rnnsearch",
+                "train", str(prepared), "--out", str(tmp_path / "two"), "--init", parent])
+    assert "starting from" in one and two.count("starting from") == 1
+    a, b = _log(tmp_path / "one"), _log(tmp_path / "two")
+    assert [e["step"] for e in a] == [e["step"] for e in b]
+    for x, y in zip(a, b):
+        for key in ("loss", "dev_loss"):
+            if key in x:
+                assert y[key] == pytest.approx(x[key], rel=1e-5, abs=1e-6), (x, y)
+    p1, p2 = checkpoint.load(tmp_path / "one" / "last.pt"), checkpoint.load(tmp_path / "two" / "last.pt")
+    assert p2["meta"]["init"]["name"] == parent and p2["meta"]["world_size"] == 2
+    for name, tensor in p1["model"].items():
+        assert torch.allclose(tensor, p2["model"][name], atol=1e-5), name

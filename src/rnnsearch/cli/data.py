@@ -35,6 +35,8 @@ def register(sub) -> None:
     p.add_argument("--workers", type=int, default=os.cpu_count() or 1,
                    help="tokenising processes (default: one per core)")
     p.add_argument("--force", action="store_true", help="replace --out if it exists")
+    p.add_argument("--init", metavar="MODEL", help="encode with this trained model's vocabularies and tokeniser "
+                   "(release name, folder or checkpoint), for `train CONFIG --init MODEL --set data.prepared=OUT`")
     p.set_defaults(func=prepare)
 
     p = sub.add_parser("synth", help="write the built-in synthetic demo corpus")
@@ -62,9 +64,15 @@ def check(args) -> int:
 
 
 def prepare(args) -> int:
-    from rnnsearch.config import load
+    from rnnsearch.config import load, parse_override
     from rnnsearch.data.prepare import prepare as run
-    run(load(args.config, args.set), args.out, workers=args.workers, force=args.force)
+    cfg, codecs, init = load(args.config, args.set), None, None
+    if args.init:  # the parent's vocabularies, and the config keys that depend on them, as `train --init` takes them
+        from rnnsearch.training.adapt import parent_codecs, parent_record, start_from
+        explicit = frozenset(".".join(parse_override(text)[0]) for text in args.set)
+        parent, cfg = start_from(args.init, False, cfg, explicit, print)
+        codecs, init = parent_codecs(parent), parent_record(parent)
+    run(cfg, args.out, workers=args.workers, force=args.force, codecs=codecs, init=init)
     return 0
 
 

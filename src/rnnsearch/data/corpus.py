@@ -8,7 +8,7 @@ import numpy as np
 from rnnsearch.config import Config
 from rnnsearch.data.guided import Links, read_links
 from rnnsearch.data.io import DataError, ReadNotes, corpus_file, filter_pairs, read_parallel
-from rnnsearch.data.prepared import open_prepared
+from rnnsearch.data.prepared import check_codecs, check_settings, open_prepared, read_manifest
 from rnnsearch.data.tokenize import build_codecs
 
 
@@ -31,12 +31,17 @@ LARGE_TEXT = 400 * 2**20  # bytes of training text (both sides) above which `tra
 GZIP_RATIO = 3.1  # text bytes per gzip byte (the Hansards training files)
 
 
-def check_files(cfg: Config) -> None:
+def check_files(cfg: Config, codecs=None) -> None:
     """The training and dev files are there (before a run directory is made); else one line naming
-    the first one missing and how to point at the data or get it."""
+    the first one missing and how to point at the data or get it. A prepared dataset: its settings
+    and (given ``codecs``, a parent's) its vocabularies are those of the run."""
     d = cfg.data
     if d.prepared:
-        return  # open_prepared checks the dataset
+        manifest = read_manifest(d.prepared)
+        if codecs is not None:  # first: a dataset of its own vocabularies also has other vocab settings
+            check_codecs(d.prepared, manifest, codecs)
+        check_settings(cfg, manifest, d.prepared)
+        return
     for split in (d.train, d.dev):
         for lang in (d.src_lang, d.tgt_lang):
             path = corpus_file(d.dir, split, lang)

@@ -45,8 +45,11 @@ CHUNK = 20_000  # pairs per task
 PROGRESS = 1_000_000  # a log line per this many pairs read
 
 
-def prepare(cfg: Config, out: str | Path, workers: int = 1, force: bool = False, log=print) -> dict:
-    """Write the prepared dataset of ``cfg``'s training pairs to ``out``; returns its manifest."""
+def prepare(cfg: Config, out: str | Path, workers: int = 1, force: bool = False, log=print,
+            codecs: tuple[TextCodec, TextCodec] | None = None, init: dict | None = None) -> dict:
+    """Write the prepared dataset of ``cfg``'s training pairs to ``out``; returns its manifest.
+    ``codecs``: vocabularies to encode with (a parent model's, for ``train --init``; ``init``, what
+    the manifest records of that model) instead of vocabularies built from these pairs."""
     out, d = Path(out), cfg.data
     if workers < 1:
         raise UsageError(f"--workers {workers}: needs at least 1")
@@ -56,9 +59,12 @@ def prepare(cfg: Config, out: str | Path, workers: int = 1, force: bool = False,
     start = time.monotonic()
     with whole_or_absent(out) as tmp:
         (tmp / "shards").mkdir()
-        protos = _sentencepiece(cfg, paths, log) if cfg.vocab.mode == "sentencepiece" else (None, None)
+        if codecs is not None:
+            protos = tuple(c.sp_proto for c in codecs)
+        else:
+            protos = _sentencepiece(cfg, paths, log) if cfg.vocab.mode == "sentencepiece" else (None, None)
         spec = {"paths": [str(p) for p in paths], "langs": (d.src_lang, d.tgt_lang), "tokenizer": d.tokenizer,
-                "protos": protos, "max_len": d.max_len, "count": protos[0] is None}
+                "protos": protos, "max_len": d.max_len, "count": protos[0] is None and codecs is None}
         log(f"prepare: reading {paths[0]} and {paths[1]} with {workers} worker(s)")
         shards, counts, report, notes, reader = _pass_one(spec, paths, d.max_train_pairs, tmp / "shards", workers, log)
         log(report.summary())
@@ -66,10 +72,12 @@ def prepare(cfg: Config, out: str | Path, workers: int = 1, force: bool = False,
             log(line)
         if not report.kept:
             raise DataError(f"{paths[0]}: none of the {report.read} pairs is usable: {report.summary()}")
-        codecs = _codecs(cfg, counts, protos)
+        codecs = codecs or _codecs(cfg, counts, protos)
         totals = _pass_two(shards, codecs, tmp)
         shutil.rmtree(tmp / "shards")
         manifest = _manifest(cfg, codecs, report, notes, reader, totals, workers, time.monotonic() - start)
+        if init is not None:
+            manifest["init"] = init
         (tmp / layout.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     log(f"prepared {report.kept:,} pairs ({totals['src_tokens']:,} + {totals['tgt_tokens']:,} units) in {out} "
         f"in {manifest['seconds']:.0f} s; train on it with --set data.prepared={out}")

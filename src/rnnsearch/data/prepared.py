@@ -149,15 +149,25 @@ def check_settings(cfg: Config, manifest: dict, folder) -> None:
                                   "config, or set the same value")
 
 
+def check_codecs(folder, manifest: dict, codecs) -> None:
+    """``codecs`` (a resumed run's, or the parent's of ``train --init``) must be the dataset's own."""
+    for given, state in zip(codecs, manifest["codecs"]):
+        own = codec_from_json(state)
+        if given.to_state() != own.to_state():
+            parent = (manifest.get("init") or {}).get("name")
+            made = f"prepared with --init {parent}" if parent else "prepared with vocabularies of its own"
+            raise ConfigError(f"data.prepared: {folder}'s {own.lang} vocabulary is not the model's ({made}): "
+                              "a resumed run trains on the data it started with; for `train --init MODEL`, "
+                              f"prepare the data with `rnnsearch prepare CONFIG --init MODEL --out {folder}`")
+
+
 def open_prepared(cfg: Config, codecs=None) -> tuple[TextCodec, TextCodec, PreparedCorpus, dict]:
-    """The dataset ``cfg.data.prepared`` with its codecs; ``codecs`` (a resumed run's) must be its own."""
+    """The dataset ``cfg.data.prepared`` with its codecs; ``codecs`` (a resumed run's, or the parent's of
+    ``train --init``) must be its own."""
     folder = cfg.data.prepared
     manifest = read_manifest(folder)
+    if codecs is not None:
+        check_codecs(folder, manifest, codecs)
     check_settings(cfg, manifest, folder)
     mine = tuple(codec_from_json(c) for c in manifest["codecs"])
-    if codecs is not None:
-        for given, own in zip(codecs, mine):
-            if given.to_state() != own.to_state():
-                raise ConfigError(f"data.prepared: {folder}'s {own.lang} vocabulary is not the checkpoint's: "
-                                  "a resumed run must train on the data it started with")
     return (*mine, PreparedCorpus(folder, manifest), manifest)

@@ -7,7 +7,8 @@ config's ``model`` section (but ``model.dropout``, a training choice), its ``voc
 ``data.tokenizer`` are the parent's: values the config file writes otherwise are replaced, and the
 run says which; a ``--set`` that asks for another value is refused, naming the key, as is a config
 whose languages are not the parent's. The checkpoints record the parent (``meta.init``), a release
-made from them names it, and ``--resume`` continues such a run as any other.
+made from them names it, and ``--resume`` continues such a run as any other. With ``data.prepared``,
+the dataset is prepared with the parent's vocabularies (``rnnsearch prepare CONFIG --init MODEL``).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from pathlib import Path
 
 from rnnsearch import checkpoint
 from rnnsearch.config import Config, ConfigError, from_dict, to_dict
+from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.decoding import pretrained
 
 TRAINING_CHOICES = {("model", "dropout")}  # model keys that are the new run's to choose
@@ -82,6 +84,11 @@ def start_from(init: str | None, resume: bool, cfg: Config, explicit: frozenset[
         log(f"--init {init}: the architecture and vocabularies are its own, so these config values are not used: "
             f"{'; '.join(replaced)}")
     return parent, cfg
+
+
+def parent_codecs(parent: Parent) -> tuple[TextCodec, TextCodec]:
+    """The parent's source and target vocabularies (with their tokeniser)."""
+    return tuple(TextCodec.from_state(parent.payload[key]) for key in ("src_codec", "tgt_codec"))
 
 
 def parent_record(parent: Parent) -> dict:

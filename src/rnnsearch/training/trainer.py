@@ -23,7 +23,7 @@ from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.model import build_model
 from rnnsearch.training import distributed
-from rnnsearch.training.adapt import adapt_config, parent_record, start_from
+from rnnsearch.training.adapt import adapt_config, parent_codecs, parent_record, start_from
 from rnnsearch.training.log import RunLog
 from rnnsearch.training.optim import count_parameters, make_optimizer, make_scheduler
 from rnnsearch.training.rundir import RunDir
@@ -47,7 +47,7 @@ class Trainer:
         if t.threads:
             torch.set_num_threads(t.threads)
         self.parent, self.cfg = start_from(init, resume, cfg, explicit, self.log)
-        check_files(self.cfg)  # before the run directory is made
+        check_files(self.cfg, parent_codecs(self.parent) if self.parent else None)  # before the run directory is made
         self.init_record = None
         self.rundir = RunDir(self.out)
         payload = self._open_run_dir(resume, explicit)
