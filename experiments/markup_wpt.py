@@ -9,7 +9,9 @@ The model reads the gold pair with teacher forcing (as ``rnnsearch align`` does,
 lowercased text as Hansards writes it: ``--natural``), and decoding/markup.py places the tags on the
 given French words from that alignment (the head's, or the attention's), as ``--markup`` does on a
 translation. Reported: exact-span accuracy on the held-out half (224-447) and on 1-223, and the share
-of outputs that are well-formed with every tag kept.
+of outputs that are well-formed with every tag kept; and, as a bound, the same placement from the gold
+links themselves (each French word's links shared equally): a random span is often no phrase pair
+(its words' translations mingle with others'), and its exact span cannot be told from any alignment.
 
     python experiments/markup_wpt.py --model hansards_enfr_rnnsearch50 --out docs/results/markup_wpt.md
 """
@@ -20,6 +22,9 @@ import json
 import random
 import re
 from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
 
 from rnnsearch.analysis.force_align import force_align
 from rnnsearch.analysis.gold_text import natural_forms
@@ -72,9 +77,20 @@ def tagged(words: list[str], chosen: list[tuple[int, int]]) -> str:
     return re.sub(r"(<t\d+>) ", r"\1", re.sub(r" (</t\d+>)", r"\1", " ".join(out)))
 
 
+def gold_rows(pairs, gold) -> list[SimpleNamespace]:
+    """The gold links (sure and possible) as alignments: each French word's links, shared equally."""
+    out = []
+    for (src, tgt), (_, possible) in zip(pairs, gold):
+        soft = np.zeros((len(tgt.split()), len(src.split())))
+        for s, t in possible:
+            soft[t, s] = 1
+        out.append(SimpleNamespace(soft=soft / np.maximum(soft.sum(1, keepdims=True), 1)))
+    return out
+
+
 def evaluate(translator: Translator, reading: str, pairs, gold, seed: int, phrases: bool = False) -> dict:
-    alignments = force_align(translator, pairs, forms=natural_forms(translator.src_codec, translator.tgt_codec),
-                             reading=reading)
+    alignments = gold_rows(pairs, gold) if reading == "gold links" else force_align(
+        translator, pairs, forms=natural_forms(translator.src_codec, translator.tgt_codec), reading=reading)
     rng = random.Random(seed)
     hits = {"held_out": [0, 0], "first_half": [0, 0]}
     well_formed = 0
@@ -83,7 +99,7 @@ def evaluate(translator: Translator, reading: str, pairs, gold, seed: int, phras
         chosen = phrase_spans(len(words), possible, rng) if phrases else spans(len(words), rng)
         source = tagged(words, chosen)
         plain, elements = parse(source)
-        place(elements, token_spans(plain, words), alignment.soft.argmax(1), 0, len(target))
+        place(elements, token_spans(plain, words), alignment.soft, 0, len(target))
         out = render(elements, target, " ".join(target))
         try:
             kept = sorted(re.findall(r"<[^<>]+>", out)) == sorted(re.findall(r"<[^<>]+>", source))
@@ -110,12 +126,14 @@ def main() -> None:
     translator = Translator.from_pretrained(args.model)
     pairs = [tuple(x.strip() for x in line.split("|||")) for line in read_lines(WPT / "test.en-fr")]
     gold = read_wpt_gold(WPT / "test.gold")
-    readings = ["head", "attention"] if translator.align_head is not None else ["attention"]
+    readings = (["head", "attention"] if translator.align_head is not None else ["attention"]) + ["gold links"]
     rows = [{**evaluate(translator, r, pairs, gold, args.seed, phrases), "spans": kind}
             for kind, phrases in (("random", False), ("phrase pairs", True)) for r in readings]
     lines = [f"Tag placement on WPT 2003 En-Fr ({len(pairs)} sentences), {args.model}: 1-3 tagged spans of 1-4 "
              f"source words per sentence (seed {args.seed}), random or phrase pairs of the gold links; exact target "
-             "span of each tag pair against the gold links' (sure and possible) projection.",
+             "span of each tag pair against the gold links' (sure and possible) projection. Placement: the run of target "
+             "words that best answers to the tagged words (decoding/markup.py); 'gold links': the same placement from "
+             "the gold links themselves, a bound.",
              "", "| tagged spans | alignment | held out (224-447): exact | spans | 1-223: exact | spans | "
              "well-formed, every tag kept |", "|---|---|---:|---:|---:|---:|---:|"]
     for r in rows:

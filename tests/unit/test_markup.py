@@ -57,6 +57,21 @@ def test_a_monotone_alignment_gives_the_markup_back():
     assert out == 'The <b>big <i>red</i> dog</b> sees <a href="/x?a=1&amp;b=2">a cat</a>.<br/> Yes &amp; no'
 
 
+def test_a_tag_takes_the_words_mostly_aligned_to_its_words_not_a_stray_link():
+    """Source "the red dog runs" -> target "le chien rouge court vite": <b> around "red dog" covers the
+    reordered "chien rouge"; "vite" leans to "red" (0.45, its largest share, but less than half), and a
+    span from the first to the last word whose best link is inside would take in "court vite" too."""
+    source = "the <b>red dog</b> runs"
+    words = ["the", "red", "dog", "runs"]
+    output = ["le", "chien", "rouge", "court", "vite"]
+    rows = np.zeros((6, 5))
+    rows[0, 0] = rows[1, 2] = rows[2, 1] = rows[3, 3] = rows[5, 4] = 1
+    rows[4, :3] = [0.25, 0.45, 0.0]
+    rows[4, 3] = 0.3
+    out = transfer(source, "xml", words, Output(output, " ".join(output)), rows)
+    assert out == "le <b>chien rouge</b> court vite"
+
+
 WORDS = st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), min_size=1, max_size=8)
 
 

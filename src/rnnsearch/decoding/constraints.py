@@ -73,62 +73,82 @@ class Progress:
 
 class Tracker:
     """The constraints of a beam search's sentences and the progress of each of its N K rows (each
-    sentence's K hypotheses together), kept in the beam's order."""
+    sentence's K hypotheses together), kept in the beam's order. Only the sentences with constraints
+    cost Python work per step; the others keep the plain search's choice."""
 
     def __init__(self, constraints: list[Constraints | None], k: int):
         self.constraints = [c or Constraints() for c in constraints]  # (B,)
         self.k = k
         self.rows = [Progress() for _ in range(len(constraints) * k)]  # (N K,)
+        self.context = max((len(p) for c in self.constraints for p in c.avoid), default=1) - 1  # avoid's words before
 
     def restrict(self, logp: torch.Tensor, alive: list[int], history: torch.Tensor, at_limit: torch.Tensor) -> None:
         """In place on logp (N K, V): bar each row's avoided words, and </s> before its constraints are
         met (except at its length limit, at_limit (N K,))."""
-        past = history.tolist()
+        sentences = [(s, self.constraints[b]) for s, b in enumerate(alive)
+                     if self.constraints[b].include or self.constraints[b].avoid]
+        if not sentences:
+            return
+        width = min(self.context, history.size(1))
+        past = history[:, history.size(1) - width:].tolist() if width else None  # (N K, <= context)
         limit = at_limit.tolist()
-        for row, progress in enumerate(self.rows):
-            c = self.constraints[alive[row // self.k]]
-            for phrase in c.avoid:
-                if len(phrase) == 1 or tuple(past[row][-(len(phrase) - 1):]) == phrase[:-1]:
-                    logp[row, phrase[-1]] = float("-inf")
-            if not limit[row] and progress.met(c) < c.words:
-                logp[row, EOS] = float("-inf")
+        for s, c in sentences:
+            for row in range(s * self.k, (s + 1) * self.k):
+                for phrase in c.avoid:
+                    if len(phrase) == 1 or (past and tuple(past[row][-(len(phrase) - 1):]) == phrase[:-1]):
+                        logp[row, phrase[-1]] = float("-inf")
+                if not limit[row] and self.rows[row].met(c) < c.words:
+                    logp[row, EOS] = float("-inf")
 
-    def extend(self, scores: torch.Tensor, logp: torch.Tensor, open_slots: torch.Tensor, alive: list[int]):
+    def extend(self, scores: torch.Tensor, logp: torch.Tensor, open_slots: torch.Tensor, alive: list[int], best):
         """Each sentence's K extensions chosen by dynamic beam allocation: scores (N, K), logp (N, K, V),
-        open_slots (N,) places still open per sentence -> scores, tokens and hypothesis indices (N, K)
-        (unused places: -inf), as search._best_extensions gives them; the rows' progress follows."""
-        n, k, vocab = logp.shape
-        total = scores.unsqueeze(2) + logp  # (N, K, V)
-        best_k = total.view(n, k * vocab).topk(min(k, k * vocab), dim=1)  # (N, K)
-        best_each = logp.argmax(2)  # (N, K)
-        top = torch.full((n, k), float("-inf"), device=logp.device)
-        token = torch.full((n, k), EOS, dtype=torch.long, device=logp.device)
-        beam_of = torch.zeros((n, k), dtype=torch.long, device=logp.device)
-        rows = []
-        for s in range(n):
-            chosen = self._allocate(s, total[s], best_k, best_each[s].tolist(), int(open_slots[s]), alive[s])
-            for slot, (score, hyp, tok, progress) in enumerate(chosen):
-                top[s, slot], token[s, slot], beam_of[s, slot] = score, tok, hyp
-                rows.append(progress)
-            rows.extend(Progress() for _ in range(k - len(chosen)))
+        open_slots (N,) places still open per sentence, best: the plain search's (scores, tokens,
+        hypothesis indices), (N, K) each (search._best_extensions: the K best of the sentence's K x V
+        candidates) -> the same three (unused places: -inf); the rows' progress follows. Sentences
+        without constraints to meet keep ``best``."""
+        n, k, _ = logp.shape
+        top, token, beam_of = best
+        rows = [Progress()] * (n * k)
+        bound = [s for s in range(n) if self.constraints[alive[s]].include]  # sentences with words to meet
+        if not bound:
+            self.rows = rows
+            return top, token, beam_of
+        index = torch.tensor(bound, device=logp.device)
+        best_each = logp.index_select(0, index).argmax(2).tolist()  # (C, K) each hypothesis's best word
+        near = (beam_of.index_select(0, index).tolist(), token.index_select(0, index).tolist())  # (C, K) each
+        candidates = [self._candidates(s, alive[s], best_each[i], near[0][i], near[1][i]) for i, s in enumerate(bound)]
+        flat_rows = [s * k + hyp for s, pairs in zip(bound, candidates) for hyp, _ in pairs]
+        flat_toks = [tok for pairs in candidates for _, tok in pairs]
+        values = (scores.reshape(-1)[flat_rows] + logp.reshape(n * k, -1)[flat_rows, flat_toks]).tolist()
+        top, token, beam_of = top.clone(), token.clone(), beam_of.clone()
+        at, slots = 0, open_slots.tolist()
+        for s, pairs in zip(bound, candidates):
+            chosen = self._allocate(s, alive[s], pairs, values[at:at + len(pairs)], int(slots[s]))
+            at += len(pairs)
+            pad = k - len(chosen)
+            top[s] = torch.tensor([x[0] for x in chosen] + [float("-inf")] * pad, dtype=top.dtype)
+            token[s] = torch.tensor([x[2] for x in chosen] + [EOS] * pad)
+            beam_of[s] = torch.tensor([x[1] for x in chosen] + [0] * pad)
+            rows[s * k:s * k + len(chosen)] = [x[3] for x in chosen]
         self.rows = rows
         return top, token, beam_of
 
-    def _allocate(self, s: int, total: torch.Tensor, best_k, best_each: list[int], slots: int, sentence: int):
-        """Up to ``slots`` (score, hypothesis, token, progress) of sentence s, shared out between banks."""
-        c, k = self.constraints[sentence], self.k
-        pairs = set(zip((best_k.indices[s] // total.size(1)).tolist(), (best_k.indices[s] % total.size(1)).tolist()))
-        for hyp in range(k):
-            progress = self.rows[s * k + hyp]
+    def _candidates(self, s: int, sentence: int, best_each: list[int], near_hyp: list[int], near_tok: list[int]):
+        """Sentence s's (hypothesis, token) candidates: the K best extensions, each hypothesis's best
+        word, and each hypothesis's next constraint words."""
+        c, pairs = self.constraints[sentence], set(zip(near_hyp, near_tok))
+        for hyp in range(self.k):
             pairs.add((hyp, best_each[hyp]))
-            pairs.update((hyp, tok) for tok in progress.wanted(c))
-        hyps, toks = zip(*sorted(pairs))
-        values = total[list(hyps), list(toks)].tolist()
-        banks: dict[int, list] = {}
-        for hyp, tok, score in zip(hyps, toks, values):
+            pairs.update((hyp, tok) for tok in self.rows[s * self.k + hyp].wanted(c))
+        return sorted(pairs)
+
+    def _allocate(self, s: int, sentence: int, pairs, values: list[float], slots: int):
+        """Up to ``slots`` (score, hypothesis, token, progress) of sentence s, shared out between banks."""
+        c, banks = self.constraints[sentence], {}
+        for (hyp, tok), score in zip(pairs, values):
             if score == float("-inf"):
                 continue
-            progress = self.rows[s * k + hyp].after(c, tok)
+            progress = self.rows[s * self.k + hyp].after(c, tok)
             banks.setdefault(progress.met(c), []).append((score, hyp, tok, progress))
         queues = [sorted(banks[m], key=lambda x: -x[0]) for m in sorted(banks, reverse=True)]
         chosen = []

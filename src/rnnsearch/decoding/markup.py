@@ -3,12 +3,13 @@ source, the plain text is translated, and each element is put back around the ta
 its source words, as production systems carry markup with word alignments (the Bergamot translator's
 HTML mode).
 
-An element (``<b>...</b>``) covers the target words whose aligned source word (the alignment head's
-where the model has one, else the attention's most attended source word) lies inside it, from the first
-to the last; it is kept inside its parent's words and apart from its siblings' (cut back where they
-would overlap), so the output nests as the input did. An element with no aligned word, a self-closing
-tag (``<br/>``, HTML's void elements) and a placeholder (``<x id="1"/>``) go before the first target
-word aligned at or after their source position. Every tag that comes in comes out, as it was written
+An element (``<b>...</b>``) covers the run of target words that best answers to its source words
+through the alignment (the alignment head's where the model has one, else the attention): the words
+mostly aligned to them, and they mostly aligned to those words (``_best_span``); it is kept inside its
+parent's words and apart from its siblings' (in a stretch they leave free), so the output nests as the
+input did. An element around no source word, a self-closing tag (``<br/>``, HTML's void elements) and a
+placeholder (``<x id="1"/>``) go before the first target word aligned at or after their source
+position. Every tag that comes in comes out, as it was written
 (attributes untouched); the text is escaped (&, <, >).
 """
 from __future__ import annotations
@@ -93,35 +94,55 @@ def token_spans(text: str, tokens: list[str]) -> list[tuple[int, int]]:
     return spans
 
 
-def place(elements: list[Element], src_spans: list[tuple[int, int]], aligned: np.ndarray, lo: int, hi: int) -> None:
-    """Give each element (and its children) its target words [a, b) within [lo, hi): ``aligned`` (T,)
-    holds each target word's source word."""
+COLUMNS = 0.25  # _best_span: the weight of the source units' side (chosen on WPT 2003 sentences 1-223)
+
+
+def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.ndarray, lo: int, hi: int) -> None:
+    """Give each element (and its children) its target words [a, b) within [lo, hi): ``soft`` (T, S)
+    holds each target word's alignment over the source units (rows sum to at most 1)."""
+    aligned = soft.argmax(1) if soft.size else np.zeros(len(soft), dtype=int)  # (T,) each word's source unit
     taken: list[tuple[int, int]] = []
     for element in elements:
-        if element.end_tag is None or element.end <= element.start:
-            p = _position(element.start, src_spans, aligned, lo, hi, element.left)
-            element.target = (p, p)
+        point = element.end_tag is None or element.end <= element.start  # no words of its own
+        inside = [] if point else [j for j, (a, b) in enumerate(src_spans) if a < element.end and b > element.start]
+        span = _best_span(soft, inside, _free(lo, hi, taken)) if inside else None
+        if span is None:
+            p = _position(element.start, src_spans, aligned, lo, hi, point and element.left)
+            span = (p, p)
         else:
-            inside = [j for j, (a, b) in enumerate(src_spans) if a < element.end and b > element.start]
-            words = _apart([i for i in range(lo, hi) if aligned[i] in inside], taken)
-            p = _position(element.start, src_spans, aligned, lo, hi)
-            element.target = (min(words), max(words) + 1) if words else (p, p)
-            if words:
-                taken.append(element.target)
-        place(element.children, src_spans, aligned, *element.target)
+            taken.append(span)
+        element.target = span
+        place(element.children, src_spans, soft, *element.target)
 
 
-def _apart(words: list[int], taken: list[tuple[int, int]]) -> list[int]:
-    """Of an element's target words, those its siblings' spans leave it: the largest group that no
-    sibling's span separates (so that the spans stay apart)."""
-    words = [w for w in words if not any(s <= w < e for s, e in taken)]
-    groups: list[list[int]] = []
-    for w in words:
-        if groups and not any(groups[-1][-1] < s < w for s, _ in taken):
-            groups[-1].append(w)
-        else:
-            groups.append([w])
-    return max(groups, key=len, default=[])
+def _free(lo: int, hi: int, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The stretches of [lo, hi) that no sibling's span covers."""
+    stretches, start = [], lo
+    for a, b in sorted(taken):
+        if a > start:
+            stretches.append((start, min(a, hi)))
+        start = max(start, b)
+    return stretches + ([(start, hi)] if start < hi else [])
+
+
+def _best_span(soft: np.ndarray, inside: list[int], stretches: list[tuple[int, int]]) -> tuple[int, int] | None:
+    """The target words [c, d), within one stretch, that best answer to the source units ``inside``:
+    the most of sum_t (2 m_t - 1) + COLUMNS sum_s (2 n_s - 1), t over [c, d), s over ``inside``, m_t the
+    share of word t's alignment on those units, n_s the share of unit s's (its column, normalised) on
+    [c, d): the words mostly aligned inside, and the units mostly aligned there (the earliest such
+    span of equal score; None: no target word)."""
+    rows = soft[:, inside].sum(1)  # (T,) m_t
+    columns = soft[:, inside] / np.maximum(soft[:, inside].sum(0, keepdims=True), 1e-9)  # (T, I)
+    best, span = -np.inf, None
+    for lo, hi in stretches:
+        r = np.concatenate([[0.0], np.cumsum(2 * rows[lo:hi] - 1)])  # (W + 1,)
+        c = np.concatenate([np.zeros((1, len(inside))), np.cumsum(columns[lo:hi], 0)])  # (W + 1, I)
+        score = (r[None, :] - r[:, None]) + COLUMNS * (2 * (c[None, :, :] - c[:, None, :]) - 1).sum(2)  # (W + 1, W + 1)
+        score[np.tril_indices(hi - lo + 1)] = -np.inf  # d > c only
+        at = int(score.argmax())
+        if score.flat[at] > best:
+            best, span = score.flat[at], (lo + at // (hi - lo + 1), lo + at % (hi - lo + 1))
+    return span
 
 
 def _position(char: int, src_spans, aligned: np.ndarray, lo: int, hi: int, left: bool = False) -> int:
@@ -169,8 +190,7 @@ def transfer(source: str, mode: str, src_units: list[str], translation, alignmen
     plain, elements = parse(source, mode)
     src_spans = token_spans(plain, src_units)
     tokens = translation.tokens
-    aligned = alignment[: len(tokens), : len(src_units)].argmax(1) if tokens and src_units else np.zeros(0, int)
-    place(elements, src_spans, aligned, 0, len(tokens))
+    place(elements, src_spans, alignment[: len(tokens), : len(src_units)], 0, len(tokens))
     return render(elements, tokens, translation.text)
 
 

@@ -230,11 +230,11 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, settings,
         vocab = logp.size(1)
         at_limit = (t + 1 >= limits[alive]).repeat_interleave(k)  # (N*K,)
         logp = _force_prefix(_force_eos(logp, at_limit), prefix, t, alive, k)  # (N*K, V)
-        if tracker is None:
-            top, token, beam_of = _best_extensions(scores, logp.view(n, k, vocab), k)  # (N, K) each
-        else:
+        if tracker is not None:
             tracker.restrict(logp, alive.tolist(), history, at_limit)
-            top, token, beam_of = tracker.extend(scores, logp.view(n, k, vocab), k - n_done[alive], alive.tolist())
+        best = _best_extensions(scores, logp.view(n, k, vocab), k)  # (N, K) scores, tokens, hypotheses
+        top, token, beam_of = best if tracker is None else tracker.extend(
+            scores, logp.view(n, k, vocab), k - n_done[alive], alive.tolist(), best)
         live = slots[None, :] < (k - n_done[alive])[:, None]  # (N, K): K - f slots stay open
         top = top.masked_fill(~live, float("-inf"))
         rows = ((torch.arange(n, device=device) * k)[:, None] + beam_of).view(-1)  # (N*K,)
