@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DEMO   := runs/demo
 DEMO_SENTENCE := The big black dog sees a small white cat in the old house.
 
-.PHONY: setup demo test lint test-fast bench onmt bench-serve bench-decode bench-aer joey hansards hansards-status hansards-report hansards-snapshot clean
+.PHONY: setup demo test lint test-fast bench onmt marian bench-marian bench-serve bench-decode bench-aer joey hansards hansards-status hansards-report hansards-snapshot clean
 
 setup: $(VENV)/.installed
 
@@ -77,6 +77,21 @@ $(ONMT_VENV)/.installed:
 	$(ONMT_VENV)/bin/pip install -q --disable-pip-version-check configargparse pyyaml sacrebleu six sentencepiece \
 		"pyonmttok>=1.37,<2" spacy rapidfuzz pyahocorasick fasttext-wheel tensorboard waitress flask
 	touch $@
+
+# Marian (the pymarian wheel: its CPU build with MKL, about 1 GB) in its own venv; `make bench-marian`
+# (MINUTES of training each, default 60) or `make bench-marian QUICK=1` (a few minutes): rnnsearch vs
+# Marian on the Hansards (benchmarks/marian.py); a full run writes its section of BENCHMARKS.md.
+MARIAN_VENV ?= benchmarks/.marian-venv
+MINUTES ?= 60
+marian: $(MARIAN_VENV)/.installed
+
+$(MARIAN_VENV)/.installed:
+	$(PYTHON) -m venv $(MARIAN_VENV)
+	$(MARIAN_VENV)/bin/pip install -q --disable-pip-version-check pymarian==1.12.42
+	touch $@
+
+bench-marian: setup marian
+	$(BIN)/python benchmarks/marian.py --venv $(MARIAN_VENV) --minutes $(MINUTES) $(if $(QUICK),--quick,--record)
 
 # PEERS=joey or PEERS=onmt races one peer only.
 PEERS ?= joey,onmt

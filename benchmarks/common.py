@@ -46,9 +46,9 @@ def machine(threads: int) -> str:
 
 
 def run(cmd: list[str], env: dict, log: Path, limit_s: float | None = None, marker: str | None = None,
-        marker_file: Path | None = None, interrupted_ok: bool = False) -> dict:
+        marker_file: Path | None = None, interrupted_ok: bool = False, stop: str = "int") -> dict:
     """Run ``cmd`` with output to ``log``; with ``limit_s``, send SIGINT that many seconds after
-    ``marker`` appears in ``marker_file`` (training has started). Returns the exit status, wall
+    ``marker`` appears in ``marker_file`` (training has started; ``stop="term"``: SIGTERM). Returns the exit status, wall
     time and the process's peak resident memory (from wait4). A failure is an error, except, with
     ``interrupted_ok``, the exit of a process that SIGINT stopped (OpenNMT-py's trainer)."""
     start = time.monotonic()
@@ -66,7 +66,7 @@ def run(cmd: list[str], env: dict, log: Path, limit_s: float | None = None, mark
                         and marker in marker_file.read_text(errors="replace"):
                     began = time.monotonic()
                 if began is not None and time.monotonic() - began >= limit_s:
-                    proc.send_signal(signal.SIGINT)
+                    proc.send_signal(signal.SIGTERM if stop == "term" else signal.SIGINT)
                     interrupted = True
             time.sleep(0.5)
     proc.returncode = os.waitstatus_to_exitcode(status)

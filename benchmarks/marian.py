@@ -1,0 +1,223 @@
+"""``make bench-marian``: rnnsearch against Marian (benchmarks/marian_peer.py) on the Canadian Hansards
+En->Fr, one after the other in one run, same machine, same threads, same pairs and tokens.
+
+Both train on the first PAIRS training pairs, Moses-tokenised by rnnsearch's tokeniser (Marian reads
+the tokens, rnnsearch the raw text it tokenises the same way), 30k-word vocabularies per side, pairs
+of at most 50 tokens, batches of 80 sentences sorted in pools of 20 batches, Adam 1e-3, float32, for
+the same minutes each; then both decode the same test sentences at beam 5 and 12, on 1 and 2 threads,
+in float32 and int8 (rnnsearch ``--quantize int8``; Marian ``--gemm-type packed8``, FBGEMM), and the
+dev sentences once for BLEU. Speeds are output Moses tokens per second of the whole process less its
+start-up (one sentence, whole process). Sizes: embeddings 256, every recurrent layer 512 (rnnsearch's
+encoder 512 per direction, decoder 512, attention 512, maxout 256); Marian's decoder is a conditional
+GRU (two transitions per word): the FLOPs per target word of each are printed beside its speed.
+
+    python benchmarks/marian.py [--quick] [--record] [--reuse] [--venv DIR] [--pairs N] [--minutes M] [--test-lines N]
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import json
+import os
+import sys
+from datetime import date
+from pathlib import Path
+
+import flops
+import marian_peer as mp
+from common import ROOT, machine, record, run, say
+
+HANSARDS = ROOT.parent / "shared" / "data" / "hansards"
+EMB, RNN, VOCAB, BATCH, POOL, MAX_LEN, LR = 256, 512, 30000, 80, 20, 50, 0.001
+OURS = ["--set", f"model.emb={EMB}", "--set", f"model.enc_hidden={RNN}", "--set", f"model.dec_hidden={RNN}",
+        "--set", f"model.att={RNN}", "--set", "model.maxout=256", "--set", "model.encoder_cell=fused",
+        "--set", "train.optimizer=adam", "--set", f"train.lr={LR}", "--set", "train.loss_scale=token",
+        "--set", "train.bf16=false", "--set", f"train.batch_size={BATCH}", "--set", f"train.sort_pool={POOL}",
+        "--set", "train.valid_every=100000000", "--set", "train.progress=false", "--set", "train.log_every=20",
+        "--set", f"vocab.size={VOCAB}", "--set", f"data.max_len={MAX_LEN}"]
+
+
+def prepare(work: Path, pairs: int, test_lines: int) -> dict:
+    """Raw and tokenised training, dev and test files under ``work``."""
+    from rnnsearch.data.tokenize import pretokenize
+    raw, tok = work / "data", work / "tok"
+    raw.mkdir(parents=True, exist_ok=True), tok.mkdir(exist_ok=True)
+    counts = {}
+    for split, limit in (("train", pairs), ("dev", 500), ("test", test_lines)):
+        for lang in ("en", "fr"):
+            path = HANSARDS / (f"{split}.{lang}.gz" if split == "train" else f"{split}.{lang}")
+            opener = gzip.open if path.suffix == ".gz" else open
+            with opener(path, "rt", encoding="utf-8") as fh:
+                lines = [line.rstrip("\n") for _, line in zip(range(limit), fh)]
+            (raw / f"{split}.{lang}").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+            if not (tok / f"{split}.{lang}").exists():
+                words = [" ".join(pretokenize(x, "moses", lang)) for x in lines]
+                (tok / f"{split}.{lang}").write_text("".join(x + "\n" for x in words), encoding="utf-8")
+            counts[f"{split}.{lang}"] = len(lines)
+    (raw / "one.en").write_text((raw / "test.en").read_text(encoding="utf-8").splitlines()[0] + "\n")
+    (tok / "one.en").write_text((tok / "test.en").read_text(encoding="utf-8").splitlines()[0] + "\n")
+    return counts
+
+
+def token_ratio(work: Path) -> tuple[float, float]:
+    """Mean source tokens per training pair, and source tokens per target token (for the FLOPs)."""
+    counts = [sum(len(x.split()) for x in (work / "tok" / f"train.{lang}").open(encoding="utf-8")) for lang in ("en", "fr")]
+    pairs = sum(1 for _ in (work / "tok" / "train.en").open(encoding="utf-8"))
+    return counts[0] / pairs, counts[0] / counts[1]
+
+
+def env_for(threads: int) -> dict:
+    return {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
+
+
+def steady(log: list[dict]) -> float:
+    warm = log[len(log) // 5:] or log
+    return sum(e["tok_per_s"] for e in warm) / len(warm)
+
+
+def train_ours(work: Path, minutes: float, threads: int) -> dict:
+    out = work / "rnnsearch"
+    cmd = [str(ROOT / ".venv" / "bin" / "rnnsearch"), "train", str(ROOT / "configs" / "hansards_rnnsearch.yaml"),
+           "--out", str(out), *OURS, "--set", f"data.dir={work / 'data'}", "--set", f"train.max_minutes={minutes}",
+           "--set", f"train.threads={threads}"]
+    if out.exists():
+        import shutil
+        shutil.rmtree(out)
+    result = run(cmd, env_for(threads), work / "rnnsearch_train.log")
+    log = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines() if '"tok_per_s"' in x]
+    return {**result, "tok_per_s": steady(log), "updates": log[-1]["step"], "checkpoint": out / "last.pt"}
+
+
+def train_marian(work: Path, venv: Path, minutes: float, threads: int) -> dict:
+    folder = work / "marian"
+    folder.mkdir(exist_ok=True)
+    log_file = folder / "train.log"
+    log_file.unlink(missing_ok=True)
+    args = mp.train_args(folder / "model.npz", vocabs(work), [work / "tok" / "train.en", work / "tok" / "train.fr"],
+                         EMB, RNN, VOCAB, BATCH, POOL, MAX_LEN, threads, LR, log_file)
+    result = run([str(venv / "bin" / "pymarian"), *args], env_for(threads), work / "marian_train.out",
+                 limit_s=60 * minutes, marker=": Up.", marker_file=log_file, stop="term", interrupted_ok=True)
+    log = mp.training_log(log_file.read_text(errors="replace"))
+    return {**result, "tok_per_s": steady(log), "updates": log[-1]["step"], "checkpoint": folder / "model.npz"}
+
+
+def vocabs(work: Path) -> list[Path]:
+    return [work / "marian" / "vocab.en.yml", work / "marian" / "vocab.fr.yml"]
+
+
+def decode(system: str, work: Path, venv: Path, model: Path, split: str, beam: int, threads: int,
+           int8: bool) -> dict:
+    """One whole-process decode of ``split`` -> wall seconds, peak memory and the detokenised lines."""
+    from rnnsearch.data.tokenize import detokenize
+    tag = f"{system}_{split}_b{beam}_t{threads}{'_int8' if int8 else ''}"
+    out = work / f"{tag}.out"
+    if system == "rnnsearch":
+        cmd = [str(ROOT / ".venv" / "bin" / "rnnsearch"), "translate", str(model), "--input",
+               str(work / "data" / f"{split}.en"), "--output", str(out), "--beam", str(beam), "--keep-unk",
+               *(["--quantize", "int8"] if int8 else [])]
+    else:
+        cmd = [str(venv / "bin" / "pymarian"), *mp.decode_args(model, vocabs(work), work / "tok" / f"{split}.en", out,
+                                                             beam, threads, "packed8" if int8 else "float32")]
+    result = run(cmd, env_for(threads), work / f"{tag}.log")
+    lines = out.read_text(encoding="utf-8").splitlines()
+    if system == "marian":
+        lines = [detokenize(x.split(), "moses", "fr") for x in lines]
+    return {**result, "lines": lines}
+
+
+def tokens(lines: list[str]) -> int:
+    from rnnsearch.data.tokenize import pretokenize
+    return sum(len(pretokenize(x, "moses", "fr")) for x in lines)
+
+
+def bleu(lines: list[str], ref: Path) -> float:
+    from rnnsearch.analysis.evaluate import corpus_bleu
+    return round(corpus_bleu(lines, ref.read_text(encoding="utf-8").splitlines())[0], 2)
+
+
+def race(work: Path, venv: Path, models: dict, beams, threads_list) -> list[dict]:
+    rows = []
+    for threads in threads_list:
+        start = {s: decode(s, work, venv, m, "one", 1, threads, False)["wall_s"] for s, m in models.items()}
+        for beam in beams:
+            for int8 in (False, True):
+                row = {"beam": beam, "threads": threads, "int8": int8}
+                for system, model in models.items():
+                    d = decode(system, work, venv, model, "test", beam, threads, int8)
+                    n = tokens(d["lines"])
+                    row[system] = {"wall_s": round(d["wall_s"], 1), "startup_s": round(start[system], 2),
+                                   "tokens": n, "tok_per_s": round(n / max(d["wall_s"] - start[system], 1e-9), 1),
+                                   "bleu": bleu(d["lines"], work / "data" / "test.fr"),
+                                   "peak_rss_mib": round(d["peak_rss_mib"])}
+                row["ratio"] = round(row["rnnsearch"]["tok_per_s"] / row["marian"]["tok_per_s"], 2)
+                rows.append(row)
+                say(json.dumps(row))
+    return rows
+
+
+def table(train: dict, rows: list[dict], dev: dict, fl: dict) -> str:
+    ours, theirs = train["rnnsearch"], train["marian"]
+    lines = ["| | rnnsearch | Marian | rnnsearch / Marian |", "|---|---:|---:|---:|",
+             f"| training, target tokens/s (steady) | {ours['tok_per_s']:,.0f} | {theirs['tok_per_s']:,.0f} | "
+             f"{ours['tok_per_s'] / theirs['tok_per_s']:.2f}x |",
+             f"| training peak RSS | {ours['peak_rss_mib'] / 1024:.2f} GiB | {theirs['peak_rss_mib'] / 1024:.2f} GiB | |",
+             f"| updates in the budget | {ours['updates']:,} | {theirs['updates']:,} | |",
+             f"| dev BLEU (500 sentences, beam 5) | {dev['rnnsearch']:.2f} | {dev['marian']:.2f} | |",
+             f"| GFLOP per target token (forward) | {fl['rnnsearch'] / 1e9:.3f} | {fl['marian'] / 1e9:.3f} | |"]
+    for r in rows:
+        a, b = r["rnnsearch"], r["marian"]
+        name = f"decoding, beam {r['beam']}, {r['threads']} thread{'s' if r['threads'] > 1 else ''}" + \
+            (", int8" if r["int8"] else "")
+        lines.append(f"| {name}: output tokens/s (BLEU; tokens) | {a['tok_per_s']:,.0f} ({a['bleu']:.2f}; "
+                     f"{a['tokens']:,}) | {b['tok_per_s']:,.0f} ({b['bleu']:.2f}; {b['tokens']:,}) | {r['ratio']:.2f}x |")
+    start = rows[0]
+    lines.append(f"| start-up (1 sentence, whole process) | {start['rnnsearch']['startup_s']:.2f} s | "
+                 f"{start['marian']['startup_s']:.2f} s | |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--venv", type=Path, default=ROOT / "benchmarks" / ".marian-venv")
+    p.add_argument("--work", type=Path, default=ROOT / "runs" / "bench_marian")
+    p.add_argument("--pairs", type=int, default=200_000)
+    p.add_argument("--minutes", type=float, default=60.0, help="training minutes of each system")
+    p.add_argument("--test-lines", type=int, default=1000)
+    p.add_argument("--threads", type=int, default=2, help="training threads")
+    p.add_argument("--quick", action="store_true", help="20,000 pairs, 3 minutes each, 50 test lines, beam 5")
+    p.add_argument("--record", action="store_true", help="write the table to BENCHMARKS.md")
+    p.add_argument("--reuse", action="store_true", help="decode with the models the last run trained in --work")
+    args = p.parse_args()
+    if args.quick:
+        args.pairs, args.minutes, args.test_lines = 20_000, 3.0, 50
+    if not (args.venv / "bin" / "pymarian").exists():
+        sys.exit(f"{args.venv}: no pymarian there: `make marian` installs it")
+    args.work.mkdir(parents=True, exist_ok=True)
+    say(f"data: {prepare(args.work, args.pairs, args.test_lines)}")
+    saved = args.work / "train.json"
+    if args.reuse and saved.exists():
+        train = json.loads(saved.read_text())
+    else:
+        train = {"rnnsearch": train_ours(args.work, args.minutes, args.threads),
+                 "marian": train_marian(args.work, args.venv, args.minutes, args.threads)}
+        saved.write_text(json.dumps(train, default=str, indent=1))
+    say(json.dumps(train, default=str))
+    models = {s: Path(train[s]["checkpoint"]) for s in train}
+    dev = {s: bleu(decode(s, args.work, args.venv, m, "dev", 5, args.threads, False)["lines"],
+                   args.work / "data" / "dev.fr") for s, m in models.items()}
+    rows = race(args.work, args.venv, models, (5,) if args.quick else (5, 12), (1, 2))
+    src_len, ratio = token_ratio(args.work)
+    fl = {"rnnsearch": flops.rnnsearch(EMB, RNN, RNN, RNN, 256, VOCAB, src_len, ratio)["forward"],
+          "marian": mp.s2s(EMB, RNN, VOCAB, src_len, ratio)["forward"]}
+    body = table(train, rows, dev, fl)
+    print(body)
+    (args.work / "result.json").write_text(json.dumps({"train": train, "dev_bleu": dev, "rows": rows},
+                                                      default=str, indent=1))
+    if args.record:
+        record("rnnsearch against Marian (Hansards, CPU)",
+               f"`make bench-marian` on {date.today()}: {machine(args.threads)}; {args.pairs:,} Hansards pairs, "
+               f"{args.minutes:g} training minutes each, {args.test_lines:,} test sentences.\n\n" + body)
+
+
+if __name__ == "__main__":
+    main()
