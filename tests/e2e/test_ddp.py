@@ -34,6 +34,20 @@ def _log(out) -> list[dict]:
     return [json.loads(line) for line in (out / "log.jsonl").read_text().splitlines()]
 
 
+def _same_runs(one, two, keys=("loss", "dev_loss")) -> tuple[dict, dict]:
+    """The two runs logged the same steps and values, and end with the same weights; their last.pt."""
+    a, b = _log(one), _log(two)
+    assert [e["step"] for e in a] == [e["step"] for e in b]  # one writer: every entry once
+    for x, y in zip(a, b):
+        for key in keys:
+            if key in x:
+                assert y[key] == pytest.approx(x[key], rel=1e-5, abs=1e-6), (x, y)
+    p1, p2 = checkpoint.load(one / "last.pt"), checkpoint.load(two / "last.pt")
+    for name, tensor in p1["model"].items():
+        assert torch.allclose(tensor, p2["model"][name], atol=1e-5), name
+    return p1, p2
+
+
 def test_two_ranks_match_one_process_with_the_same_global_batch(synth_dir, tmp_path):
     cfg = demo_config(synth_dir, max_steps=8, valid_every=4, log_every=1, patience=0, valid_max_sentences=15,
                       batch_size=17, threads=1)  # 17: the ranks get 9 and 8 sentences
@@ -45,17 +59,9 @@ def test_two_ranks_match_one_process_with_the_same_global_batch(synth_dir, tmp_p
     first = _train(half, tmp_path / "two", nproc=2)
     second = _train(full, tmp_path / "two", nproc=2, resume=True)  # distributed resume
     assert first.count("model rnnsearch:") == 1 and second.count("resuming") == 1  # rank 0 speaks alone
-    one, two = _log(tmp_path / "one"), _log(tmp_path / "two")
-    assert [e["step"] for e in one] == [e["step"] for e in two]  # one writer: every entry once
-    for a, b in zip(one, two):
-        for key in ("loss", "dev_loss", "dev_bleu"):
-            if key in a:
-                assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), (a, b)
-    p1, p2 = checkpoint.load(tmp_path / "one" / "last.pt"), checkpoint.load(tmp_path / "two" / "last.pt")
+    p1, p2 = _same_runs(tmp_path / "one", tmp_path / "two", ("loss", "dev_loss", "dev_bleu"))
     assert p2["meta"]["world_size"] == 2 and len(p2["rng_ranks"]) == 2
     assert p1["train_state"]["step"] == p2["train_state"]["step"] == 8
-    for name, tensor in p1["model"].items():
-        assert torch.allclose(tensor, p2["model"][name], atol=1e-5), name
     files = sorted(p.name for p in (tmp_path / "two").iterdir())
     assert files == [".lock", "best.pt", "config.yaml", "last.pt", "log.jsonl"]
 
@@ -72,15 +78,7 @@ def test_two_ranks_on_a_prepared_dataset_match_one_process_on_the_text(synth_dir
     prepared.write_text(yaml.safe_dump({**cfg, "data": {**cfg["data"], "prepared": str(tmp_path / "prep")}}))
     _train(text, tmp_path / "one", nproc=1)
     _train(prepared, tmp_path / "two", nproc=2)
-    one, two = _log(tmp_path / "one"), _log(tmp_path / "two")
-    assert [e["step"] for e in one] == [e["step"] for e in two]
-    for a, b in zip(one, two):
-        for key in ("loss", "dev_loss"):
-            if key in a:
-                assert b[key] == pytest.approx(a[key], rel=1e-5, abs=1e-6), (a, b)
-    p1, p2 = checkpoint.load(tmp_path / "one" / "last.pt"), checkpoint.load(tmp_path / "two" / "last.pt")
-    for name, tensor in p1["model"].items():
-        assert torch.allclose(tensor, p2["model"][name], atol=1e-5), name
+    _same_runs(tmp_path / "one", tmp_path / "two")
 
 
 def test_adapting_a_model_on_two_ranks_from_data_prepared_with_its_vocabularies(tiny_run, synth_dir, tmp_path):
@@ -111,13 +109,5 @@ def test_adapting_a_model_on_two_ranks_from_data_prepared_with_its_vocabularies(
     two = _run([sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "-m", "rnnsearch",
                 "train", str(prepared), "--out", str(tmp_path / "two"), "--init", parent])
     assert "starting from" in one and two.count("starting from") == 1
-    a, b = _log(tmp_path / "one"), _log(tmp_path / "two")
-    assert [e["step"] for e in a] == [e["step"] for e in b]
-    for x, y in zip(a, b):
-        for key in ("loss", "dev_loss"):
-            if key in x:
-                assert y[key] == pytest.approx(x[key], rel=1e-5, abs=1e-6), (x, y)
-    p1, p2 = checkpoint.load(tmp_path / "one" / "last.pt"), checkpoint.load(tmp_path / "two" / "last.pt")
+    _, p2 = _same_runs(tmp_path / "one", tmp_path / "two")
     assert p2["meta"]["init"]["name"] == parent and p2["meta"]["world_size"] == 2
-    for name, tensor in p1["model"].items():
-        assert torch.allclose(tensor, p2["model"][name], atol=1e-5), name
