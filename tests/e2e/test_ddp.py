@@ -85,7 +85,7 @@ def test_adapting_a_model_on_two_ranks_from_data_prepared_with_its_vocabularies(
     """`prepare --init MODEL` encodes with the parent's vocabularies; `train --init MODEL` on that
     dataset under torchrun matches one process on the text; a dataset of its own is refused first."""
     cfg = demo_config(synth_dir, max_steps=4, valid_every=2, log_every=1, patience=0, valid_max_sentences=15,
-                      batch_size=17, threads=1, lr=1e-3)
+                      batch_size=17, threads=1, lr=1e-4)  # Adam at 1e-3 lifts AVX2 summation noise to 2e-5
     cfg["vocab"]["size"] = 120  # not the parent's: --init replaces it
     text = tmp_path / "text.yaml"
     text.write_text(yaml.safe_dump(cfg))
