@@ -68,6 +68,12 @@ def add_search_args(p, n_best: bool = True) -> None:
                    "and batch size: same outputs)")
 
 
+def explicit_keys(sets: list[str]) -> frozenset[str]:
+    """The dotted keys that ``--set`` gives (which ``--init`` refuses to see contradict the parent)."""
+    from rnnsearch.config import parse_override
+    return frozenset(".".join(parse_override(text)[0]) for text in sets)
+
+
 def add_unk_args(p) -> None:
     p.add_argument("--replace-unk", choices=["copy", "dict"], default=None,
                    help="replace each <unk> by its aligned source word (copy) or that word's translation in "

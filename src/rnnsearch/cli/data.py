@@ -6,7 +6,7 @@ import json
 import os
 from typing import get_args
 
-from rnnsearch.cli.common import add_config_args
+from rnnsearch.cli.common import add_config_args, explicit_keys
 
 
 def register(sub) -> None:
@@ -64,13 +64,12 @@ def check(args) -> int:
 
 
 def prepare(args) -> int:
-    from rnnsearch.config import load, parse_override
+    from rnnsearch.config import load
     from rnnsearch.data.prepare import prepare as run
     cfg, codecs, init = load(args.config, args.set), None, None
     if args.init:  # the parent's vocabularies, and the config keys that depend on them, as `train --init` takes them
         from rnnsearch.training.adapt import parent_codecs, parent_record, start_from
-        explicit = frozenset(".".join(parse_override(text)[0]) for text in args.set)
-        parent, cfg = start_from(args.init, False, cfg, explicit, print)
+        parent, cfg = start_from(args.init, False, cfg, explicit_keys(args.set), print)
         codecs, init = parent_codecs(parent), parent_record(parent)
     run(cfg, args.out, workers=args.workers, force=args.force, codecs=codecs, init=init)
     return 0

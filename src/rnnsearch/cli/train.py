@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from rnnsearch.cli.common import add_config_args, add_settings_flags, settings_from_flags
+from rnnsearch.cli.common import add_config_args, add_settings_flags, explicit_keys, settings_from_flags
 
 
 HEAD_FLAGS = {"att": "--size"}  # HeadSettings' fields whose flag is not --field-name
@@ -54,11 +54,11 @@ def register(sub) -> None:
 
 
 def train(args) -> int:
-    from rnnsearch.config import load, parse_override
+    from rnnsearch.config import load
     from rnnsearch.training import distributed
     from rnnsearch.training.trainer import train as run_training
     cfg = load(args.config, args.set)
-    explicit = frozenset(".".join(parse_override(text)[0]) for text in args.set)
+    explicit = explicit_keys(args.set)
     ctx = distributed.setup(cfg.train.device)
     finished = False
     try:

@@ -8,7 +8,7 @@ import numpy as np
 from rnnsearch.config import Config
 from rnnsearch.data.guided import Links, read_links
 from rnnsearch.data.io import DataError, ReadNotes, corpus_file, filter_pairs, read_parallel
-from rnnsearch.data.prepared import check_codecs, check_settings, open_prepared, read_manifest
+from rnnsearch.data.prepared import checked_manifest, open_prepared
 from rnnsearch.data.tokenize import build_codecs
 
 
@@ -37,10 +37,7 @@ def check_files(cfg: Config, codecs=None) -> None:
     and (given ``codecs``, a parent's) its vocabularies are those of the run."""
     d = cfg.data
     if d.prepared:
-        manifest = read_manifest(d.prepared)
-        if codecs is not None:  # first: a dataset of its own vocabularies also has other vocab settings
-            check_codecs(d.prepared, manifest, codecs)
-        check_settings(cfg, manifest, d.prepared)
+        checked_manifest(cfg, codecs)
         return
     for split in (d.train, d.dev):
         for lang in (d.src_lang, d.tgt_lang):

@@ -161,13 +161,20 @@ def check_codecs(folder, manifest: dict, codecs) -> None:
                               f"prepare the data with `rnnsearch prepare CONFIG --init MODEL --out {folder}`")
 
 
-def open_prepared(cfg: Config, codecs=None) -> tuple[TextCodec, TextCodec, PreparedCorpus, dict]:
-    """The dataset ``cfg.data.prepared`` with its codecs; ``codecs`` (a resumed run's, or the parent's of
-    ``train --init``) must be its own."""
-    folder = cfg.data.prepared
-    manifest = read_manifest(folder)
+def checked_manifest(cfg: Config, codecs=None) -> dict:
+    """The manifest of ``cfg.data.prepared``, once its vocabularies are ``codecs`` (a resumed run's, or
+    the parent's of ``train --init``; checked first: a dataset of other vocabularies also has other
+    vocab settings) and its settings the config's."""
+    manifest = read_manifest(cfg.data.prepared)
     if codecs is not None:
-        check_codecs(folder, manifest, codecs)
-    check_settings(cfg, manifest, folder)
+        check_codecs(cfg.data.prepared, manifest, codecs)
+    check_settings(cfg, manifest, cfg.data.prepared)
+    return manifest
+
+
+def open_prepared(cfg: Config, codecs=None) -> tuple[TextCodec, TextCodec, PreparedCorpus, dict]:
+    """The dataset ``cfg.data.prepared`` with its codecs (:func:`checked_manifest`)."""
+    folder = cfg.data.prepared
+    manifest = checked_manifest(cfg, codecs)
     mine = tuple(codec_from_json(c) for c in manifest["codecs"])
     return (*mine, PreparedCorpus(folder, manifest), manifest)

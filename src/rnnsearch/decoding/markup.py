@@ -131,8 +131,9 @@ def _best_span(soft: np.ndarray, inside: list[int], stretches: list[tuple[int, i
     share of word t's alignment on those units, n_s the share of unit s's (its column, normalised) on
     [c, d): the words mostly aligned inside, and the units mostly aligned there (the earliest such
     span of equal score; None: no target word)."""
-    rows = soft[:, inside].sum(1)  # (T,) m_t
-    columns = soft[:, inside] / np.maximum(soft[:, inside].sum(0, keepdims=True), 1e-9)  # (T, I)
+    on = soft[:, inside]  # (T, I)
+    rows = on.sum(1)  # (T,) m_t
+    columns = on / np.maximum(on.sum(0, keepdims=True), 1e-9)  # (T, I)
     best, span = -np.inf, None
     for lo, hi in stretches:
         r = np.concatenate([[0.0], np.cumsum(2 * rows[lo:hi] - 1)])  # (W + 1,)
