@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DEMO   := runs/demo
 DEMO_SENTENCE := The big black dog sees a small white cat in the old house.
 
-.PHONY: setup demo test lint test-fast bench onmt marian bench-marian bench-serve bench-decode bench-aer joey hansards hansards-status hansards-report hansards-snapshot clean
+.PHONY: setup demo test lint test-fast bench onmt marian bench-marian bench-serve bench-decode bench-shortlist bench-aer joey hansards hansards-status hansards-report hansards-snapshot clean
 
 setup: $(VENV)/.installed
 
@@ -114,6 +114,12 @@ HANSARDS ?=
 BASELINE ?=
 bench-decode: setup
 	$(BIN)/python benchmarks/bench_decode.py $(if $(HANSARDS),--hansards $(HANSARDS)) $(if $(BASELINE),--baseline $(BASELINE)) $(if $(QUICK),,--record)
+
+# A lexical shortlist against the whole vocabulary, float32 and int8, 1 and 2 threads, on the Hansards
+# test (benchmarks/bench_shortlist.py; docs/results/shortlist_hansards.md). SIZES: FREQUENT,BEST pairs.
+SIZES ?= 100,100
+bench-shortlist: setup
+	$(BIN)/python benchmarks/bench_shortlist.py --sizes $(SIZES) --out docs/results/shortlist_hansards.md
 
 # AER on the WPT 2003 gold set: a Hansards RNNsearch's attention beside eflomal (experiments/aer.py).
 AER_CKPT ?= runs/hansards/rnnsearch50/best.pt

@@ -4,6 +4,7 @@ latency, and the process's peak RSS (run one configuration per process: benchmar
 
     python benchmarks/decode_speed.py CKPT SRC [--ref REF] [--beam 5] [--backend torch|onnx]
         [--quantize int8] [--dtype float32|bf16] [--ensemble CKPT2] [--latency N] [--limit N] [--out HYPS]
+        [--shortlist LEXICON [--shortlist-frequent N] [--shortlist-best N]]
 
 Timing covers Translator.translate (tokenisation, search, detokenisation), after the
 checkpoint is loaded and one small warm-up batch has run.
@@ -20,6 +21,7 @@ import numpy as np
 
 from rnnsearch.analysis.evaluate import corpus_bleu
 from rnnsearch.data.io import read_lines
+from rnnsearch.decoding.shortlist import BEST, FREQUENT, ShortlistTable
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.runtime import tune_process
 
@@ -60,16 +62,23 @@ def main() -> None:
     p.add_argument("--limit", type=int, default=0)
     p.add_argument("--batch-size", type=int, default=None)
     p.add_argument("--out")
+    p.add_argument("--shortlist", help="a lexicon (`rnnsearch lexicon --per-source N`): decode over shortlists")
+    p.add_argument("--shortlist-frequent", type=int, default=FREQUENT)
+    p.add_argument("--shortlist-best", type=int, default=BEST)
     args = p.parse_args()
     tune_process()
     lines = read_lines(args.src)
     refs = read_lines(args.ref) if args.ref else None
     if args.limit:
         lines, refs = lines[: args.limit], refs[: args.limit] if refs else None
-    translator = Translator.from_checkpoint(args.checkpoint, backend=args.backend, quantize=args.quantize,
+    translator = Translator.from_pretrained(args.checkpoint, backend=args.backend, quantize=args.quantize,
                                             dtype=args.dtype)
     if args.ensemble:
         translator.add_ensemble(args.ensemble)
+    if args.shortlist:
+        translator.set_shortlist(ShortlistTable.read(args.shortlist, translator.src_codec.vocab,
+                                                     translator.tgt_codec.vocab, args.shortlist_frequent,
+                                                     args.shortlist_best))
     translator.translate(lines[:8], translator.search_settings(beam=args.beam))  # warm-up
     result = {"sentences": len(lines)}
     modes = [("beam", args.beam)] + ([("greedy", 1)] if args.greedy else [])

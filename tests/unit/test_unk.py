@@ -10,6 +10,7 @@ from rnnsearch.config import from_dict
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.analysis.lexicon import build_lexicon, write_lexicon
+from rnnsearch.decoding.shortlist import BEST, FREQUENT
 from rnnsearch.decoding.unk import read_lexicon, replace
 from rnnsearch.data.vocab import SPECIALS, UNK, Vocab
 from rnnsearch.decoding.settings import SearchSettings
@@ -34,12 +35,17 @@ def test_lexicon_counts_links_and_round_trips(tmp_path):
     b = Alignment(["house", "the"], ["maison", "le"], np.eye(2), {(0, 0), (1, 1)})
     c = Alignment(["house"], ["domicile"], np.eye(1), {(0, 0)})
     table = build_lexicon([a, b, c])
-    assert table["house"] == ("maison", pytest.approx(2 / 3), 2)
-    assert table["the"][0] in ("la", "le") and table["the"][2] == 1
+    assert table["house"] == [("maison", pytest.approx(2 / 3), 2)]
+    assert table["the"][0][0] == "la" and table["the"][0][2] == 1  # a tie: alphabetical
     assert set(build_lexicon([a, b, c], min_count=2)) == {"house"}
     path = tmp_path / "lex.tsv"
     write_lexicon(table, path)
-    assert read_lexicon(path) == {s: t for s, (t, _, _) in table.items()}
+    assert read_lexicon(path) == {s: rows[0][0] for s, rows in table.items()}
+    several = build_lexicon([a, b, c], per_source=2)
+    assert several["house"] == [("maison", pytest.approx(2 / 3), 2), ("domicile", pytest.approx(1 / 3), 1)]
+    write_lexicon(several, path)
+    assert read_lexicon(path)["house"] == "maison"  # --replace-unk dict: the most frequent
+    assert not list(tmp_path.glob("*.partial"))
     path.write_text("house\tmaison\nbroken line\n")
     with pytest.raises(ValueError, match=r"lex.tsv:2"):
         read_lexicon(path)
@@ -135,6 +141,7 @@ def test_a_release_replaces_by_default_and_keep_unk_keeps(tiny_run, tmp_path):
     assert Translator.from_pretrained(str(tmp_path / "tiny_release")).replace_unk == "copy"
     assert Translator.from_checkpoint(tiny_run / "best.pt").replace_unk is None  # a run's checkpoint: as written
     flags = dict(backend="torch", quantize=None, dtype="float32", device="cpu", ensemble=[], lexicon=None,
+                 shortlist=None, shortlist_frequent=FREQUENT, shortlist_best=BEST,
                  replace_unk=None, keep_unk=False)
     assert load_translator(argparse.Namespace(**flags), str(tmp_path / "tiny_release")).replace_unk == "copy"
     kept = load_translator(argparse.Namespace(**{**flags, "keep_unk": True}), str(tmp_path / "tiny_release"))

@@ -30,7 +30,7 @@ def register(sub) -> None:
 
     _register_align(sub)
 
-    p = sub.add_parser("lexicon", help="lexical table for --replace-unk dict, from forced alignments")
+    p = sub.add_parser("lexicon", help="lexical table for --replace-unk dict and --shortlist, from forced alignments")
     p.add_argument("checkpoint", help=MODEL_HELP)
     p.add_argument("--src", required=True, help="training source sentences (raw text)")
     p.add_argument("--tgt", required=True, help="training target sentences")
@@ -38,6 +38,10 @@ def register(sub) -> None:
     p.add_argument("--max-pairs", type=int, default=0, help="use the first N pairs (0 = all)")
     p.add_argument("--max-len", type=int, default=80, help="leave out pairs with more words than this")
     p.add_argument("--min-count", type=int, default=1, help="keep entries seen at least this often")
+    p.add_argument("--links", metavar="PHARAOH", help="count these links of the pairs (another aligner's, e.g. "
+                   "eflomal's: i-j, source first, 0-based, one line per pair) instead of the model's forced alignments")
+    p.add_argument("--per-source", type=int, default=1, help="target words kept per source word, most "
+                   "frequent first (1 is all --replace-unk dict reads; a --shortlist reads more)")
     add_device_arg(p)
     p.set_defaults(func=lexicon)
 
@@ -212,13 +216,26 @@ def symmetrized(forward: list, args, pairs: list[tuple[str, str]]) -> list:
 
 
 def lexicon(args) -> int:
-    from rnnsearch.data.io import read_parallel
+    from rnnsearch.data.io import DataError, read_lines, read_parallel
     from rnnsearch.decoding.translator import Translator
-    from rnnsearch.analysis.lexicon import lexicon_from_corpus, write_lexicon
+    from rnnsearch.analysis.lexicon import lexicon_from_corpus, lexicon_from_links, write_lexicon
     translator = Translator.from_pretrained(args.checkpoint, device=args.device)
     srcs, tgts = read_parallel(args.src, args.tgt)
     n = args.max_pairs or len(srcs)
-    table, used, dropped = lexicon_from_corpus(translator, srcs[:n], tgts[:n], args.max_len, args.min_count)
+    if args.per_source < 1:
+        raise UsageError(f"--per-source must be at least 1, got {args.per_source}")
+    if args.links:
+        links = read_lines(args.links)
+        if len(links) != len(srcs):
+            raise DataError(f"{args.links}: {len(links):,} lines of links for {len(srcs):,} sentence pairs: "
+                            "give one line per pair")
+        table = lexicon_from_links(translator, srcs[:n], tgts[:n], links[:n], args.links, args.min_count,
+                                   args.per_source)
+        write_lexicon(table, args.out)
+        print(f"lexicon: {len(table)} source words from the links of {min(n, len(srcs))} pairs -> {args.out}")
+        return 0
+    table, used, dropped = lexicon_from_corpus(translator, srcs[:n], tgts[:n], args.max_len, args.min_count,
+                                               args.per_source)
     write_lexicon(table, args.out)
     print(f"lexicon: {len(table)} source words from {used} pairs ({dropped} empty or over "
           f"{args.max_len} words left out) -> {args.out}")

@@ -95,10 +95,33 @@ def add_backend_args(p, ensemble: bool = True) -> None:
     p.add_argument("--quantize", choices=["int8"], default=None, help="int8 weights for the decoding step")
     p.add_argument("--dtype", choices=["float32", "bf16"], default="float32",
                    help="bf16: products in bfloat16 (torch backend; fast on CPUs with AVX512-BF16 or AMX)")
+    add_shortlist_args(p)
     if ensemble:
         p.add_argument("--ensemble", nargs="+", metavar="CKPT", default=[],
                        help="more checkpoints with the same vocabularies: their probabilities are averaged at "
                             "every step of one beam search")
+
+
+def add_shortlist_args(p) -> None:
+    from rnnsearch.decoding.shortlist import BEST, FREQUENT
+    p.add_argument("--shortlist", metavar="LEXICON", help="translate each sentence over its candidate words only: "
+                   "the --shortlist-frequent most frequent target words and each source word's --shortlist-best "
+                   "translations in LEXICON (`rnnsearch lexicon ... --per-source N`); torch backend")
+    p.add_argument("--shortlist-frequent", type=int, default=FREQUENT, metavar="N",
+                   help="with --shortlist: the most frequent target words every sentence may write")
+    p.add_argument("--shortlist-best", type=int, default=BEST, metavar="N",
+                   help="with --shortlist: translations per source word, most frequent first")
+
+
+def set_shortlist(args, translator) -> None:
+    """The --shortlist the flags ask for, if any, on ``translator``."""
+    from rnnsearch.decoding.shortlist import FREQUENT, BEST, ShortlistTable
+    if args.shortlist is None:
+        if (args.shortlist_frequent, args.shortlist_best) != (FREQUENT, BEST):
+            raise UsageError("--shortlist-frequent and --shortlist-best go with --shortlist LEXICON")
+        return
+    translator.set_shortlist(ShortlistTable.read(args.shortlist, translator.src_codec.vocab, translator.tgt_codec.vocab,
+                                                 args.shortlist_frequent, args.shortlist_best))
 
 
 def add_decoding_args(p, n_best: bool = True) -> None:
@@ -161,6 +184,7 @@ def load_translator(args, path: str):
         translator.add_ensemble(args.ensemble)
     if args.keep_unk or args.replace_unk:  # else the model's default (a release replaces)
         translator.set_unk_replacement(args.replace_unk, read_lexicon(args.lexicon) if args.lexicon else None)
+    set_shortlist(args, translator)
     return translator
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from rnnsearch.cli.common import MODEL_HELP, add_backend_args, add_device_arg, add_settings_flags, settings_from_flags
+from rnnsearch.cli.common import (MODEL_HELP, add_backend_args, add_device_arg, add_settings_flags, set_shortlist,
+                                  settings_from_flags)
 
 FLAGS = {"timeout_s": "--timeout", "drain_s": "--drain-timeout"}  # fields whose flag is not --field-name
 
@@ -32,9 +33,11 @@ def serve(args) -> int:
     settings = settings_from_flags(ServeSettings, args, FLAGS)
     translator = Translator.from_pretrained(args.checkpoint, device=args.device, backend=args.backend,
                                             quantize=args.quantize, dtype=args.dtype)
+    set_shortlist(args, translator)
     app = create_app(translator, settings, checkpoint=args.checkpoint)
     print(f"rnnsearch serve: {translator.name} on http://{args.host}:{args.port}/ "
           f"(API docs at /docs; batching {'on' if settings.batching else 'off'}; {args.backend}"
-          f"{' int8' if args.quantize else ''}{' bf16' if args.dtype == 'bf16' else ''})", file=sys.stderr)
+          f"{' int8' if args.quantize else ''}{' bf16' if args.dtype == 'bf16' else ''}"
+          f"{' shortlist ' + args.shortlist if args.shortlist else ''})", file=sys.stderr)
     run_server(app, args.host, args.port, args.log_level, settings.drain_s)
     return 0

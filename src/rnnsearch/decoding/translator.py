@@ -1,27 +1,27 @@
 """Python API: ``Translator.from_checkpoint(path).translate(["..."])``."""
 from __future__ import annotations
 
+import functools
 import tempfile
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from rnnsearch import checkpoint
-from rnnsearch.decoding import backends, pretrained
-from rnnsearch.decoding import unk
-from rnnsearch.data.batching import pad, source_batch
+from rnnsearch.decoding import backends, pretrained, shortlist, unk
 from rnnsearch.config import Config, from_dict, replace
+from rnnsearch.data.batching import pad, source_batch
 from rnnsearch.model import build_model, evaluating
 from rnnsearch.model.align_head import load_head
 from rnnsearch.decoding.constraints import per_sentence
 from rnnsearch.decoding.sampling import sample
+from rnnsearch.decoding.scoring import Score, score_texts
 from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source, as_source
-from rnnsearch.decoding.scoring import Score, score_texts
 from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.data.vocab import EOS_TOKEN, UNK_TOKEN
@@ -54,6 +54,7 @@ class Translator:
         self.warn = lambda message: warnings.warn(message, stacklevel=3)  # the CLI prints these itself
         self.replace_unk: str | None = None  # None, "copy" or "dict" (see set_unk_replacement)
         self.lexicon: dict[str, str] | None = None
+        self.shortlist: shortlist.ShortlistTable | None = None  # see set_shortlist
         self.align_head = None  # the checkpoint's alignment head (model/align_head.py), if it has one
         self.averaged_from: list[str] = []  # the checkpoints whose mean it is (`rnnsearch average`), if any
         self.name = config.name  # what the model is called: its release's name when it is one (from_checkpoint)
@@ -84,9 +85,9 @@ class Translator:
         release = pretrained.release_name(path)
         translator.name = release or cfg.name
         if release:  # clean output by default, where it can be had
-            translator._default_unk_replacement(Path(pretrained.weights_path(path)).parent)
+            unk.release_default(translator, Path(pretrained.weights_path(path)).parent)
         if "align_head" in payload:
-            translator.align_head = _alignment_head(payload["align_head"], path).to(device)
+            translator.align_head = load_head(payload["align_head"], path).to(device)
         if backend == "onnx":
             if dtype != "float32":
                 raise UsageError("--dtype bf16 goes with the torch backend")
@@ -250,13 +251,16 @@ class Translator:
         prefix = None
         if prefixes is not None and any(prefixes):
             prefix = pad([self.tgt_codec.vocab.encode(p) for p in prefixes]).to(self.device)  # (B, P)
-        if settings.sampling is not None:
-            return sample(self.model, src, mask, settings, generator, prefix)
-        if constraints is not None and any(constraints):
-            return beam_search(self.model, src, mask, settings, prefix, constraints)  # beam 1 too
-        if settings.beam == 1:
-            return [[h] for h in greedy(self.model, src, mask, settings, prefix)]
-        return beam_search(self.model, src, mask, settings, prefix)
+        run = functools.partial(_run, src=src, mask=mask, settings=settings, generator=generator)
+        if self.shortlist is not None:  # over the batch's candidate words (decoding/shortlist.py)
+            return shortlist.search(run, self.model, self.shortlist, src, mask, prefix, constraints)
+        return run(self.model, prefix, constraints)
+
+    def set_shortlist(self, table: shortlist.ShortlistTable | None) -> None:
+        """Translate each batch over its candidate words only (decoding/shortlist.py); None: all words."""
+        if table is not None and (why := shortlist.problem(self)):
+            raise UsageError(why)
+        self.shortlist = table
 
     def set_unk_replacement(self, mode: str | None, lexicon: dict[str, str] | None = None) -> None:
         """Replace each <unk> in outputs by its aligned source word (``copy``) or that word's
@@ -266,14 +270,6 @@ class Translator:
         if why:
             raise UsageError(why)
         self.replace_unk, self.lexicon = mode, lexicon
-
-    def _default_unk_replacement(self, release: Path) -> None:
-        """A release replaces <unk> (through its lexicon.tsv, when it has one) where the model can."""
-        table = release / unk.LEXICON_FILE
-        lexicon = unk.read_lexicon(table) if table.is_file() else None
-        mode = "dict" if lexicon else "copy"
-        if unk.problem(self, mode, lexicon) is None:
-            self.set_unk_replacement(mode, lexicon)
 
     def _package(self, src_units: list[str], hyps: list[Hypothesis], prefix: list[str]) -> Translation:
         source_tokens, nbest = src_units + [EOS_TOKEN], []
@@ -290,10 +286,12 @@ class Translator:
         return nbest[0]
 
 
-def _alignment_head(entry, path):
-    """The checkpoint's alignment head, or a clear error naming the file."""
-    try:
-        return load_head(entry)
-    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
-        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise checkpoint.CheckpointError(f"{path}: its align_head entry is not an alignment head: {reason}") from None
+def _run(model, prefix, constraints, src, mask, settings, generator) -> list[list[Hypothesis]]:
+    """The search ``settings`` ask for over ``model``: sampling, beam search (constrained: at any beam), greedy."""
+    if settings.sampling is not None:
+        return sample(model, src, mask, settings, generator, prefix)
+    if constraints is not None and any(constraints):
+        return beam_search(model, src, mask, settings, prefix, constraints)  # beam 1 too
+    if settings.beam == 1:
+        return [[h] for h in greedy(model, src, mask, settings, prefix)]
+    return beam_search(model, src, mask, settings, prefix)

@@ -40,6 +40,15 @@ def problem(translator, mode: str | None, lexicon) -> str | None:
     return None
 
 
+def release_default(translator, release: Path) -> None:
+    """A release replaces <unk> (through its lexicon.tsv, when it has one) where the model can."""
+    table = release / LEXICON_FILE
+    lexicon = read_lexicon(table) if table.is_file() else None
+    mode = "dict" if lexicon else "copy"
+    if problem(translator, mode, lexicon) is None:
+        translator.set_unk_replacement(mode, lexicon)
+
+
 @torch.no_grad()
 def head_rows(translator, src_units: list[str], outputs: list[list[int]]) -> list[np.ndarray]:
     """The alignment head's beta (len(output) + 1, len(src_units) + 1) of each output of one source,
@@ -82,7 +91,8 @@ def as_written(translation) -> list[str]:
 
 
 def read_lexicon(path) -> dict[str, str]:
-    """A lexicon file: ``source<TAB>target[<TAB>prob<TAB>count]`` per line."""
+    """A lexicon file: ``source<TAB>target[<TAB>prob<TAB>count]`` per line; a source's first row
+    (its most frequent translation, as ``rnnsearch lexicon`` writes them) is the one kept."""
     table = {}
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
@@ -90,5 +100,5 @@ def read_lexicon(path) -> dict[str, str]:
         fields = line.split("\t")
         if len(fields) < 2 or not fields[0] or not fields[1]:
             raise DataError(f"{path}:{number}: expected 'source<TAB>target', got {line[:60]!r}")
-        table[fields[0]] = fields[1]
+        table.setdefault(fields[0], fields[1])
     return table

@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
+from rnnsearch.checkpoint import CheckpointError
 from rnnsearch.data.vocab import PAD
 
 
@@ -81,9 +82,13 @@ def head_state(head: AlignmentHead, record: dict) -> dict:
             "record": record}
 
 
-def load_head(entry: dict) -> AlignmentHead:
-    """The head of a checkpoint's ``align_head`` entry (``head_state``)."""
-    dims = entry["dims"]
-    head = AlignmentHead(int(dims["query"]), int(dims["key"]), int(dims["att"]))
-    head.load_state_dict(entry["state"])
+def load_head(entry: dict, path="the checkpoint") -> AlignmentHead:
+    """The head of a checkpoint's ``align_head`` entry (``head_state``), or a clear error naming ``path``."""
+    try:
+        dims = entry["dims"]
+        head = AlignmentHead(int(dims["query"]), int(dims["key"]), int(dims["att"]))
+        head.load_state_dict(entry["state"])
+    except (KeyError, TypeError, ValueError, RuntimeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise CheckpointError(f"{path}: its align_head entry is not an alignment head: {reason}") from None
     return head.eval()

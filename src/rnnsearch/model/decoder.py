@@ -24,6 +24,7 @@ from rnnsearch.model.deferred import DeferredWeights
 from rnnsearch.model.encoder import gru_gates, gru_update
 from rnnsearch.model.output import chunk_rows
 from rnnsearch.model.packed import PackedLinear, linear
+from rnnsearch.model.shortlist import Shortlist
 
 
 @dataclass
@@ -51,12 +52,14 @@ class EncoderOutput:
     context_readout: torch.Tensor | None = None  # C_o c (B, 2M), RNNencdec only
     weights: StepWeights | None = None           # shared by all rows
     context_values: torch.Tensor | None = None   # [C_z; C_r; C; C_o] h_j (B, S, 3D + 2M), RNNsearch decoding
+    shortlist: Shortlist | None = None           # decoding over candidate words only (None: all V)
 
     def select(self, rows: torch.Tensor) -> EncoderOutput:
         """Rows (N,) of every per-row tensor; the shared weights stay (beam search reorders with this)."""
         return dataclasses.replace(self, **{f.name: getattr(self, f.name).index_select(0, rows)
                                             for f in dataclasses.fields(self)
-                                            if isinstance(getattr(self, f.name), torch.Tensor)})
+                                            if isinstance(getattr(self, f.name), torch.Tensor)},
+                                   shortlist=None if self.shortlist is None else self.shortlist.select(rows))
 
 
 def per_row(x: torch.Tensor | None, rows: int) -> torch.Tensor | None:
@@ -202,7 +205,8 @@ class Decoder(nn.Module):
         return self._gru(x_i, cc, u_zr, s_prev, tape), c, alpha, c_readout
 
     def step(self, y_prev: torch.Tensor, state: DecoderState, enc: EncoderOutput):
-        """One decoding step: y_{i-1} (B,) -> logits (B, V), new state, alpha_i (B, S) or None."""
+        """One decoding step: y_{i-1} (B,) -> logits (B, V), new state, alpha_i (B, S) or None; with
+        ``enc.shortlist``, logits (B, V') over its words."""
         if enc.weights.embed is None:  # prepared in training mode
             enc = dataclasses.replace(enc, weights=self.step_weights())
         w = enc.weights
@@ -210,7 +214,9 @@ class Decoder(nn.Module):
         x_i, emb_readout = linear(emb, w.embed, w.embed_bias).split([3 * self.hidden, 2 * self.maxout], 1)
         s, _, alpha, c_readout = self._cell(x_i, state.hidden, enc, readout=True)  # (B, D), (B, S), (B, 2M)
         t_tilde = self.U_o(state.hidden if self.readout_previous else s) + emb_readout + c_readout  # (B, 2M)
-        return self.W_o(self._maxout(t_tilde)), DecoderState(s), alpha  # (B, V)
+        t = self._maxout(t_tilde)  # (B, M)
+        logits = self.W_o(t) if enc.shortlist is None else enc.shortlist.logits(t)  # (B, V) or (B, V')
+        return logits, DecoderState(s), alpha
 
     def forward(self, y_in: torch.Tensor, enc: EncoderOutput):
         """Teacher forcing over y_in = (<s>, y_1..y_{T-1}) (B, T) -> logits (B, T, V), alphas (B, T, S) or None."""

@@ -61,9 +61,10 @@ class Seq2Seq(nn.Module):
         return self.decoder.init_state(enc)
 
     def step(self, y_prev: torch.Tensor, state: DecoderState, enc: EncoderOutput):
-        """y_{i-1} (B,) -> log p(y_i | y_<i, x) (B, V), next state, alpha_i (B, S) or None."""
+        """y_{i-1} (B,) -> log p(y_i | y_<i, x) (B, V), next state, alpha_i (B, S) or None. With
+        ``enc.shortlist`` (model/shortlist.py), (B, V') over its words, -inf off each sentence's own."""
         logits, state, alpha = self.decoder.step(y_prev, state, enc)
-        logits = _full_precision(logits)  # (B, V), a tensor of this step's own
+        logits = _full_precision(logits)  # (B, V) or (B, V'), a tensor of this step's own
         if logits.requires_grad or torch.jit.is_tracing():  # training, or the ONNX export (decoding/export.py)
             return torch.log_softmax(logits, dim=-1), state, alpha
         # decoding: in place, so that the search reads the (B, V) values from one buffer, not two

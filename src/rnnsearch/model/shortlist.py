@@ -1,0 +1,51 @@
+"""The output layer over candidate target words only, for decoding with a lexical shortlist
+(decoding/shortlist.py chooses the words; Jean et al. 2015's candidate lists, Marian's --shortlist).
+
+p(y_i | ...) = softmax(W_o t_i + b_o) over each sentence's own candidates: the rows of W_o and b_o
+of the batch's candidates are taken once per batch, and each sentence's softmax is masked to its
+own (so that a sentence's output does not depend on the sentences it is batched with). The step's
+log-probabilities are then over the batch's candidates (V' columns, in vocabulary order), which the
+search reads as its vocabulary (decoding/shortlist.py numbers the words so).
+"""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+
+@dataclass
+class Shortlist:
+    """W_o and b_o restricted to some rows (the batch's candidate words), shared by the batch;
+    ``allowed`` says which of them each sentence may write (one row per sentence, like the encoder's output)."""
+    weight: torch.Tensor   # (V', M) those rows of W_o
+    bias: torch.Tensor     # (V',)
+    allowed: torch.Tensor  # (B, V') bool, True = a candidate of that sentence
+
+    def select(self, rows: torch.Tensor) -> Shortlist:
+        """Rows (N,) of ``allowed`` (EncoderOutput.select: sentences leaving the batch)."""
+        return dataclasses.replace(self, allowed=self.allowed.index_select(0, rows))
+
+    def logits(self, t: torch.Tensor) -> torch.Tensor:
+        """t_i (N, M), K = N / B rows per sentence, each sentence's together -> W_o t_i + b_o (N, V'),
+        -inf at the words off its sentence's list."""
+        allowed = self.allowed
+        if allowed.size(0) != t.size(0):
+            allowed = allowed.repeat_interleave(t.size(0) // allowed.size(0), dim=0)  # (N, V')
+        return F.linear(t, self.weight, self.bias).masked_fill_(~allowed, float("-inf"))  # (N, V')
+
+
+def output_shortlist(output: nn.Module, ids: torch.Tensor, allowed: torch.Tensor) -> Shortlist:
+    """The output layer W_o (``output``) over the vocabulary ids ``ids`` (V',), ``allowed`` (B, V'):
+    its float weights, or int8 ones (torch.ao) dequantised; not bf16 weights packed for oneDNN."""
+    if isinstance(output, nn.Linear):
+        weight, bias = output.weight, output.bias
+    elif callable(getattr(output, "weight", None)):  # torch.ao's dynamic int8 Linear
+        weight, bias = output.weight().dequantize(), output.bias()
+    else:
+        raise ValueError(f"a shortlist reads rows of W_o, which this decoder holds as {type(output).__name__}")
+    ids = ids.to(weight.device)
+    return Shortlist(weight.index_select(0, ids), bias.index_select(0, ids), allowed.to(weight.device))
