@@ -6,10 +6,11 @@ translate the whole test set (their BLEU is the one compared), the 1-thread runs
 ``--limit-1`` sentences.
 
     python benchmarks/bench_shortlist.py [--model hansards_enfr_rnnsearch50] [--lexicon LEX]
-        [--sizes 100,100 ...] [--pairs 60000] [--out docs/results/shortlist_hansards.md]
+        [--sizes 100,100 ...] [--links PHARAOH] [--out docs/results/shortlist_hansards.md]
 
-Without --lexicon it builds one into runs/bench_shortlist/ (``rnnsearch lexicon --per-source 100``
-on the first --pairs training pairs, forced alignments by the model itself) and reuses it next time.
+Without --lexicon it builds one into runs/bench_shortlist/ (``rnnsearch lexicon --links ...
+--per-source 100``: the counts of eflomal's links of all training pairs, as Marian's shortlists
+count fast_align's; the links made first where missing, about 10 minutes) and reuses it next time.
 """
 from __future__ import annotations
 
@@ -29,19 +30,26 @@ DATA = ROOT.parent / "shared" / "data" / "hansards"
 WORK = ROOT / "runs" / "bench_shortlist"
 
 
-def lexicon(model: str, pairs: int) -> Path:
-    """runs/bench_shortlist/lexicon-N.tsv, built from the first ``pairs`` training pairs if missing."""
-    out = WORK / f"lexicon-{pairs}.tsv"
+def lexicon(model: str, links: Path) -> Path:
+    """runs/bench_shortlist/lexicon.tsv from eflomal's links of the training pairs (made first, as
+    ``recipes/hansards.sh links`` makes them, where missing), built if missing."""
+    out = WORK / "lexicon.tsv"
     if out.exists():
         return out
     WORK.mkdir(parents=True, exist_ok=True)
+    if not links.exists():
+        say(f"making {links} (eflomal on the training pairs: about 10 minutes)")
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "eflomal>=2"], check=True)
+        subprocess.run([sys.executable, "experiments/guided_links.py", "configs/hansards_rnnsearch.yaml", "--out",
+                        str(links.parent), "--set", f"data.dir={DATA}", "--set",
+                        f"data.token_cache={ROOT / 'runs' / 'hansards' / 'cache'}"], check=True, cwd=ROOT)
     for lang in ("en", "fr"):
-        with gzip.open(DATA / f"train.{lang}.gz", "rt", encoding="utf-8") as f:
-            (WORK / f"train-{pairs}.{lang}").write_text("".join(line for _, line in zip(range(pairs), f)),
-                                                       encoding="utf-8")
-    say(f"building {out} from {pairs} training pairs (forced alignments: minutes)")
-    subprocess.run([sys.executable, "-m", "rnnsearch", "lexicon", model, "--src", str(WORK / f"train-{pairs}.en"),
-                    "--tgt", str(WORK / f"train-{pairs}.fr"), "--per-source", "100", "--out", str(out)],
+        with gzip.open(DATA / f"train.{lang}.gz", "rt", encoding="utf-8") as f, \
+                open(WORK / f"train.{lang}", "w", encoding="utf-8") as g:
+            g.writelines(f)
+    say(f"building {out} from {links}")
+    subprocess.run([sys.executable, "-m", "rnnsearch", "lexicon", model, "--src", str(WORK / "train.en"), "--tgt",
+                    str(WORK / "train.fr"), "--links", str(links), "--per-source", "100", "--out", str(out)],
                    check=True, cwd=ROOT)
     return out
 
@@ -63,13 +71,14 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", default="hansards_enfr_rnnsearch50")
     p.add_argument("--lexicon", help="from `rnnsearch lexicon --per-source N` (default: built, see above)")
-    p.add_argument("--pairs", type=int, default=60000, help="training pairs the built lexicon reads")
+    p.add_argument("--links", default=str(ROOT / "runs" / "hansards" / "align" / "train.links"),
+                   help="eflomal's links of the training pairs for the built lexicon (made where missing)")
     p.add_argument("--sizes", nargs="+", default=["100,100"], help="FREQUENT,BEST pairs to measure")
     p.add_argument("--limit-1", type=int, default=1000, help="sentences of the 1-thread runs")
     p.add_argument("--limit-2", type=int, default=0, help="sentences of the 2-thread runs (0: all)")
     p.add_argument("--out", help="write the table (Markdown) and the rows (.json) here")
     args = p.parse_args()
-    lex = Path(args.lexicon) if args.lexicon else lexicon(args.model, args.pairs)
+    lex = Path(args.lexicon) if args.lexicon else lexicon(args.model, Path(args.links))
     sizes = [tuple(int(x) for x in s.split(",")) for s in args.sizes]
     configs = [(q, None) for q in (None, "int8")] + [(q, (lex, f, b)) for q in (None, "int8") for f, b in sizes]
     rows = []
@@ -92,7 +101,7 @@ def main() -> None:
 def render(rows: list[dict], args, lex: Path) -> str:
     lines = [f"{args.model} on the Hansards test, beam 5, {date.today()}, {machine(2)}; each configuration in "
              f"its own process, one after the other (`python benchmarks/bench_shortlist.py "
-             f"--sizes {' '.join(args.sizes)}`); lexicon {lex.name}.", "",
+             f"--sizes {' '.join(args.sizes)}`); lexicon {lex}.", "",
              "| threads | sentences | weights | shortlist | output tokens/s | ratio | BLEU | output tokens |",
              "|---:|---:|---|---|---:|---:|---:|---:|"]
     for r in rows:

@@ -21,6 +21,8 @@ from tests.conftest import small_model
 
 SRC_WORDS = [f"s{i}" for i in range(19)]
 TGT_WORDS = [f"t{i}" for i in range(23)]
+SOURCES = ["The tired table calls the pretty letter without a white chair.", "A big strong table finds the big houses.",
+           "A old blue hat takes a hat on some old chairs."]
 SENTENCES = ["s1 s2 s3 s4", "s5 s6 s7 s8 s9 s10 s11", "s12 s13", "s14 s15 s16 s17 s18 s0 s2 s4"]
 
 
@@ -117,17 +119,23 @@ def test_what_a_shortlist_refuses(tmp_path):
 
 
 def test_an_int8_model_takes_a_shortlist(tiny_run, tmp_path):
-    """Its W_o's rows dequantised: every output word a candidate (the int8 product itself is not
-    reproduced, so no equality with the int8 full search is asked)."""
+    """Its W_o's int8 rows in the same int8 product: every word listed gives the int8 model's own
+    output; a short list, output words from it only."""
     translator = Translator.from_pretrained(tiny_run / "best.pt", quantize="int8")
     vocab = translator.tgt_codec.vocab
     rows = [f"{w}\t{vocab.itos[10 + i % 50]}" for i, w in enumerate(translator.src_codec.vocab.itos[4:])]
     (tmp_path / "lex.tsv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    settings = SearchSettings(beam=3, n_best=2)
+    full = translator.translate(SOURCES, settings)
+    translator.set_shortlist(ShortlistTable.read(tmp_path / "lex.tsv", translator.src_codec.vocab, vocab,
+                                                 frequent=len(vocab)))
+    listed = translator.translate(SOURCES, settings)
+    assert _outputs(listed) == _outputs(full) and _scores(listed) == pytest.approx(_scores(full), abs=1e-5)
     translator.set_shortlist(ShortlistTable.read(tmp_path / "lex.tsv", translator.src_codec.vocab, vocab, frequent=6))
-    out = translator.translate(["A big strong table finds the big houses."], SearchSettings(beam=3))[0]
-    sources = translator.src_codec.vocab.encode(out.source_tokens[:-1])
-    allowed = set(vocab.itos[:10]) | {vocab.itos[10 + (i - 4) % 50] for i in sources}
-    assert out.tokens and set(out.tokens) <= allowed
+    for out in translator.translate(SOURCES, settings):
+        sources = translator.src_codec.vocab.encode(out.source_tokens[:-1])
+        allowed = set(vocab.itos[:10]) | {vocab.itos[10 + (i - 4) % 50] for i in sources}
+        assert out.tokens and all(set(h.tokens) <= allowed for h in out.nbest)
 
 
 def test_translate_and_evaluate_flags(tiny_run, synth_dir, tmp_path, capsys):

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 
@@ -24,6 +23,7 @@ from rnnsearch.data.io import DataError
 from rnnsearch.data.vocab import SPECIALS, Vocab
 from rnnsearch.decoding.constraints import Constraints
 from rnnsearch.decoding.search import Hypothesis
+from rnnsearch.decoding.unk import lexicon_pairs
 
 FREQUENT = 100  # candidates of every sentence: the most frequent target words
 BEST = 100  # candidates per source word: its most frequent translations in the lexicon
@@ -45,13 +45,8 @@ class ShortlistTable:
         if frequent < 0 or best < 0:
             raise DataError(f"shortlist sizes must be at least 0, got frequent {frequent}, best {best}")
         rows: dict[int, list[int]] = {}
-        for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            fields = line.split("\t")
-            if len(fields) < 2 or not fields[0] or not fields[1]:
-                raise DataError(f"{path}:{number}: expected 'source<TAB>target', got {line[:60]!r}")
-            source, target = src_vocab.stoi.get(fields[0]), tgt_vocab.stoi.get(fields[1])
+        for source_word, target_word in lexicon_pairs(path):
+            source, target = src_vocab.stoi.get(source_word), tgt_vocab.stoi.get(target_word)
             if source is not None and target is not None and len(rows.setdefault(source, [])) < best:
                 rows[source].append(target)
         table = torch.full((len(src_vocab), max(best, 1)), -1, dtype=torch.long)  # (V_src, best)
@@ -84,7 +79,7 @@ class Shortlisted:
         from rnnsearch.model.shortlist import output_shortlist
         self.model = model
         self.shortlist = output_shortlist(model.decoder.W_o, ids, allowed)
-        self.ids = ids.to(self.shortlist.weight.device)  # (V',) word -> vocabulary id
+        self.ids = ids.to(model.decoder.embed.weight.device)  # (V',) word -> vocabulary id
         self.word = torch.full((model.decoder.W_o.out_features,), -1, dtype=torch.long)  # (V,) vocabulary id -> word
         self.word[ids] = torch.arange(len(ids))
 

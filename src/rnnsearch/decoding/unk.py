@@ -10,6 +10,7 @@ A released model replaces by default (``Translator.from_checkpoint``; ``--keep-u
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -90,15 +91,22 @@ def as_written(translation) -> list[str]:
     return [UNK_TOKEN if i in translation.replaced else t for i, t in enumerate(translation.tokens)]
 
 
-def read_lexicon(path) -> dict[str, str]:
-    """A lexicon file: ``source<TAB>target[<TAB>prob<TAB>count]`` per line; a source's first row
-    (its most frequent translation, as ``rnnsearch lexicon`` writes them) is the one kept."""
-    table = {}
+def lexicon_pairs(path) -> Iterator[tuple[str, str]]:
+    """The (source, target) of each line of a lexicon file, ``source<TAB>target[<TAB>prob<TAB>count]``,
+    in its order (``rnnsearch lexicon``: each source's rows together, most frequent first); a bad
+    line is a DataError naming it."""
     for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
         if not line.strip():
             continue
         fields = line.split("\t")
         if len(fields) < 2 or not fields[0] or not fields[1]:
             raise DataError(f"{path}:{number}: expected 'source<TAB>target', got {line[:60]!r}")
-        table.setdefault(fields[0], fields[1])
+        yield fields[0], fields[1]
+
+
+def read_lexicon(path) -> dict[str, str]:
+    """A lexicon file's first row of each source word (its most frequent translation)."""
+    table = {}
+    for source, target in lexicon_pairs(path):
+        table.setdefault(source, target)
     return table

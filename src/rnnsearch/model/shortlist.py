@@ -10,19 +10,21 @@ search reads as its vocabulary (decoding/shortlist.py numbers the words so).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
 from torch import nn
+from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
 from torch.nn import functional as F
 
 
 @dataclass
 class Shortlist:
     """W_o and b_o restricted to some rows (the batch's candidate words), shared by the batch;
-    ``allowed`` says which of them each sentence may write (one row per sentence, like the encoder's output)."""
-    weight: torch.Tensor   # (V', M) those rows of W_o
-    bias: torch.Tensor     # (V',)
+    ``allowed`` says which of them each sentence may write (one row per sentence, like the encoder's
+    output). ``product``: t -> W_o t + b over those rows (float32, or torch.ao's int8 product)."""
+    product: Callable[[torch.Tensor], torch.Tensor]
     allowed: torch.Tensor  # (B, V') bool, True = a candidate of that sentence
 
     def select(self, rows: torch.Tensor) -> Shortlist:
@@ -35,17 +37,23 @@ class Shortlist:
         allowed = self.allowed
         if allowed.size(0) != t.size(0):
             allowed = allowed.repeat_interleave(t.size(0) // allowed.size(0), dim=0)  # (N, V')
-        return F.linear(t, self.weight, self.bias).masked_fill_(~allowed, float("-inf"))  # (N, V')
+        return self.product(t).masked_fill_(~allowed, float("-inf"))  # (N, V')
 
 
 def output_shortlist(output: nn.Module, ids: torch.Tensor, allowed: torch.Tensor) -> Shortlist:
     """The output layer W_o (``output``) over the vocabulary ids ``ids`` (V',), ``allowed`` (B, V'):
-    its float weights, or int8 ones (torch.ao) dequantised; not bf16 weights packed for oneDNN."""
+    its float weights' rows, or, for torch.ao's dynamic int8 Linear, its int8 rows in the same
+    int8 product (so that a list of every word gives the int8 model's own logits); not bf16 weights
+    packed for oneDNN."""
     if isinstance(output, nn.Linear):
-        weight, bias = output.weight, output.bias
-    elif callable(getattr(output, "weight", None)):  # torch.ao's dynamic int8 Linear
-        weight, bias = output.weight().dequantize(), output.bias()
-    else:
-        raise ValueError(f"a shortlist reads rows of W_o, which this decoder holds as {type(output).__name__}")
-    ids = ids.to(weight.device)
-    return Shortlist(weight.index_select(0, ids), bias.index_select(0, ids), allowed.to(weight.device))
+        ids = ids.to(output.weight.device)
+        weight, bias = output.weight.index_select(0, ids), output.bias.index_select(0, ids)  # (V', M), (V',)
+        return Shortlist(lambda t: F.linear(t, weight, bias), allowed.to(weight.device))
+    if isinstance(output, DynamicQuantizedLinear) and output.weight().qscheme() == torch.per_tensor_affine:
+        q = output.weight()  # (V, M) qint8, one scale
+        rows = torch._make_per_tensor_quantized_tensor(q.int_repr().index_select(0, ids), q.q_scale(),
+                                                       q.q_zero_point())  # (V', M)
+        packed = torch.ops.quantized.linear_prepack(rows, output.bias().index_select(0, ids))
+        # reduce_range as torch.ao's dynamic Linear quantises its input (fbgemm)
+        return Shortlist(lambda t: torch.ops.quantized.linear_dynamic(t, packed, True), allowed)
+    raise ValueError(f"a shortlist reads rows of W_o, which this decoder holds as {type(output).__name__}")
