@@ -91,6 +91,7 @@ $(MARIAN_VENV)/.installed:
 	touch $@
 
 bench-marian: setup marian
+	$(BIN)/pip install -q --disable-pip-version-check "eflomal>=2"
 	$(BIN)/python benchmarks/marian.py --venv $(MARIAN_VENV) --minutes $(MINUTES) $(if $(QUICK),--quick,--record)
 
 # PEERS=joey or PEERS=onmt races one peer only.

@@ -5,8 +5,10 @@ Both train on the first PAIRS training pairs, Moses-tokenised by rnnsearch's tok
 the tokens, rnnsearch the raw text it tokenises the same way), 30k-word vocabularies per side, pairs
 of at most 50 tokens, batches of 80 sentences sorted in pools of 20 batches, Adam 1e-3, float32, for
 the same minutes each; then both decode the same test sentences at beam 5 and 12, on 1 and 2 threads,
-in float32 and int8 (rnnsearch ``--quantize int8``; Marian ``--gemm-type packed8``, FBGEMM), and the
-dev sentences once for BLEU. Speeds are output Moses tokens per second of the whole process less its
+in float32 and int8 (rnnsearch ``--quantize int8``; Marian ``--gemm-type packed8``, FBGEMM), each
+also with a lexical shortlist of 100 + 100 words (both from one count of eflomal's links of the
+training pairs: ``rnnsearch --shortlist``, Marian ``--shortlist lex.s2t 100 100``), and the dev
+sentences once for BLEU. Speeds are output Moses tokens per second of the whole process less its
 start-up (one sentence, whole process). Sizes: embeddings 256, every recurrent layer 512 (rnnsearch's
 encoder 512 per direction, decoder 512, attention 512, maxout 256); Marian's decoder is a conditional
 GRU (two transitions per word): the FLOPs per target word of each are printed beside its speed.
@@ -106,23 +108,57 @@ def vocabs(work: Path) -> list[Path]:
 
 
 def decode(system: str, work: Path, venv: Path, model: Path, split: str, beam: int, threads: int,
-           int8: bool) -> dict:
-    """One whole-process decode of ``split`` -> wall seconds, peak memory and the detokenised lines."""
+           int8: bool, shortlist: bool = False) -> dict:
+    """One whole-process decode of ``split`` -> wall seconds, peak memory and the detokenised lines;
+    ``shortlist``: each system with its lexical shortlist (``shortlists``), 100 + 100 words."""
     from rnnsearch.data.tokenize import detokenize
-    tag = f"{system}_{split}_b{beam}_t{threads}{'_int8' if int8 else ''}"
+    tag = f"{system}_{split}_b{beam}_t{threads}{'_int8' if int8 else ''}{'_sl' if shortlist else ''}"
     out = work / f"{tag}.out"
+    ours, theirs = shortlist_files(work)
     if system == "rnnsearch":
         cmd = [str(ROOT / ".venv" / "bin" / "rnnsearch"), "translate", str(model), "--input",
                str(work / "data" / f"{split}.en"), "--output", str(out), "--beam", str(beam), "--keep-unk",
-               *(["--quantize", "int8"] if int8 else [])]
+               *(["--quantize", "int8"] if int8 else []),
+               *(["--shortlist", str(ours), "--shortlist-frequent", "100", "--shortlist-best", "100"] if shortlist else [])]
     else:
         cmd = [str(venv / "bin" / "pymarian"), *mp.decode_args(model, vocabs(work), work / "tok" / f"{split}.en", out,
-                                                             beam, threads, "packed8" if int8 else "float32")]
+                                                             beam, threads, "packed8" if int8 else "float32"),
+               *(["--shortlist", str(theirs), "100", "100"] if shortlist else [])]
     result = run(cmd, env_for(threads), work / f"{tag}.log")
     lines = out.read_text(encoding="utf-8").splitlines()
     if system == "marian":
         lines = [detokenize(x.split(), "moses", "fr") for x in lines]
     return {**result, "lines": lines}
+
+
+def shortlist_files(work: Path) -> tuple[Path, Path]:
+    return work / "lexicon.tsv", work / "marian" / "lex.s2t"
+
+
+def shortlists(work: Path, model: Path) -> None:
+    """Both systems' shortlists from one count: eflomal's links of the training pairs (grow-diag-final-and,
+    as experiments/guided_links.py makes them) counted by ``rnnsearch lexicon --links --per-source 100``,
+    and the same table in Marian's text form (``target source p(target | source)`` lines)."""
+    import subprocess
+    ours, theirs = shortlist_files(work)
+    if ours.exists() and theirs.exists():
+        return
+    sys.path.insert(0, str(ROOT / "experiments"))
+    import guided_links
+    tok, lower = work / "tok", {lang: work / "tok" / f"train.{lang}.lower" for lang in ("en", "fr")}
+    for lang, path in lower.items():
+        path.write_text((tok / f"train.{lang}").read_text(encoding="utf-8").lower(), encoding="utf-8")
+    fwd, rev, links = tok / "train.fwd", tok / "train.rev", tok / "train.links"
+    subprocess.run([guided_links.eflomal_binary("eflomal-align"), "-s", str(lower["en"]), "-t", str(lower["fr"]),
+                    "-f", str(fwd), "-r", str(rev), "--overwrite"], check=True)
+    lines = sum(1 for _ in (tok / "train.en").open(encoding="utf-8"))
+    say(f"shortlists: {guided_links.symmetrise(fwd, rev, links, lines):,} links on {lines:,} pairs")
+    data = work / "data"
+    subprocess.run([str(ROOT / ".venv" / "bin" / "rnnsearch"), "lexicon", str(model), "--src", str(data / "train.en"),
+                    "--tgt", str(data / "train.fr"), "--links", str(links), "--per-source", "100", "--out", str(ours)],
+                   check=True)
+    rows = [line.split("\t") for line in ours.read_text(encoding="utf-8").splitlines()]
+    theirs.write_text("".join(f"{t} {s} {p}\n" for s, t, p, _ in rows), encoding="utf-8")
 
 
 def tokens(lines: list[str]) -> int:
@@ -140,10 +176,10 @@ def race(work: Path, venv: Path, models: dict, beams, threads_list) -> list[dict
     for threads in threads_list:
         start = {s: decode(s, work, venv, m, "one", 1, threads, False)["wall_s"] for s, m in models.items()}
         for beam in beams:
-            for int8 in (False, True):
-                row = {"beam": beam, "threads": threads, "int8": int8}
+            for int8, listed in ((False, False), (True, False), (False, True), (True, True)):
+                row = {"beam": beam, "threads": threads, "int8": int8, "shortlist": listed}
                 for system, model in models.items():
-                    d = decode(system, work, venv, model, "test", beam, threads, int8)
+                    d = decode(system, work, venv, model, "test", beam, threads, int8, listed)
                     n = tokens(d["lines"])
                     row[system] = {"wall_s": round(d["wall_s"], 1), "startup_s": round(start[system], 2),
                                    "tokens": n, "tok_per_s": round(n / max(d["wall_s"] - start[system], 1e-9), 1),
@@ -167,7 +203,7 @@ def table(train: dict, rows: list[dict], dev: dict, fl: dict) -> str:
     for r in rows:
         a, b = r["rnnsearch"], r["marian"]
         name = f"decoding, beam {r['beam']}, {r['threads']} thread{'s' if r['threads'] > 1 else ''}" + \
-            (", int8" if r["int8"] else "")
+            (", int8" if r["int8"] else "") + (", shortlist 100 + 100" if r.get("shortlist") else "")
         lines.append(f"| {name}: output tokens/s (BLEU; tokens) | {a['tok_per_s']:,.0f} ({a['bleu']:.2f}; "
                      f"{a['tokens']:,}) | {b['tok_per_s']:,.0f} ({b['bleu']:.2f}; {b['tokens']:,}) | {r['ratio']:.2f}x |")
     start = rows[0]
@@ -203,6 +239,7 @@ def main() -> None:
         saved.write_text(json.dumps(train, default=str, indent=1))
     say(json.dumps(train, default=str))
     models = {s: Path(train[s]["checkpoint"]) for s in train}
+    shortlists(args.work, models["rnnsearch"])
     dev = {s: bleu(decode(s, args.work, args.venv, m, "dev", 5, args.threads, False)["lines"],
                    args.work / "data" / "dev.fr") for s, m in models.items()}
     rows = race(args.work, args.venv, models, (5,) if args.quick else (5, 12), (1, 2))
