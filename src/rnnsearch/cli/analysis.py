@@ -219,11 +219,11 @@ def lexicon(args) -> int:
     from rnnsearch.data.io import DataError, read_lines, read_parallel
     from rnnsearch.decoding.translator import Translator
     from rnnsearch.analysis.lexicon import lexicon_from_corpus, lexicon_from_links, write_lexicon
+    if args.per_source < 1:
+        raise UsageError(f"--per-source must be at least 1, got {args.per_source}")
     translator = Translator.from_pretrained(args.checkpoint, device=args.device)
     srcs, tgts = read_parallel(args.src, args.tgt)
     n = args.max_pairs or len(srcs)
-    if args.per_source < 1:
-        raise UsageError(f"--per-source must be at least 1, got {args.per_source}")
     if args.links:
         links = read_lines(args.links)
         if len(links) != len(srcs):

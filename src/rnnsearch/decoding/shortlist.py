@@ -24,6 +24,8 @@ from rnnsearch.data.vocab import SPECIALS, Vocab
 from rnnsearch.decoding.constraints import Constraints
 from rnnsearch.decoding.search import Hypothesis
 from rnnsearch.decoding.unk import lexicon_pairs
+from rnnsearch.model.packed import PackedLinear
+from rnnsearch.model.shortlist import output_shortlist
 
 FREQUENT = 100  # candidates of every sentence: the most frequent target words
 BEST = 100  # candidates per source word: its most frequent translations in the lexicon
@@ -35,7 +37,6 @@ class ShortlistTable:
     table: torch.Tensor  # (V_src, best)
     frequent: int
     vocab: int  # V, the target vocabulary's size
-    path: str = ""
 
     @classmethod
     def read(cls, path, src_vocab: Vocab, tgt_vocab: Vocab, frequent: int = FREQUENT,
@@ -52,7 +53,7 @@ class ShortlistTable:
         table = torch.full((len(src_vocab), max(best, 1)), -1, dtype=torch.long)  # (V_src, best)
         for source, targets in rows.items():
             table[source, : len(targets)] = torch.tensor(targets)
-        return cls(table, frequent, len(tgt_vocab), str(path))
+        return cls(table, frequent, len(tgt_vocab))
 
     def candidates(self, src: torch.Tensor, mask: torch.Tensor, prefix: torch.Tensor | None = None,
                    constraints: list | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -76,7 +77,6 @@ class Shortlisted:
     V. Its encoder's output carries the output layer over those words (model/shortlist.py)."""
 
     def __init__(self, model, ids: torch.Tensor, allowed: torch.Tensor):
-        from rnnsearch.model.shortlist import output_shortlist
         self.model = model
         self.shortlist = output_shortlist(model.decoder.W_o, ids, allowed)
         self.ids = ids.to(model.decoder.embed.weight.device)  # (V',) word -> vocabulary id
@@ -123,15 +123,13 @@ def search(run, model, table: ShortlistTable, src: torch.Tensor, mask: torch.Ten
 
 def problem(translator) -> str | None:
     """Why ``translator`` cannot decode with a shortlist (None: it can)."""
-    from rnnsearch.model.packed import PackedLinear
     model = translator.model
     if translator.tgt_codec.mode != "word" or translator.src_codec.mode != "word":
         return "a shortlist needs word vocabularies (a lexicon's rows are words; this model uses SentencePiece)"
     if not hasattr(model, "decoder"):
         return "a shortlist goes with one PyTorch model: the torch backend, without --ensemble"
     output = model.decoder.W_o
-    if isinstance(output, PackedLinear) or getattr(output, "weight", None) is not None and \
-            getattr(output.weight, "dtype", None) == torch.bfloat16:
+    if isinstance(output, PackedLinear) or isinstance(output, torch.nn.Linear) and output.weight.dtype == torch.bfloat16:
         return "a shortlist takes float32 or int8 weights, not --dtype bf16"
     return None
 
@@ -141,6 +139,6 @@ def forced_words(rows: int, prefix: torch.Tensor | None, constraints: list | Non
     constraints' (decoding/constraints.Constraints or None each)."""
     words = [[] for _ in range(rows)] if prefix is None else prefix.cpu().tolist()
     for row, c in enumerate(constraints or []):
-        if c is not None and not isinstance(c, str):
+        if c is not None:
             words[row] += [i for phrase in c.include for i in phrase]
     return words

@@ -22,22 +22,21 @@ from torch.nn import functional as F
 @dataclass
 class Shortlist:
     """W_o and b_o restricted to some rows (the batch's candidate words), shared by the batch;
-    ``allowed`` says which of them each sentence may write (one row per sentence, like the encoder's
-    output). ``product``: t -> W_o t + b over those rows (float32, or torch.ao's int8 product)."""
+    ``blocked`` says which of them each sentence may not write (one row per sentence, like the
+    encoder's output). ``product``: t -> W_o t + b over those rows (float32, or torch.ao's int8 product)."""
     product: Callable[[torch.Tensor], torch.Tensor]
-    allowed: torch.Tensor  # (B, V') bool, True = a candidate of that sentence
+    blocked: torch.Tensor  # (B, V') bool, True = not a candidate of that sentence
 
     def select(self, rows: torch.Tensor) -> Shortlist:
-        """Rows (N,) of ``allowed`` (EncoderOutput.select: sentences leaving the batch)."""
-        return dataclasses.replace(self, allowed=self.allowed.index_select(0, rows))
+        """Rows (N,) of ``blocked`` (EncoderOutput.select: sentences leaving the batch)."""
+        return dataclasses.replace(self, blocked=self.blocked.index_select(0, rows))
 
     def logits(self, t: torch.Tensor) -> torch.Tensor:
         """t_i (N, M), K = N / B rows per sentence, each sentence's together -> W_o t_i + b_o (N, V'),
         -inf at the words off its sentence's list."""
-        allowed = self.allowed
-        if allowed.size(0) != t.size(0):
-            allowed = allowed.repeat_interleave(t.size(0) // allowed.size(0), dim=0)  # (N, V')
-        return self.product(t).masked_fill_(~allowed, float("-inf"))  # (N, V')
+        out = self.product(t)  # (N, V')
+        out.view(self.blocked.size(0), -1, out.size(1)).masked_fill_(self.blocked[:, None], float("-inf"))  # (B, K, V')
+        return out
 
 
 def output_shortlist(output: nn.Module, ids: torch.Tensor, allowed: torch.Tensor) -> Shortlist:
@@ -48,12 +47,12 @@ def output_shortlist(output: nn.Module, ids: torch.Tensor, allowed: torch.Tensor
     if isinstance(output, nn.Linear):
         ids = ids.to(output.weight.device)
         weight, bias = output.weight.index_select(0, ids), output.bias.index_select(0, ids)  # (V', M), (V',)
-        return Shortlist(lambda t: F.linear(t, weight, bias), allowed.to(weight.device))
+        return Shortlist(lambda t: F.linear(t, weight, bias), ~allowed.to(weight.device))
     if isinstance(output, DynamicQuantizedLinear) and output.weight().qscheme() == torch.per_tensor_affine:
         q = output.weight()  # (V, M) qint8, one scale
         rows = torch._make_per_tensor_quantized_tensor(q.int_repr().index_select(0, ids), q.q_scale(),
                                                        q.q_zero_point())  # (V', M)
         packed = torch.ops.quantized.linear_prepack(rows, output.bias().index_select(0, ids))
         # reduce_range as torch.ao's dynamic Linear quantises its input (fbgemm)
-        return Shortlist(lambda t: torch.ops.quantized.linear_dynamic(t, packed, True), allowed)
+        return Shortlist(lambda t: torch.ops.quantized.linear_dynamic(t, packed, True), ~allowed)
     raise ValueError(f"a shortlist reads rows of W_o, which this decoder holds as {type(output).__name__}")
