@@ -4,7 +4,7 @@ latency, and the process's peak RSS (run one configuration per process: benchmar
 
     python benchmarks/decode_speed.py CKPT SRC [--ref REF] [--beam 5] [--backend torch|onnx]
         [--quantize int8] [--dtype float32|bf16] [--ensemble CKPT2] [--latency N] [--limit N] [--out HYPS]
-        [--shortlist LEXICON [--shortlist-frequent N] [--shortlist-best N]]
+        [--shortlist LEXICON [--shortlist-frequent N] [--shortlist-best N]] [--workers N]
 
 Timing covers Translator.translate (tokenisation, search, detokenisation), after the
 checkpoint is loaded and one small warm-up batch has run.
@@ -65,6 +65,7 @@ def main() -> None:
     p.add_argument("--shortlist", help="a lexicon (`rnnsearch lexicon --per-source N`): decode over shortlists")
     p.add_argument("--shortlist-frequent", type=int, default=FREQUENT)
     p.add_argument("--shortlist-best", type=int, default=BEST)
+    p.add_argument("--workers", type=int, default=1, help="processes searching batches side by side, one thread each")
     args = p.parse_args()
     tune_process()
     lines = read_lines(args.src)
@@ -80,6 +81,7 @@ def main() -> None:
                                                      translator.tgt_codec.vocab, args.shortlist_frequent,
                                                      args.shortlist_best))
     translator.translate(lines[:8], translator.search_settings(beam=args.beam))  # warm-up
+    translator.set_workers(args.workers)  # forked after the warm-up: each worker starts warm
     result = {"sentences": len(lines)}
     modes = [("beam", args.beam)] + ([("greedy", 1)] if args.greedy else [])
     for name, beam in modes:

@@ -175,3 +175,17 @@ def test_a_checkpoint_of_bf16_planes_loads_as_bf16_weights_and_damage_is_named(t
     checkpoint.save(wrong, {**_payload(), "model": kept, BF16: {"names": ["w"]}})
     with pytest.raises(CheckpointError, match="'model_bf16' is not two byte planes"):
         checkpoint.load(wrong)
+
+
+def test_load_model_takes_the_weights_in_the_models_dtypes_and_names_a_missing_one():
+    from rnnsearch.config import from_dict
+    from rnnsearch.model import build_model, load_model
+    cfg = from_dict({"model": {"emb": 8, "enc_hidden": 8, "dec_hidden": 8, "att": 8, "maxout": 4}}).model
+    built = build_model(cfg, 15, 17, seed=3)
+    state = {k: v.to(torch.bfloat16) if v.dim() == 2 else v for k, v in built.state_dict().items()}  # as a release
+    loaded = load_model(cfg, 15, 17, state)
+    for name, p in loaded.state_dict().items():
+        assert p.dtype == built.state_dict()[name].dtype and not p.is_meta, name
+        assert torch.equal(p, state[name].to(p.dtype)), name
+    with pytest.raises(RuntimeError, match="Missing key"):
+        load_model(cfg, 15, 17, {k: v for k, v in state.items() if k != "decoder.embed.weight"})

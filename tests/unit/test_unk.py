@@ -106,7 +106,8 @@ def test_cli_lexicon_and_replace_unk(tiny_run, synth_dir, tmp_path, capsys):
     assert "--replace-unk dict" in capsys.readouterr().err
 
 
-def test_with_an_alignment_head_the_head_says_where_each_unk_comes_from():
+def test_with_an_alignment_head_the_head_says_where_each_unk_comes_from(monkeypatch):
+    from rnnsearch.decoding import unk
     from rnnsearch.decoding.unk import head_rows
     from rnnsearch.model.align_head import AlignmentHead, query_size
     translator = _word_translator()
@@ -120,11 +121,12 @@ def test_with_an_alignment_head_the_head_says_where_each_unk_comes_from():
     plain = translator.translate(sentences, SearchSettings(beam=3))
     translator.set_unk_replacement("copy")
     replaced = translator.translate(sentences, SearchSettings(beam=3))
-    differs = 0
-    for text, p, r in zip(sentences, plain, replaced):
-        ids = [translator.tgt_codec.vocab.stoi[t] for t in p.tokens]
-        beta = head_rows(translator, text.split(), [ids])[0]
-        assert np.allclose(beta.sum(1), 1, atol=1e-5)
+    differs, outputs = 0, [[translator.tgt_codec.vocab.stoi[t] for t in p.tokens] for p in plain]
+    monkeypatch.setattr(unk, "HEAD_PAIRS", 2)  # the pairs read together (padded), two passes
+    together = head_rows(translator, [s.split() for s in sentences], outputs)
+    for text, p, r, ids, read in zip(sentences, plain, replaced, outputs, together):
+        beta = head_rows(translator, [text.split()], [ids])[0]  # alone
+        assert np.allclose(beta.sum(1), 1, atol=1e-5) and beta.shape == read.shape and np.allclose(beta, read, atol=1e-5)
         for i, (a, b) in enumerate(zip(p.tokens, r.tokens)):
             if a == "<unk>":
                 assert b == p.source_tokens[int(np.argmax(beta[i, :-1]))]

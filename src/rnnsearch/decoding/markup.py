@@ -202,7 +202,7 @@ def alignment_of(translator, translation) -> np.ndarray:
     src_units = translation.source_tokens[:-1]
     if translator.align_head is not None and translator.can_score:
         ids = translator.tgt_codec.vocab.encode(translation.tokens)
-        return head_rows(translator, src_units, [ids])[0]
+        return head_rows(translator, [src_units], [ids])[0]
     if translation.attention is None:
         raise MarkupError("markup is placed through the alignments; this model has no attention (an RNNencdec)")
     return translation.attention

@@ -1,8 +1,11 @@
 """One sentence to translate with what its output must honour: ``Source(text, prefix=...,
-constraints=..., avoid=...)``. ``Translator.translate`` takes plain strings or these."""
+constraints=..., avoid=...)``. ``Translator.translate`` takes plain strings or these, and gives
+back a ``Translation`` of each."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+import numpy as np
 
 
 @dataclass(frozen=True)
@@ -20,3 +23,16 @@ class Source:
 def as_source(item: str | Source) -> Source:
     """A plain string is a Source without a prefix or constraints."""
     return item if isinstance(item, Source) else Source(item)
+
+
+@dataclass
+class Translation:
+    text: str                          # detokenised output
+    tokens: list[str]                  # output units (</s> excluded)
+    source_tokens: list[str]           # source units as the model read them, "</s>" last
+    score: float                       # log p(output + </s> | source)
+    attention: np.ndarray | None        # alpha (len(tokens) + 1, len(source_tokens)); None for RNNencdec
+    nbest: list[Translation] = field(default_factory=list)  # the n best, this one first
+    replaced: list[int] = field(default_factory=list)  # positions in tokens of <unk>s replaced (decoding/unk.py)
+    error: str | None = None           # why the sentence was not translated (constraints it cannot honour)
+    constraints_met: bool = True       # False: the output reached its length limit before meeting them

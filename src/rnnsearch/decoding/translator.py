@@ -6,40 +6,25 @@ import tempfile
 import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from dataclasses import dataclass, field
 
-import numpy as np
 import torch
 
 from rnnsearch import checkpoint
-from rnnsearch.decoding import backends, pretrained, shortlist, unk
+from rnnsearch.decoding import backends, pretrained, shortlist, unk, workers
 from rnnsearch.config import Config, from_dict, replace
 from rnnsearch.data.batching import pad, source_batch
-from rnnsearch.model import build_model, evaluating
+from rnnsearch.model import evaluating, load_model
 from rnnsearch.model.align_head import load_head
 from rnnsearch.decoding.constraints import per_sentence
 from rnnsearch.decoding.sampling import sample
 from rnnsearch.decoding.scoring import Score, score_texts
 from rnnsearch.decoding.settings import SearchSettings
-from rnnsearch.decoding.source import Source, as_source
+from rnnsearch.decoding.source import Source, Translation, as_source
 from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.data.vocab import EOS_TOKEN, UNK_TOKEN
 from rnnsearch.errors import UsageError
 from rnnsearch.extras import require
-
-
-@dataclass
-class Translation:
-    text: str                          # detokenised output
-    tokens: list[str]                  # output units (</s> excluded)
-    source_tokens: list[str]           # source units as the model read them, "</s>" last
-    score: float                       # log p(output + </s> | source)
-    attention: np.ndarray | None        # alpha (len(tokens) + 1, len(source_tokens)); None for RNNencdec
-    nbest: list[Translation] = field(default_factory=list)  # the n best, this one first
-    replaced: list[int] = field(default_factory=list)  # positions in tokens of <unk>s replaced (decoding/unk.py)
-    error: str | None = None           # why the sentence was not translated (constraints it cannot honour)
-    constraints_met: bool = True       # False: the output reached its length limit before meeting them
 
 
 class Translator:
@@ -55,6 +40,7 @@ class Translator:
         self.replace_unk: str | None = None  # None, "copy" or "dict" (see set_unk_replacement)
         self.lexicon: dict[str, str] | None = None
         self.shortlist: shortlist.ShortlistTable | None = None  # see set_shortlist
+        self.workers = 1  # processes that search batches side by side (see set_workers)
         self.align_head = None  # the checkpoint's alignment head (model/align_head.py), if it has one
         self.averaged_from: list[str] = []  # the checkpoints whose mean it is (`rnnsearch average`), if any
         self.name = config.name  # what the model is called: its release's name when it is one (from_checkpoint)
@@ -77,8 +63,7 @@ class Translator:
         payload = checkpoint.load(pretrained.weights_path(path))  # a release folder: its weights
         cfg = from_dict(payload["config"])
         src, tgt = TextCodec.from_state(payload["src_codec"]), TextCodec.from_state(payload["tgt_codec"])
-        model = build_model(cfg.model, len(src.vocab), len(tgt.vocab))
-        model.load_state_dict(payload["model"])
+        model = load_model(cfg.model, len(src.vocab), len(tgt.vocab), payload["model"])
         model.eval()
         translator = cls(model, src, tgt, cfg, device, payload.get("train_state"))
         translator.averaged_from = list((payload.get("meta") or {}).get("averaged_from") or [])
@@ -213,18 +198,19 @@ class Translator:
             generator = settings.sampling.generator(self.device)  # one per call
         progress = progress or (lambda done: None)
         progress(len(units) - len(todo))  # the blank ones
+        workers.check(self, self.workers, settings.sampling is not None)
+        chunks = [todo[start:start + settings.batch_size] for start in range(0, len(todo), settings.batch_size)]
+        batches = [([units[i] for i in chunk], None if not prefixes else [prefixes[i] for i in chunk],
+                    None if constraints is None else [constraints[i] for i in chunk]) for chunk in chunks]
+        search = lambda batch: self._search_batch(batch, settings, generator)  # noqa: E731 (forked, not pickled)
         with evaluating(self.model):
-            for start in range(0, len(todo), settings.batch_size):
-                chunk = todo[start:start + settings.batch_size]
-                prefix = None if not prefixes else [prefixes[i] for i in chunk]
-                found = self._search([units[i] for i in chunk], settings, generator, prefix,
-                                     None if constraints is None else [constraints[i] for i in chunk])
-                for i, hyps in zip(chunk, found):
-                    results[i] = self._package(units[i], hyps, prefixes[i] if prefixes else [])
-                    if not results[i].constraints_met:
+            for k, translations in workers.search_batches(search, batches, self.workers):
+                for i, result in zip(chunks[k], translations):
+                    results[i] = result
+                    if not result.constraints_met:
                         self.warn(f"line {first_line + i}: the output reached its length limit before meeting "
                                   "its constraints")
-                progress(len(chunk))
+                progress(len(chunks[k]))
         for i, why in refused.items():
             self.warn(f"line {first_line + i}: not translated: {why}")
             results[i] = Translation("", [], [], 0.0, None, error=why)
@@ -262,6 +248,11 @@ class Translator:
             raise UsageError(why)
         self.shortlist = table
 
+    def set_workers(self, n: int) -> None:
+        """Search the batches of each call in ``n`` forked processes of one thread each (decoding/workers.py)."""
+        workers.check(self, n)
+        self.workers = n
+
     def set_unk_replacement(self, mode: str | None, lexicon: dict[str, str] | None = None) -> None:
         """Replace each <unk> in outputs by its aligned source word (``copy``) or that word's
         translation in ``lexicon`` (``dict``), the alignment head's where there is one (decoding/unk.py);
@@ -271,9 +262,16 @@ class Translator:
             raise UsageError(why)
         self.replace_unk, self.lexicon = mode, lexicon
 
-    def _package(self, src_units: list[str], hyps: list[Hypothesis], prefix: list[str]) -> Translation:
+    def _search_batch(self, batch: tuple, settings: SearchSettings, generator) -> list[Translation]:
+        """One batch of (source units, prefixes or None, constraints or None) searched and packaged."""
+        units, prefixes, constraints = batch
+        found = self._search(units, settings, generator, prefixes, constraints)
+        rows = unk.alignments(self, units, found) if self.replace_unk else [[None] * len(h) for h in found]
+        return [self._package(u, hyps, prefixes[n] if prefixes else [], rows[n])
+                for n, (u, hyps) in enumerate(zip(units, found))]
+
+    def _package(self, src_units: list[str], hyps: list[Hypothesis], prefix: list[str], rows: list) -> Translation:
         source_tokens, nbest = src_units + [EOS_TOKEN], []
-        rows = unk.alignments(self, src_units, hyps) if self.replace_unk else [None] * len(hyps)
         for h, alignment in zip(hyps, rows):
             tokens = self.tgt_codec.vocab.decode(h.tokens)
             tokens = prefix + tokens[len(prefix):]  # the prefix as given, its unknown words included

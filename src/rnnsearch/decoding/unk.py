@@ -50,25 +50,34 @@ def release_default(translator, release: Path) -> None:
         translator.set_unk_replacement(mode, lexicon)
 
 
+HEAD_PAIRS = 8  # (source, output) pairs per pass of the head: its (B, T, S, A) tensor stays under ~60 MB
+
+
 @torch.no_grad()
-def head_rows(translator, src_units: list[str], outputs: list[list[int]]) -> list[np.ndarray]:
-    """The alignment head's beta (len(output) + 1, len(src_units) + 1) of each output of one source,
-    read with teacher forcing once the output is known."""
-    src = translator.src_codec.vocab.encode(src_units)
-    batch = make_batch([src] * len(outputs), outputs).to(translator.device)
-    beta = head_alignment(translator.model, translator.align_head, batch.src, batch.src_mask, batch.tgt_in,
-                          batch.tgt_out)  # (N, T, S)
-    return [beta[n, : len(out) + 1, : len(src) + 1].float().cpu().numpy() for n, out in enumerate(outputs)]
+def head_rows(translator, sources: list[list[str]], outputs: list[list[int]]) -> list[np.ndarray]:
+    """The alignment head's beta (len(output) + 1, len(source) + 1) of each pair of source units and
+    output ids, read with teacher forcing once the output is known, HEAD_PAIRS pairs per pass."""
+    rows = []
+    for first in range(0, len(outputs), HEAD_PAIRS):
+        src = [translator.src_codec.vocab.encode(s) for s in sources[first:first + HEAD_PAIRS]]
+        outs = outputs[first:first + HEAD_PAIRS]
+        batch = make_batch(src, outs).to(translator.device)
+        beta = head_alignment(translator.model, translator.align_head, batch.src, batch.src_mask, batch.tgt_in,
+                              batch.tgt_out)  # (N, T, S)
+        rows += [beta[n, : len(out) + 1, : len(s) + 1].float().cpu().numpy() for n, (s, out) in enumerate(zip(src, outs))]
+    return rows
 
 
-def alignments(translator, src_units: list[str], hyps) -> list[np.ndarray | None]:
-    """Per hypothesis, the rows to replace its <unk> from: the head's where the model has one (and
-    the hypothesis an <unk>), else its attention."""
+def alignments(translator, sources: list[list[str]], found: list[list]) -> list[list[np.ndarray | None]]:
+    """Per sentence (its source units and hypotheses), per hypothesis, the rows to replace its <unk>
+    from: the head's where the model has one (and the hypothesis an <unk>; those of the whole batch
+    read together), else its attention."""
     if translator.align_head is None or not translator.can_score:
-        return [h.attention for h in hyps]
-    todo = [i for i, h in enumerate(hyps) if UNK in h.tokens]
-    rows = dict(zip(todo, head_rows(translator, src_units, [hyps[i].tokens for i in todo]))) if todo else {}
-    return [rows.get(i, h.attention) for i, h in enumerate(hyps)]
+        return [[h.attention for h in hyps] for hyps in found]
+    todo = [(n, i) for n, hyps in enumerate(found) for i, h in enumerate(hyps) if UNK in h.tokens]
+    read = head_rows(translator, [sources[n] for n, _ in todo], [found[n][i].tokens for n, i in todo]) if todo else []
+    rows = dict(zip(todo, read))
+    return [[rows.get((n, i), h.attention) for i, h in enumerate(hyps)] for n, hyps in enumerate(found)]
 
 
 def replace(tokens: list[str], source_units: list[str], attention: np.ndarray | None, mode: str,

@@ -4,7 +4,7 @@ initialisation (seq2seq.py)."""
 from rnnsearch.model.attention import AdditiveAttention
 from rnnsearch.model.decoder import Decoder, DecoderState, EncoderOutput
 from rnnsearch.model.encoder import Encoder, PaperGRU
-from rnnsearch.model.seq2seq import Seq2Seq, build_model, evaluating, init_paper, init_xavier
+from rnnsearch.model.seq2seq import Seq2Seq, build_model, evaluating, init_paper, init_xavier, load_model
 
 __all__ = ["AdditiveAttention", "Decoder", "DecoderState", "EncoderOutput", "Encoder",
-           "PaperGRU", "Seq2Seq", "build_model", "evaluating", "init_paper", "init_xavier"]
+           "PaperGRU", "Seq2Seq", "build_model", "evaluating", "init_paper", "init_xavier", "load_model"]
