@@ -8,10 +8,12 @@ the same minutes each; then both decode the same test sentences at beam 5 and 12
 in float32 and int8 (rnnsearch ``--quantize int8``; Marian ``--gemm-type packed8``, FBGEMM), each
 also with a lexical shortlist of 100 + 100 words (both from one count of eflomal's links of the
 training pairs: ``rnnsearch --shortlist``, Marian ``--shortlist lex.s2t 100 100``), and the dev
-sentences once for BLEU. Speeds are output Moses tokens per second of the whole process less its
-start-up (one sentence, whole process). Sizes: embeddings 256, every recurrent layer 512 (rnnsearch's
-encoder 512 per direction, decoder 512, attention 512, maxout 256); Marian's decoder is a conditional
-GRU (two transitions per word): the FLOPs per target word of each are printed beside its speed.
+sentences once for BLEU. On N threads both decode with N single-thread workers, each taking the
+next batch (Marian's ``--cpu-threads N``, rnnsearch's ``--workers N``). Speeds are output Moses
+tokens per second of the whole process less its start-up (one sentence, whole process). Sizes:
+embeddings 256, every recurrent layer 512 (rnnsearch's encoder 512 per direction, decoder 512,
+attention 512, maxout 256); Marian's decoder is a conditional GRU (two transitions per word): the
+FLOPs per target word of each are printed beside its speed.
 
     python benchmarks/marian.py [--quick] [--record] [--reuse] [--venv DIR] [--pairs N] [--minutes M] [--test-lines N]
 """
@@ -118,6 +120,7 @@ def decode(system: str, work: Path, venv: Path, model: Path, split: str, beam: i
     if system == "rnnsearch":
         cmd = [str(ROOT / ".venv" / "bin" / "rnnsearch"), "translate", str(model), "--input",
                str(work / "data" / f"{split}.en"), "--output", str(out), "--beam", str(beam), "--keep-unk",
+               "--workers", str(threads),  # N single-thread searches, as Marian's --cpu-threads N
                *(["--quantize", "int8"] if int8 else []),
                *(["--shortlist", str(ours), "--shortlist-frequent", "100", "--shortlist-best", "100"] if shortlist else [])]
     else:
