@@ -49,30 +49,38 @@ def run(cmd: list[str], env: dict, log: Path, limit_s: float | None = None, mark
         marker_file: Path | None = None, interrupted_ok: bool = False, stop: str = "int") -> dict:
     """Run ``cmd`` with output to ``log``; with ``limit_s``, send SIGINT that many seconds after
     ``marker`` appears in ``marker_file`` (training has started; ``stop="term"``: SIGTERM). Returns the exit status, wall
-    time and the process's peak resident memory (from wait4). A failure is an error, except, with
-    ``interrupted_ok``, the exit of a process that SIGINT stopped (OpenNMT-py's trainer)."""
-    start = time.monotonic()
-    with open(log, "w") as out:
-        # SIGINT back to its default: a background job's children start with it ignored
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
-                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-        began, interrupted = None, False
-        while True:
-            pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
-            if pid:
-                break
-            if limit_s is not None and not interrupted:
+    time, the seconds since the marker appeared (``marked_s``), the process's peak resident memory
+    (from wait4), and ``stopped``: whether this process was sent SIGTERM meanwhile (it passes it on to
+    ``cmd`` and waits for it: a trainer saves its checkpoint). A failure is an error, except, with
+    ``interrupted_ok``, the exit of a process that SIGINT stopped (OpenNMT-py's trainer), or of one
+    stopped by a SIGTERM passed on."""
+    start, asked = time.monotonic(), []
+    previous = signal.signal(signal.SIGTERM, lambda *_: asked.append(True))
+    try:
+        with open(log, "w") as out:
+            # SIGINT back to its default: a background job's children start with it ignored
+            proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, env=env, cwd=ROOT,
+                                    preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+            began, interrupted = None, False
+            while True:
+                pid, status, usage = os.wait4(proc.pid, os.WNOHANG)
+                if pid:
+                    break
                 if began is None and marker_file is not None and marker_file.exists() \
                         and marker in marker_file.read_text(errors="replace"):
                     began = time.monotonic()
-                if began is not None and time.monotonic() - began >= limit_s:
-                    proc.send_signal(signal.SIGTERM if stop == "term" else signal.SIGINT)
+                late = limit_s is not None and began is not None and time.monotonic() - began >= limit_s
+                if (late or asked) and not interrupted:
+                    proc.send_signal(signal.SIGTERM if stop == "term" or asked else signal.SIGINT)
                     interrupted = True
-            time.sleep(0.5)
+                time.sleep(0.1)  # the wall time to a tenth of a second
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0 and not (interrupted_ok and interrupted):
+    if proc.returncode != 0 and not ((interrupted_ok or asked) and interrupted):
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}); see {log}")
-    return {"wall_s": time.monotonic() - start, "peak_rss_mib": usage.ru_maxrss / 1024}
+    return {"wall_s": time.monotonic() - start, "peak_rss_mib": usage.ru_maxrss / 1024, "stopped": bool(asked),
+            "marked_s": time.monotonic() - began if began is not None else 0.0}
 
 
 def rel(path: Path) -> str:

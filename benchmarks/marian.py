@@ -16,6 +16,11 @@ attention 512, maxout 256); Marian's decoder is a conditional GRU (two transitio
 FLOPs per target word of each are printed beside its speed.
 
     python benchmarks/marian.py [--quick] [--record] [--reuse] [--venv DIR] [--pairs N] [--minutes M] [--test-lines N]
+        [--phase all|train-rnnsearch|train-marian|decode] [--resume]
+
+A long run goes in parts: ``--phase train-rnnsearch``, ``--phase train-marian``, then ``--phase
+decode --resume``; SIGTERM stops a training phase with its model saved, and the same command with
+``--resume`` goes on from there until the system has trained its ``--minutes`` in all.
 """
 from __future__ import annotations
 
@@ -79,12 +84,16 @@ def steady(log: list[dict]) -> float:
     return sum(e["tok_per_s"] for e in warm) / len(warm)
 
 
-def train_ours(work: Path, minutes: float, threads: int) -> dict:
+def train_ours(work: Path, minutes: float, threads: int, resume: bool = False) -> dict:
+    """rnnsearch's training for ``minutes`` in all (``resume``: on from the last run's last.pt; the
+    trainer counts its minutes over every run)."""
     out = work / "rnnsearch"
     cmd = [str(ROOT / ".venv" / "bin" / "rnnsearch"), "train", str(ROOT / "configs" / "hansards_rnnsearch.yaml"),
            "--out", str(out), *OURS, "--set", f"data.dir={work / 'data'}", "--set", f"train.max_minutes={minutes}",
            "--set", f"train.threads={threads}"]
-    if out.exists():
+    if resume and (out / "last.pt").exists():
+        cmd.append("--resume")
+    elif out.exists():
         import shutil
         shutil.rmtree(out)
     result = run(cmd, env_for(threads), work / "rnnsearch_train.log")
@@ -92,17 +101,32 @@ def train_ours(work: Path, minutes: float, threads: int) -> dict:
     return {**result, "tok_per_s": steady(log), "updates": log[-1]["step"], "checkpoint": out / "last.pt"}
 
 
-def train_marian(work: Path, venv: Path, minutes: float, threads: int) -> dict:
+def train_marian(work: Path, venv: Path, minutes: float, threads: int, resume: bool = False) -> dict:
+    """Marian's training for ``minutes`` in all (``resume``: on from its model.npz, its optimiser and
+    progress; the minutes trained so far are kept in marian/trained_s.json, each run's log beside the last)."""
     folder = work / "marian"
     folder.mkdir(exist_ok=True)
-    log_file = folder / "train.log"
-    log_file.unlink(missing_ok=True)
+    log_file, spent_file = folder / "train.log", folder / "trained_s.json"
+    old_logs = sorted(folder.glob("train.log.*"), key=lambda p: int(p.suffix[1:]))
+    if resume and (folder / "model.npz").exists():
+        spent = json.loads(spent_file.read_text())["seconds"] if spent_file.exists() else 0.0
+        if log_file.exists():
+            log_file.rename(folder / f"train.log.{len(old_logs) + 1}")
+            old_logs = sorted(folder.glob("train.log.*"), key=lambda p: int(p.suffix[1:]))
+    else:
+        spent = 0.0
+        for stale in [log_file, spent_file, *old_logs, *folder.glob("model.npz*")]:
+            stale.unlink(missing_ok=True)
+        old_logs = []
     args = mp.train_args(folder / "model.npz", vocabs(work), [work / "tok" / "train.en", work / "tok" / "train.fr"],
                          EMB, RNN, VOCAB, BATCH, POOL, MAX_LEN, threads, LR, log_file)
     result = run([str(venv / "bin" / "pymarian"), *args], env_for(threads), work / "marian_train.out",
-                 limit_s=60 * minutes, marker=": Up.", marker_file=log_file, stop="term", interrupted_ok=True)
-    log = mp.training_log(log_file.read_text(errors="replace"))
-    return {**result, "tok_per_s": steady(log), "updates": log[-1]["step"], "checkpoint": folder / "model.npz"}
+                 limit_s=max(60 * minutes - spent, 1.0), marker="Training started", marker_file=log_file,
+                 stop="term", interrupted_ok=True)  # minutes from its first update, as rnnsearch's trainer counts
+    spent_file.write_text(json.dumps({"seconds": spent + result["marked_s"]}))
+    log = mp.training_log("".join(p.read_text(errors="replace") for p in [*old_logs, log_file]))
+    return {**result, "tok_per_s": steady(log), "updates": log[-1]["step"], "checkpoint": folder / "model.npz",
+            "trained_s": spent + result["marked_s"]}
 
 
 def vocabs(work: Path) -> list[Path]:
@@ -174,6 +198,22 @@ def bleu(lines: list[str], ref: Path) -> float:
     return round(corpus_bleu(lines, ref.read_text(encoding="utf-8").splitlines())[0], 2)
 
 
+MIN_NET_S = 2.0  # a decode that took less beyond its start-up is too short to time: more --test-lines
+
+
+def per_s(tokens: int, net_s: float) -> float | None:
+    """Output tokens per second of a decode's time beyond its start-up; None when that is under MIN_NET_S."""
+    return round(tokens / net_s, 1) if net_s >= MIN_NET_S else None
+
+
+def speed(value: float | None) -> str:
+    return "n/a (too short)" if value is None else f"{value:,.0f}"
+
+
+def times(ratio: float | None) -> str:
+    return "n/a" if ratio is None else f"{ratio:.2f}x"
+
+
 def race(work: Path, venv: Path, models: dict, beams, threads_list) -> list[dict]:
     rows = []
     for threads in threads_list:
@@ -185,10 +225,11 @@ def race(work: Path, venv: Path, models: dict, beams, threads_list) -> list[dict
                     d = decode(system, work, venv, model, "test", beam, threads, int8, listed)
                     n = tokens(d["lines"])
                     row[system] = {"wall_s": round(d["wall_s"], 1), "startup_s": round(start[system], 2),
-                                   "tokens": n, "tok_per_s": round(n / max(d["wall_s"] - start[system], 1e-9), 1),
+                                   "tokens": n, "tok_per_s": per_s(n, d["wall_s"] - start[system]),
                                    "bleu": bleu(d["lines"], work / "data" / "test.fr"),
                                    "peak_rss_mib": round(d["peak_rss_mib"])}
-                row["ratio"] = round(row["rnnsearch"]["tok_per_s"] / row["marian"]["tok_per_s"], 2)
+                speeds = [row[s]["tok_per_s"] for s in ("rnnsearch", "marian")]
+                row["ratio"] = round(speeds[0] / speeds[1], 2) if None not in speeds else None
                 rows.append(row)
                 say(json.dumps(row))
     return rows
@@ -207,8 +248,9 @@ def table(train: dict, rows: list[dict], dev: dict, fl: dict) -> str:
         a, b = r["rnnsearch"], r["marian"]
         name = f"decoding, beam {r['beam']}, {r['threads']} thread{'s' if r['threads'] > 1 else ''}" + \
             (", int8" if r["int8"] else "") + (", shortlist 100 + 100" if r.get("shortlist") else "")
-        lines.append(f"| {name}: output tokens/s (BLEU; tokens) | {a['tok_per_s']:,.0f} ({a['bleu']:.2f}; "
-                     f"{a['tokens']:,}) | {b['tok_per_s']:,.0f} ({b['bleu']:.2f}; {b['tokens']:,}) | {r['ratio']:.2f}x |")
+        lines.append(f"| {name}: output tokens/s (BLEU; tokens) | {speed(a['tok_per_s'])} ({a['bleu']:.2f}; "
+                     f"{a['tokens']:,}) | {speed(b['tok_per_s'])} ({b['bleu']:.2f}; {b['tokens']:,}) | "
+                     f"{times(r['ratio'])} |")
     start = rows[0]
     lines.append(f"| start-up (1 sentence, whole process) | {start['rnnsearch']['startup_s']:.2f} s | "
                  f"{start['marian']['startup_s']:.2f} s | |")
@@ -226,6 +268,10 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="20,000 pairs, 3 minutes each, 50 test lines, beam 5")
     p.add_argument("--record", action="store_true", help="write the table to BENCHMARKS.md")
     p.add_argument("--reuse", action="store_true", help="decode with the models the last run trained in --work")
+    p.add_argument("--phase", choices=["all", "train-rnnsearch", "train-marian", "decode"], default="all",
+                   help="one part of the run (each fits a shorter session): train one system, or decode both")
+    p.add_argument("--resume", action="store_true", help="go on with a training phase that SIGTERM stopped (its "
+                   "minutes counted over every run), or skip the systems already trained")
     args = p.parse_args()
     if args.quick:
         args.pairs, args.minutes, args.test_lines = 20_000, 3.0, 50
@@ -234,12 +280,21 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     say(f"data: {prepare(args.work, args.pairs, args.test_lines)}")
     saved = args.work / "train.json"
-    if args.reuse and saved.exists():
-        train = json.loads(saved.read_text())
-    else:
-        train = {"rnnsearch": train_ours(args.work, args.minutes, args.threads),
-                 "marian": train_marian(args.work, args.venv, args.minutes, args.threads)}
+    train = json.loads(saved.read_text()) if saved.exists() and (args.reuse or args.resume) else {}
+    for system, trainer in (("rnnsearch", train_ours), ("marian", train_marian)):
+        if args.reuse or train.get(system, {}).get("done") or args.phase not in ("all", f"train-{system}"):
+            continue
+        venv = () if system == "rnnsearch" else (args.venv,)
+        train[system] = trainer(args.work, *venv, args.minutes, args.threads, args.resume and system in train)
+        train[system]["done"] = not train[system]["stopped"]
         saved.write_text(json.dumps(train, default=str, indent=1))
+        if train[system]["stopped"]:
+            sys.exit(f"stopped by SIGTERM while training {system} (saved): go on with --phase {args.phase} --resume")
+    if args.phase.startswith("train-"):
+        return
+    missing = [s for s in ("rnnsearch", "marian") if s not in train or not (args.reuse or train[s].get("done"))]
+    if missing:
+        sys.exit(f"{saved}: {', '.join(missing)} not trained to the end: --phase train-{missing[0]} --resume")
     say(json.dumps(train, default=str))
     models = {s: Path(train[s]["checkpoint"]) for s in train}
     shortlists(args.work, models["rnnsearch"])
