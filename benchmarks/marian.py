@@ -1,19 +1,10 @@
 """``make bench-marian``: rnnsearch against Marian (benchmarks/marian_peer.py) on the Canadian Hansards
-En->Fr, one after the other in one run, same machine, same threads, same pairs and tokens.
-
-Both train on the first PAIRS training pairs, Moses-tokenised by rnnsearch's tokeniser (Marian reads
-the tokens, rnnsearch the raw text it tokenises the same way), 30k-word vocabularies per side, pairs
-of at most 50 tokens, batches of 80 sentences sorted in pools of 20 batches, Adam 1e-3, float32, for
-the same minutes each; then both decode the same test sentences at beam 5 and 12, on 1 and 2 threads,
-in float32 and int8 (rnnsearch ``--quantize int8``; Marian ``--gemm-type packed8``, FBGEMM), each
-also with a lexical shortlist of 100 + 100 words (both from one count of eflomal's links of the
-training pairs: ``rnnsearch --shortlist``, Marian ``--shortlist lex.s2t 100 100``), and the dev
-sentences once for BLEU. On N threads both decode with N single-thread workers, each taking the
-next batch (Marian's ``--cpu-threads N``, rnnsearch's ``--workers N``). Speeds are output Moses
-tokens per second of the whole process less its start-up (one sentence, whole process). Sizes:
-embeddings 256, every recurrent layer 512 (rnnsearch's encoder 512 per direction, decoder 512,
-attention 512, maxout 256); Marian's decoder is a conditional GRU (two transitions per word): the
-FLOPs per target word of each are printed beside its speed.
+En->Fr, one after the other in one run, same machine, threads, pairs and tokens: training for the
+same minutes each, then decoding the test sentences at beam 5 and 12, on 1 and 2 threads (N
+single-thread workers each: Marian's ``--cpu-threads N``, rnnsearch's ``--workers N``), float32
+and int8, with and without a lexical shortlist of 100 + 100 words; output Moses tokens per second
+of the whole process less its start-up, BLEU beside each. Sizes, settings and every difference
+between the two: benchmarks/README.md ("Marian").
 
     python benchmarks/marian.py [--quick] [--record] [--reuse] [--venv DIR] [--pairs N] [--minutes M] [--test-lines N]
         [--phase all|train-rnnsearch|train-marian|decode] [--resume]
@@ -210,10 +201,6 @@ def speed(value: float | None) -> str:
     return "n/a (too short)" if value is None else f"{value:,.0f}"
 
 
-def times(ratio: float | None) -> str:
-    return "n/a" if ratio is None else f"{ratio:.2f}x"
-
-
 def race(work: Path, venv: Path, models: dict, beams, threads_list) -> list[dict]:
     rows = []
     for threads in threads_list:
@@ -248,9 +235,9 @@ def table(train: dict, rows: list[dict], dev: dict, fl: dict) -> str:
         a, b = r["rnnsearch"], r["marian"]
         name = f"decoding, beam {r['beam']}, {r['threads']} thread{'s' if r['threads'] > 1 else ''}" + \
             (", int8" if r["int8"] else "") + (", shortlist 100 + 100" if r.get("shortlist") else "")
+        ratio = "n/a" if r["ratio"] is None else f"{r['ratio']:.2f}x"
         lines.append(f"| {name}: output tokens/s (BLEU; tokens) | {speed(a['tok_per_s'])} ({a['bleu']:.2f}; "
-                     f"{a['tokens']:,}) | {speed(b['tok_per_s'])} ({b['bleu']:.2f}; {b['tokens']:,}) | "
-                     f"{times(r['ratio'])} |")
+                     f"{a['tokens']:,}) | {speed(b['tok_per_s'])} ({b['bleu']:.2f}; {b['tokens']:,}) | {ratio} |")
     start = rows[0]
     lines.append(f"| start-up (1 sentence, whole process) | {start['rnnsearch']['startup_s']:.2f} s | "
                  f"{start['marian']['startup_s']:.2f} s | |")
