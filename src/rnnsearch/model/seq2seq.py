@@ -181,9 +181,7 @@ def build_model(model_cfg, src_vocab: int, tgt_vocab: int, seed: int | None = No
     ``train.deferred`` (how training computes the recurrences' weight gradients)."""
     if seed is not None:
         torch.manual_seed(seed)
-    model = Seq2Seq(model_cfg.arch, src_vocab, tgt_vocab, model_cfg.emb, model_cfg.enc_hidden,
-                    model_cfg.dec_hidden, model_cfg.att, model_cfg.maxout, model_cfg.readout_state,
-                    model_cfg.encoder_cell, model_cfg.dropout, deferred)
+    model = _construct(model_cfg, src_vocab, tgt_vocab, deferred)
     if model_cfg.init == "paper":
         init_paper(model)
     else:
@@ -200,8 +198,13 @@ def load_model(model_cfg, src_vocab: int, tgt_vocab: int, state: dict) -> Seq2Se
     (with PyTorch's default initialisation, 0.15 s): on the meta device, nn.Embedding's normal_ goes
     through torch._refs, whose first use imports torch._dynamo (1.9 s). A missing or unexpected
     weight is an error, as in ``load_state_dict``."""
-    model = Seq2Seq(model_cfg.arch, src_vocab, tgt_vocab, model_cfg.emb, model_cfg.enc_hidden,
-                    model_cfg.dec_hidden, model_cfg.att, model_cfg.maxout, model_cfg.readout_state,
-                    model_cfg.encoder_cell, model_cfg.dropout)
+    model = _construct(model_cfg, src_vocab, tgt_vocab)
     model.load_state_dict(state)
     return model
+
+
+def _construct(model_cfg, src_vocab: int, tgt_vocab: int, deferred: bool = True) -> Seq2Seq:
+    """The Seq2Seq the ``model`` config section describes, with PyTorch's default initialisation."""
+    return Seq2Seq(model_cfg.arch, src_vocab, tgt_vocab, model_cfg.emb, model_cfg.enc_hidden,
+                   model_cfg.dec_hidden, model_cfg.att, model_cfg.maxout, model_cfg.readout_state,
+                   model_cfg.encoder_cell, model_cfg.dropout, deferred)
