@@ -10,7 +10,7 @@ import torch
 from conftest import small_model
 from rnnsearch.data.batching import source_batch
 from rnnsearch.cpu import describe, packed_bf16
-from rnnsearch.model.packed import PackedLinear, linear
+from rnnsearch.model.packed import PackedLinear, bf16_steps, linear
 
 pytestmark = pytest.mark.skipif(not packed_bf16(), reason=f"no oneDNN packed bf16 linear on this CPU or PyTorch "
                                 f"({describe()})")
@@ -33,7 +33,7 @@ def test_a_packed_product_is_the_bf16_product(rows):
 def test_packed_steps_compute_the_bf16_model(arch, readout):
     plain = small_model(arch, readout_state=readout).to(torch.bfloat16)
     packed = copy.deepcopy(plain)
-    packed.decoder.pack()
+    bf16_steps(packed.decoder)
     assert isinstance(packed.decoder.W_o, PackedLinear)
     src, mask = source_batch([[5, 6, 7, 8, 9, 10], [11, 12], [13, 14, 15]])  # padding in two rows
     with torch.no_grad():
@@ -55,7 +55,7 @@ def test_packed_steps_compute_the_bf16_model(arch, readout):
 def test_packed_steps_read_one_encoder_row_for_k_hypotheses(arch):
     """As beam search runs it: K = 3 rows per sentence against the encoder's rows kept once."""
     packed = small_model(arch).to(torch.bfloat16)
-    packed.decoder.pack()
+    bf16_steps(packed.decoder)
     src, mask = source_batch([[5, 6, 7, 8, 9, 10], [11, 12]])
     rows = torch.tensor([0, 0, 0, 1, 1, 1])
     with torch.no_grad():
@@ -73,7 +73,7 @@ def test_packed_steps_read_one_encoder_row_for_k_hypotheses(arch):
 
 def test_a_packed_decoder_refuses_to_train():
     model = small_model().to(torch.bfloat16)
-    model.decoder.pack()
+    bf16_steps(model.decoder)
     model.train()
     src, mask = source_batch([[5, 6, 7]])
     with pytest.raises(RuntimeError, match="cannot train"):

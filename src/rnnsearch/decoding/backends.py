@@ -21,6 +21,7 @@ import torch
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.errors import UsageError
 from rnnsearch.model.decoder import DecoderState
+from rnnsearch.model.packed import bf16_steps, int8_steps
 from rnnsearch.cpu import EMULATED_DECODING, emulated_warning, packed_bf16
 
 QUANTIZED = ("decoder.W_o", "decoder.U", "decoder.U_o")  # the step's nn.Linear modules (the others are stacked)
@@ -135,13 +136,16 @@ def quantized_step(directory: Path) -> Path:
 
 
 def torch_int8(model):
-    """The model with the step's nn.Linear modules (W_o, U, U_o) in dynamic int8 (torch.ao). torch.ao
+    """The model with every product of the decoder's step in int8: its nn.Linear modules (W_o, U, U_o)
+    in torch.ao's dynamic int8, the stacked ones packed for fbgemm (model/packed.py's int8_steps). torch.ao
     warns on every call that quantized tensors are deprecated (PyTorch issue 184982); that notice is
     for PyTorch's own API and is not printed to our users (the int8 tests fail once it is gone)."""
     from torch.ao.quantization import quantize_dynamic
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r"torch\.quantize_per_tensor.*deprecated", category=UserWarning)
-        return quantize_dynamic(model.float().eval(), set(QUANTIZED), dtype=torch.qint8)
+        model = quantize_dynamic(model.float().eval(), set(QUANTIZED), dtype=torch.qint8)
+    int8_steps(model.decoder)
+    return model
 
 
 def bf16_model(model, pack: bool = True):
@@ -157,7 +161,7 @@ def bf16_model(model, pack: bool = True):
         warnings.warn(message, stacklevel=2)
     model = model.to(torch.bfloat16)
     if pack and packed_bf16():
-        model.decoder.pack()
+        bf16_steps(model.decoder)
     return model
 
 

@@ -23,7 +23,7 @@ from rnnsearch.model.attention import AdditiveAttention
 from rnnsearch.model.deferred import DeferredWeights
 from rnnsearch.model.encoder import gru_gates, gru_update
 from rnnsearch.model.output import chunk_rows
-from rnnsearch.model.packed import PackedLinear, linear
+from rnnsearch.model.packed import Int8Linear, PackedLinear, linear
 from rnnsearch.model.shortlist import Shortlist
 
 
@@ -32,9 +32,9 @@ class StepWeights:
     """Weight matrices stacked so that each decoding step needs one product per input: rows of
     ``query`` are [W_a; U_z; U_r] (RNNsearch) or [U_z; U_r] (RNNencdec), of ``context``
     [C_z; C_r; C; C_o], of ``embed`` [W_z; W_r; W; V_o] (bias: the GRU's, then zeros)."""
-    query: torch.Tensor | PackedLinear      # (A + 2D, D) or (2D, D)
-    context: torch.Tensor | PackedLinear | None  # (3D + 2M, C); None: not stacked (training mode)
-    embed: torch.Tensor | PackedLinear | None    # (3D + 2M, E)
+    query: torch.Tensor | PackedLinear | Int8Linear  # (A + 2D, D) or (2D, D)
+    context: torch.Tensor | PackedLinear | Int8Linear | None  # (3D + 2M, C); None: not stacked (training)
+    embed: torch.Tensor | PackedLinear | Int8Linear | None    # (3D + 2M, E)
     embed_bias: torch.Tensor | None  # (3D + 2M,); None when ``embed`` is packed (with its bias)
 
 
@@ -100,7 +100,7 @@ class Decoder(nn.Module):
         self.V_o = nn.Linear(emb, 2 * maxout, bias=False)
         self.C_o = nn.Linear(context, 2 * maxout, bias=False)
         self.W_o = nn.Linear(maxout, vocab_size)
-        self.packed_steps: StepWeights | None = None  # set by :meth:`pack` (bf16 decoding)
+        self.packed_steps: StepWeights | None = None  # decoding: model/packed.py's bf16_steps, int8_steps
 
     def step_weights(self, full: bool = True) -> StepWeights:
         """The stacked matrices; ``full=False`` stacks only ``query`` (all teacher forcing needs)."""
@@ -111,21 +111,6 @@ class Decoder(nn.Module):
         return StepWeights(query, self._context_weight(), torch.cat([self.W.weight, self.V_o.weight]),
                            torch.cat([self.W.bias, self.W.bias.new_zeros(2 * self.maxout)]))
 
-    def pack(self) -> None:
-        """For decoding with bf16 weights: the step's products with their weights packed for
-        oneDNN once (model/packed.py), the stacked ones and U, U_o, W_o, W_s and U_a. The
-        attention's element-wise work and c_i = sum_j alpha_ij h_j stay float32 (:meth:`prepare`
-        keeps h_j and U_a h_j in float32), where this CPU is faster than in bf16: 2,435 against
-        2,283 tok/s, bench model, beam 5. The model cannot train afterwards."""
-        w = self.step_weights()
-        self.packed_steps = StepWeights(PackedLinear(w.query), PackedLinear(w.context),
-                                        PackedLinear(w.embed, w.embed_bias), None)
-        owners = [(self, name) for name in ("U", "U_o", "W_o", "W_s")]
-        owners += [(self.attention, "U_a")] if self.attention is not None else []
-        for owner, name in owners:
-            if type(getattr(owner, name)) is nn.Linear:  # not one torch.ao has quantised
-                setattr(owner, name, PackedLinear.of(getattr(owner, name)))
-
     def _context_weight(self) -> torch.Tensor:
         return torch.cat([self.C.weight, self.C_o.weight])  # (3D + 2M, C)
 
@@ -134,7 +119,7 @@ class Decoder(nn.Module):
         [C_z; C_r; C] c and C_o c for RNNencdec; and the stacked step weights (in training
         mode only those teacher forcing uses; :meth:`step` stacks the rest if it needs them)."""
         if self.packed_steps is not None and self.training:
-            raise RuntimeError("a decoder packed for bf16 decoding (Decoder.pack) cannot train")
+            raise RuntimeError("a decoder packed for decoding (model/packed.py) cannot train")
         w = self.packed_steps if self.packed_steps is not None else self.step_weights(full=not self.training)
         if self.attention is None:
             gates, readout = F.linear(enc.context, self._context_weight()).split(
@@ -147,7 +132,7 @@ class Decoder(nn.Module):
         # and a weighted sum per step (bench model, beam 5, 128 sentences of 16 tokens: 0.58 ms
         # against 1.91 ms for the bf16 product on this CPU, benchmarks/README.md)
         values = None if self.training else linear(annotations, w.context)  # (B, S, 3D + 2M)
-        if self.packed_steps is not None:  # bf16 products, float32 attention (see :meth:`pack`)
+        if self.packed_steps is not None:  # bf16 or int8 products, float32 attention (packed.bf16_steps)
             annotations, keys, values = annotations.float(), keys.float(), values.float()
         return EncoderOutput(annotations, enc.mask, keys, enc.context, enc.init_source, weights=w,
                              context_values=values)

@@ -1,4 +1,5 @@
-"""Weights packed once for oneDNN's bfloat16 products, for decoding with ``--dtype bf16``.
+"""Weights packed once for decoding: for oneDNN's bfloat16 products (``--dtype bf16``), and for
+fbgemm's int8 products (``--quantize int8``, :class:`Int8Linear`).
 
 A bf16 product through ``F.linear`` reorders its weight matrix into oneDNN's blocked layout at
 every call; on the decoder's step that reorder costs as much as the product (the bench model's
@@ -8,6 +9,9 @@ module's float state_dict is not touched (the packed copy lives beside it). Only
 ``rnnsearch.cpu.packed_bf16()``: oneDNN refuses bf16 weights on a CPU without AVX-512 (BW, VL, DQ).
 """
 from __future__ import annotations
+
+import dataclasses
+import warnings
 
 import torch
 from torch import nn
@@ -53,12 +57,63 @@ class PackedLinear(nn.Module):
         return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
 
 
-def linear(x: torch.Tensor, weight: torch.Tensor | PackedLinear, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """F.linear, or the product of a :class:`PackedLinear` (which carries its own bias)."""
-    if isinstance(weight, PackedLinear):
+class Int8Linear(nn.Module):
+    """y = x W^T + b with W in int8 (one scale per output row) packed for fbgemm once, for decoding
+    with ``--quantize int8``: x is quantised at each call as torch.ao's dynamic Linear quantises it
+    (per tensor, reduce_range), y is float32. The decoder's stacked step weights (which torch.ao's
+    module swap cannot reach: they are concatenations of several modules' weights)."""
+
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None):
+        super().__init__()
+        self.out_features, self.in_features = weight.shape
+        weight = weight.detach().float()
+        scales = (weight.abs().amax(1) / 127).clamp_min(1e-12).double()  # (out,)
+        with warnings.catch_warnings():  # torch.ao's deprecation notice (decoding/backends.torch_int8)
+            warnings.filterwarnings("ignore", message=r".*quantize.*deprecated", category=UserWarning)
+            q = torch.quantize_per_channel(weight, scales, torch.zeros_like(scales, dtype=torch.long), 0, torch.qint8)
+            self.packed = torch.ops.quantized.linear_prepack(q, None if bias is None else bias.detach().float())
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        flat = x.reshape(-1, self.in_features).float().contiguous()  # (rows, in)
+        out = torch.ops.quantized.linear_dynamic(flat, self.packed, True)  # (rows, out)
+        return out.view(*x.shape[:-1], self.out_features)  # (..., out)
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}, int8"
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor | PackedLinear | Int8Linear,
+           bias: torch.Tensor | None = None) -> torch.Tensor:
+    """F.linear, or the product of a :class:`PackedLinear` or :class:`Int8Linear` (which carry their own bias)."""
+    if isinstance(weight, (PackedLinear, Int8Linear)):
         if bias is not None:
-            raise ValueError("a PackedLinear carries its bias; pass none")
+            raise ValueError("a packed product carries its bias; pass none")
         return weight(x)
     if bias is not None and torch.jit.is_tracing():  # ONNX export: MatMul + Add, not Gemm (decoding/export.py)
         return F.linear(x, weight) + bias
     return F.linear(x, weight, bias)
+
+
+def bf16_steps(decoder) -> None:
+    """For decoding with bf16 weights: the decoder's step products with their weights packed for
+    oneDNN once, the stacked ones (Decoder.step_weights) and U, U_o, W_o, W_s and U_a. The
+    attention's element-wise work and c_i = sum_j alpha_ij h_j stay float32 (Decoder.prepare keeps
+    h_j and U_a h_j in float32), where this CPU is faster than in bf16: 2,435 against 2,283 tok/s,
+    bench model, beam 5. The decoder cannot train afterwards."""
+    w = decoder.step_weights()
+    decoder.packed_steps = dataclasses.replace(w, query=PackedLinear(w.query), context=PackedLinear(w.context),
+                                               embed=PackedLinear(w.embed, w.embed_bias), embed_bias=None)
+    owners = [(decoder, name) for name in ("U", "U_o", "W_o", "W_s")]
+    owners += [(decoder.attention, "U_a")] if decoder.attention is not None else []
+    for owner, name in owners:
+        if type(getattr(owner, name)) is nn.Linear:  # not one torch.ao has quantised
+            setattr(owner, name, PackedLinear.of(getattr(owner, name)))
+
+
+def int8_steps(decoder) -> None:
+    """For decoding with ``--quantize int8``: the decoder's stacked step products (Decoder.step_weights:
+    [W_a; U_z; U_r], [C; C_o], [W; V_o]) in int8 (:class:`Int8Linear`), which torch.ao's module swap
+    (decoding/backends.torch_int8: U, U_o, W_o) cannot reach. The decoder cannot train afterwards."""
+    w = decoder.step_weights()
+    decoder.packed_steps = dataclasses.replace(w, query=Int8Linear(w.query), context=Int8Linear(w.context),
+                                               embed=Int8Linear(w.embed, w.embed_bias), embed_bias=None)
