@@ -3,11 +3,11 @@ En->Fr, one after the other in one run, same machine, threads, pairs and tokens:
 same minutes each, then decoding the test sentences at beam 5 and 12, on 1 and 2 threads (N
 single-thread workers each: Marian's ``--cpu-threads N``, rnnsearch's ``--workers N``), float32
 and int8, with and without a lexical shortlist of 100 + 100 words; output Moses tokens per second
-of the whole process less its start-up, BLEU beside each. Sizes, settings and every difference
-between the two: benchmarks/README.md ("Marian").
+of the whole process less its start-up, BLEU beside each; and rnnsearch's training rate in bf16
+autocast where bf16 is native. Sizes, settings and every difference: benchmarks/README.md ("Marian").
 
     python benchmarks/marian.py [--quick] [--record] [--reuse] [--venv DIR] [--pairs N] [--minutes M] [--test-lines N]
-        [--phase all|train-rnnsearch|train-marian|decode] [--resume]
+        [--bf16-minutes M] [--phase all|train-rnnsearch|train-marian|decode] [--resume]
 
 A long run goes in parts: ``--phase train-rnnsearch``, ``--phase train-marian``, then ``--phase
 decode --resume``; SIGTERM stops a training phase with its model saved, and the same command with
@@ -26,13 +26,14 @@ from pathlib import Path
 import flops
 import marian_peer as mp
 from common import ROOT, machine, record, run, say
+from rnnsearch.cpu import bf16_native
 
 HANSARDS = ROOT.parent / "shared" / "data" / "hansards"
 EMB, RNN, VOCAB, BATCH, POOL, MAX_LEN, LR = 256, 512, 30000, 80, 20, 50, 0.001
 OURS = ["--set", f"model.emb={EMB}", "--set", f"model.enc_hidden={RNN}", "--set", f"model.dec_hidden={RNN}",
         "--set", f"model.att={RNN}", "--set", "model.maxout=256", "--set", "model.encoder_cell=fused",
         "--set", "train.optimizer=adam", "--set", f"train.lr={LR}", "--set", "train.loss_scale=token",
-        "--set", "train.bf16=false", "--set", f"train.batch_size={BATCH}", "--set", f"train.sort_pool={POOL}",
+        "--set", f"train.batch_size={BATCH}", "--set", f"train.sort_pool={POOL}",
         "--set", "train.valid_every=100000000", "--set", "train.progress=false", "--set", "train.log_every=20",
         "--set", f"vocab.size={VOCAB}", "--set", f"data.max_len={MAX_LEN}"]
 
@@ -75,21 +76,22 @@ def steady(log: list[dict]) -> float:
     return sum(e["tok_per_s"] for e in warm) / len(warm)
 
 
-def train_ours(work: Path, minutes: float, threads: int, resume: bool = False) -> dict:
+def train_ours(work: Path, minutes: float, threads: int, resume: bool = False, bf16: bool = False) -> dict:
     """rnnsearch's training for ``minutes`` in all (``resume``: on from the last run's last.pt; the
-    trainer counts its minutes over every run)."""
-    out = work / "rnnsearch"
+    trainer counts its minutes over every run); float32 as Marian's, or ``bf16`` autocast."""
+    out = work / ("rnnsearch_bf16" if bf16 else "rnnsearch")
     cmd = [str(ROOT / ".venv" / "bin" / "rnnsearch"), "train", str(ROOT / "configs" / "hansards_rnnsearch.yaml"),
            "--out", str(out), *OURS, "--set", f"data.dir={work / 'data'}", "--set", f"train.max_minutes={minutes}",
-           "--set", f"train.threads={threads}"]
+           "--set", f"train.threads={threads}", "--set", f"train.bf16={str(bf16).lower()}"]
     if resume and (out / "last.pt").exists():
         cmd.append("--resume")
     elif out.exists():
         import shutil
         shutil.rmtree(out)
-    result = run(cmd, env_for(threads), work / "rnnsearch_train.log")
+    result = run(cmd, env_for(threads), work / f"{out.name}_train.log")
     log = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines() if '"tok_per_s"' in x]
-    return {**result, "tok_per_s": steady(log), "updates": log[-1]["step"], "checkpoint": out / "last.pt"}
+    return {**result, "tok_per_s": steady(log), "updates": log[-1]["step"], "checkpoint": out / "last.pt",
+            "minutes": minutes}
 
 
 def train_marian(work: Path, venv: Path, minutes: float, threads: int, resume: bool = False) -> dict:
@@ -227,6 +229,10 @@ def table(train: dict, rows: list[dict], dev: dict, fl: dict) -> str:
     lines = ["| | rnnsearch | Marian | rnnsearch / Marian |", "|---|---:|---:|---:|",
              f"| training, target tokens/s (steady) | {ours['tok_per_s']:,.0f} | {theirs['tok_per_s']:,.0f} | "
              f"{ours['tok_per_s'] / theirs['tok_per_s']:.2f}x |",
+             *([] if "rnnsearch_bf16" not in train else [
+                 f"| training, target tokens/s (steady), rnnsearch in bf16 autocast ({train['rnnsearch_bf16']['minutes']:g} "
+                 f"min; Marian's CPU training is float32 only) | {train['rnnsearch_bf16']['tok_per_s']:,.0f} | "
+                 f"{theirs['tok_per_s']:,.0f} | {train['rnnsearch_bf16']['tok_per_s'] / theirs['tok_per_s']:.2f}x |"]),
              f"| training peak RSS | {ours['peak_rss_mib'] / 1024:.2f} GiB | {theirs['peak_rss_mib'] / 1024:.2f} GiB | |",
              f"| updates in the budget | {ours['updates']:,} | {theirs['updates']:,} | |",
              f"| dev BLEU (500 sentences, beam 5) | {dev['rnnsearch']:.2f} | {dev['marian']:.2f} | |",
@@ -252,6 +258,8 @@ def main() -> None:
     p.add_argument("--minutes", type=float, default=60.0, help="training minutes of each system")
     p.add_argument("--test-lines", type=int, default=1000)
     p.add_argument("--threads", type=int, default=2, help="training threads")
+    p.add_argument("--bf16-minutes", type=float, default=15.0, help="then rnnsearch's training rate in bf16 "
+                   "autocast, its fastest where bf16 is native (Marian trains in float32 only on a CPU); 0: not")
     p.add_argument("--quick", action="store_true", help="20,000 pairs, 3 minutes each, 50 test lines, beam 5")
     p.add_argument("--record", action="store_true", help="write the table to BENCHMARKS.md")
     p.add_argument("--reuse", action="store_true", help="decode with the models the last run trained in --work")
@@ -261,18 +269,23 @@ def main() -> None:
                    "minutes counted over every run), or skip the systems already trained")
     args = p.parse_args()
     if args.quick:
-        args.pairs, args.minutes, args.test_lines = 20_000, 3.0, 50
+        args.pairs, args.minutes, args.test_lines, args.bf16_minutes = 20_000, 3.0, 50, min(args.bf16_minutes, 1.0)
     if not (args.venv / "bin" / "pymarian").exists():
         sys.exit(f"{args.venv}: no pymarian there: `make marian` installs it")
     args.work.mkdir(parents=True, exist_ok=True)
     say(f"data: {prepare(args.work, args.pairs, args.test_lines)}")
     saved = args.work / "train.json"
     train = json.loads(saved.read_text()) if saved.exists() and (args.reuse or args.resume) else {}
-    for system, trainer in (("rnnsearch", train_ours), ("marian", train_marian)):
-        if args.reuse or train.get(system, {}).get("done") or args.phase not in ("all", f"train-{system}"):
+    jobs = {"rnnsearch": lambda resume: train_ours(args.work, args.minutes, args.threads, resume),
+            "rnnsearch_bf16": lambda resume: train_ours(args.work, args.bf16_minutes, args.threads, resume, bf16=True),
+            "marian": lambda resume: train_marian(args.work, args.venv, args.minutes, args.threads, resume)}
+    if not (args.bf16_minutes > 0 and bf16_native()):  # emulated bf16 trains at 0.04x float32's speed
+        del jobs["rnnsearch_bf16"]
+    for system, trainer in jobs.items():
+        phase = "train-marian" if system == "marian" else "train-rnnsearch"
+        if args.reuse or train.get(system, {}).get("done") or args.phase not in ("all", phase):
             continue
-        venv = () if system == "rnnsearch" else (args.venv,)
-        train[system] = trainer(args.work, *venv, args.minutes, args.threads, args.resume and system in train)
+        train[system] = trainer(args.resume and system in train)
         train[system]["done"] = not train[system]["stopped"]
         saved.write_text(json.dumps(train, default=str, indent=1))
         if train[system]["stopped"]:
@@ -283,7 +296,7 @@ def main() -> None:
     if missing:
         sys.exit(f"{saved}: {', '.join(missing)} not trained to the end: --phase train-{missing[0]} --resume")
     say(json.dumps(train, default=str))
-    models = {s: Path(train[s]["checkpoint"]) for s in train}
+    models = {s: Path(train[s]["checkpoint"]) for s in ("rnnsearch", "marian")}
     shortlists(args.work, models["rnnsearch"])
     dev = {s: bleu(decode(s, args.work, args.venv, m, "dev", 5, args.threads, False)["lines"],
                    args.work / "data" / "dev.fr") for s, m in models.items()}
