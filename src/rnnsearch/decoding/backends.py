@@ -21,7 +21,7 @@ import torch
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.errors import UsageError
 from rnnsearch.model.decoder import DecoderState
-from rnnsearch.model.packed import bf16_steps, int8_steps
+from rnnsearch.model.packed import AO_DEPRECATION, bf16_steps, int8_steps
 from rnnsearch.cpu import EMULATED_DECODING, emulated_warning, packed_bf16
 
 QUANTIZED = ("decoder.W_o", "decoder.U", "decoder.U_o")  # the step's nn.Linear modules (the others are stacked)
@@ -142,7 +142,7 @@ def torch_int8(model):
     for PyTorch's own API and is not printed to our users (the int8 tests fail once it is gone)."""
     from torch.ao.quantization import quantize_dynamic
     with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=r"torch\.quantize_per_tensor.*deprecated", category=UserWarning)
+        warnings.filterwarnings("ignore", message=AO_DEPRECATION, category=UserWarning)
         model = quantize_dynamic(model.float().eval(), set(QUANTIZED), dtype=torch.qint8)
     int8_steps(model.decoder)
     return model

@@ -17,6 +17,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+AO_DEPRECATION = r"torch\.quantize_per_tensor.*deprecated"  # the notice torch's quantized tensors print
 ROWS_HINT = 256  # the batch size oneDNN plans the packed layout for; any number of rows works
 ROW_BUCKET = 64  # rows are padded to a power of two up to this, then to a multiple of it
 
@@ -69,7 +70,7 @@ class Int8Linear(nn.Module):
         weight = weight.detach().float()
         scales = (weight.abs().amax(1) / 127).clamp_min(1e-12).double()  # (out,)
         with warnings.catch_warnings():  # torch.ao's deprecation notice (decoding/backends.torch_int8)
-            warnings.filterwarnings("ignore", message=r".*quantize.*deprecated", category=UserWarning)
+            warnings.filterwarnings("ignore", message=AO_DEPRECATION, category=UserWarning)
             q = torch.quantize_per_channel(weight, scales, torch.zeros_like(scales, dtype=torch.long), 0, torch.qint8)
             self.packed = torch.ops.quantized.linear_prepack(q, None if bias is None else bias.detach().float())
 
@@ -94,15 +95,20 @@ def linear(x: torch.Tensor, weight: torch.Tensor | PackedLinear | Int8Linear,
     return F.linear(x, weight, bias)
 
 
+def _stack(decoder, product) -> None:
+    """The decoder's stacked step weights (Decoder.step_weights) as ``product(weight[, bias])`` each."""
+    w = decoder.step_weights()
+    decoder.packed_steps = dataclasses.replace(w, query=product(w.query), context=product(w.context),
+                                               embed=product(w.embed, w.embed_bias), embed_bias=None)
+
+
 def bf16_steps(decoder) -> None:
     """For decoding with bf16 weights: the decoder's step products with their weights packed for
-    oneDNN once, the stacked ones (Decoder.step_weights) and U, U_o, W_o, W_s and U_a. The
-    attention's element-wise work and c_i = sum_j alpha_ij h_j stay float32 (Decoder.prepare keeps
-    h_j and U_a h_j in float32), where this CPU is faster than in bf16: 2,435 against 2,283 tok/s,
-    bench model, beam 5. The decoder cannot train afterwards."""
-    w = decoder.step_weights()
-    decoder.packed_steps = dataclasses.replace(w, query=PackedLinear(w.query), context=PackedLinear(w.context),
-                                               embed=PackedLinear(w.embed, w.embed_bias), embed_bias=None)
+    oneDNN once, the stacked ones and U, U_o, W_o, W_s and U_a. The attention's element-wise work
+    and c_i = sum_j alpha_ij h_j stay float32 (Decoder.prepare keeps h_j and U_a h_j in float32),
+    where this CPU is faster than in bf16: 2,435 against 2,283 tok/s, bench model, beam 5. The
+    decoder cannot train afterwards."""
+    _stack(decoder, PackedLinear)
     owners = [(decoder, name) for name in ("U", "U_o", "W_o", "W_s")]
     owners += [(decoder.attention, "U_a")] if decoder.attention is not None else []
     for owner, name in owners:
@@ -111,9 +117,7 @@ def bf16_steps(decoder) -> None:
 
 
 def int8_steps(decoder) -> None:
-    """For decoding with ``--quantize int8``: the decoder's stacked step products (Decoder.step_weights:
-    [W_a; U_z; U_r], [C; C_o], [W; V_o]) in int8 (:class:`Int8Linear`), which torch.ao's module swap
+    """For decoding with ``--quantize int8``: the decoder's stacked step products ([W_a; U_z; U_r],
+    [C; C_o], [W; V_o]) in int8 (:class:`Int8Linear`), which torch.ao's module swap
     (decoding/backends.torch_int8: U, U_o, W_o) cannot reach. The decoder cannot train afterwards."""
-    w = decoder.step_weights()
-    decoder.packed_steps = dataclasses.replace(w, query=Int8Linear(w.query), context=Int8Linear(w.context),
-                                               embed=Int8Linear(w.embed, w.embed_bias), embed_bias=None)
+    _stack(decoder, Int8Linear)
