@@ -1,5 +1,5 @@
 """int8 decoding (``--quantize int8``, torch back end): the decoder's stacked step products in int8
-(model/packed.py's Int8Linear, int8_steps) beside torch.ao's W_o, U and U_o, close to the
+and W_o, U and U_o (model/packed.py's Int8Linear, int8_steps, a scale per row), close to the
 float32 model's step, for both architectures and both readouts."""
 from __future__ import annotations
 
@@ -26,12 +26,22 @@ def test_an_int8_product_is_close_to_the_float_product(rows):
         linear(x, product, layer.bias)
 
 
+def test_an_int8_products_rows_are_its_columns_of_output():
+    torch.manual_seed(1)
+    layer = torch.nn.Linear(16, 50)
+    product, x = Int8Linear.of(layer), torch.randn(9, 16)
+    ids = torch.tensor([0, 3, 4, 17, 49])
+    assert torch.equal(product.rows(ids)(x), product(x)[:, ids])  # the same int8 rows, scales and bias
+    assert product.rows(ids).out_features == 5 and product.q.dtype == torch.int8
+
+
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
 @pytest.mark.parametrize("readout", ["current", "previous"])
 def test_int8_steps_compute_the_float_model(arch, readout):
     plain = small_model(arch, readout_state=readout).eval()
     low = torch_int8(plain)
-    assert all(isinstance(w, Int8Linear) for w in (low.decoder.packed_steps.query, low.decoder.packed_steps.embed))
+    assert all(isinstance(w, Int8Linear) for w in (low.decoder.packed_steps.query, low.decoder.packed_steps.embed,
+                                                   low.decoder.W_o, low.decoder.U, low.decoder.U_o))
     assert plain.decoder.packed_steps is None  # torch_int8 quantises a copy
     src, mask = source_batch([[5, 6, 7, 8, 9, 10], [11, 12], [13, 14, 15]])  # padding in two rows
     rows = torch.tensor([0, 0, 1, 1, 2, 2])  # as the beam search reads the encoder: K = 2 rows per sentence

@@ -1,5 +1,5 @@
 """What the search runs on besides the PyTorch model: the exported ONNX graphs under onnxruntime
-(optionally int8), the PyTorch model in int8 (torch.ao dynamic quantisation) or with bf16 weights,
+(optionally int8), the PyTorch model in int8 (fbgemm dynamic int8, a scale per row) or with bf16 weights,
 and an ensemble of models whose probabilities are averaged at every step.
 
 Each offers what decoding/search.py calls: ``encode(src, mask)``, ``init_state(enc)``,
@@ -10,6 +10,7 @@ per sentence; the state may have K rows per sentence (beam search's hypotheses, 
 from __future__ import annotations
 
 import base64
+import copy
 import json
 import math
 import warnings
@@ -21,10 +22,9 @@ import torch
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.errors import UsageError
 from rnnsearch.model.decoder import DecoderState
-from rnnsearch.model.packed import AO_DEPRECATION, bf16_steps, int8_steps
+from rnnsearch.model.packed import bf16_steps, int8_steps
 from rnnsearch.cpu import EMULATED_DECODING, emulated_warning, packed_bf16
 
-QUANTIZED = ("decoder.W_o", "decoder.U", "decoder.U_o")  # the step's nn.Linear modules (the others are stacked)
 
 
 @dataclass
@@ -136,14 +136,12 @@ def quantized_step(directory: Path) -> Path:
 
 
 def torch_int8(model):
-    """The model with every product of the decoder's step in int8: its nn.Linear modules (W_o, U, U_o)
-    in torch.ao's dynamic int8, the stacked ones packed for fbgemm (model/packed.py's int8_steps). torch.ao
-    warns on every call that quantized tensors are deprecated (PyTorch issue 184982); that notice is
-    for PyTorch's own API and is not printed to our users (the int8 tests fail once it is gone)."""
-    from torch.ao.quantization import quantize_dynamic
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=AO_DEPRECATION, category=UserWarning)
-        model = quantize_dynamic(model.float().eval(), set(QUANTIZED), dtype=torch.qint8)
+    """A copy of the model with every product of the decoder's step in int8, a scale per output row
+    (model/packed.py's int8_steps: fbgemm's dynamic int8 product, as torch.ao's). torch warns on
+    every quantised tensor it makes that quantized tensors are deprecated (PyTorch issue 184982);
+    that notice is for PyTorch's own API and is not printed to our users (the int8 tests fail once
+    it is gone)."""
+    model = copy.deepcopy(model).float().eval()
     int8_steps(model.decoder)
     return model
 

@@ -61,18 +61,35 @@ class PackedLinear(nn.Module):
 class Int8Linear(nn.Module):
     """y = x W^T + b with W in int8 (one scale per output row) packed for fbgemm once, for decoding
     with ``--quantize int8``: x is quantised at each call as torch.ao's dynamic Linear quantises it
-    (per tensor, reduce_range), y is float32. The decoder's stacked step weights (which torch.ao's
-    module swap cannot reach: they are concatenations of several modules' weights)."""
+    (per tensor, reduce_range), y is float32. Every product of the decoder's step (int8_steps);
+    :meth:`rows` gives the product over some of W's rows (the output layer under a shortlist)."""
 
     def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None):
         super().__init__()
-        self.out_features, self.in_features = weight.shape
         weight = weight.detach().float()
         scales = (weight.abs().amax(1) / 127).clamp_min(1e-12).double()  # (out,)
+        q = torch.round(weight / scales[:, None]).clamp(-127, 127).to(torch.int8)  # (out, in)
+        self._pack(q, scales, None if bias is None else bias.detach().float())
+
+    @classmethod
+    def of(cls, linear: nn.Linear) -> Int8Linear:
+        return cls(linear.weight, linear.bias)
+
+    def _pack(self, q: torch.Tensor, scales: torch.Tensor, bias: torch.Tensor | None) -> None:
+        self.out_features, self.in_features = q.shape
+        self.q, self.scales, self.bias = q, scales, bias  # kept for rows()
         with warnings.catch_warnings():  # torch.ao's deprecation notice (decoding/backends.torch_int8)
             warnings.filterwarnings("ignore", message=AO_DEPRECATION, category=UserWarning)
-            q = torch.quantize_per_channel(weight, scales, torch.zeros_like(scales, dtype=torch.long), 0, torch.qint8)
-            self.packed = torch.ops.quantized.linear_prepack(q, None if bias is None else bias.detach().float())
+            weight = torch._make_per_channel_quantized_tensor(q, scales, torch.zeros_like(scales, dtype=torch.long), 0)
+            self.packed = torch.ops.quantized.linear_prepack(weight, bias)
+
+    def rows(self, ids: torch.Tensor) -> Int8Linear:
+        """The product over rows ``ids`` (V',) of W and b: the same int8 rows and scales."""
+        part = Int8Linear.__new__(Int8Linear)
+        nn.Module.__init__(part)
+        part._pack(self.q.index_select(0, ids), self.scales.index_select(0, ids),
+                   None if self.bias is None else self.bias.index_select(0, ids))
+        return part
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         flat = x.reshape(-1, self.in_features).float().contiguous()  # (rows, in)
@@ -112,12 +129,14 @@ def bf16_steps(decoder) -> None:
     owners = [(decoder, name) for name in ("U", "U_o", "W_o", "W_s")]
     owners += [(decoder.attention, "U_a")] if decoder.attention is not None else []
     for owner, name in owners:
-        if type(getattr(owner, name)) is nn.Linear:  # not one torch.ao has quantised
+        if type(getattr(owner, name)) is nn.Linear:  # not one already in int8
             setattr(owner, name, PackedLinear.of(getattr(owner, name)))
 
 
 def int8_steps(decoder) -> None:
-    """For decoding with ``--quantize int8``: the decoder's stacked step products ([W_a; U_z; U_r],
-    [C; C_o], [W; V_o]) in int8 (:class:`Int8Linear`), which torch.ao's module swap
-    (decoding/backends.torch_int8: U, U_o, W_o) cannot reach. The decoder cannot train afterwards."""
+    """For decoding with ``--quantize int8``: every product of the decoder's step in int8
+    (:class:`Int8Linear`, a scale per row), the stacked ones ([W_a; U_z; U_r], [C; C_o], [W; V_o])
+    and U, U_o and W_o. The decoder cannot train afterwards."""
     _stack(decoder, Int8Linear)
+    for name in ("U", "U_o", "W_o"):
+        setattr(decoder, name, Int8Linear.of(getattr(decoder, name)))

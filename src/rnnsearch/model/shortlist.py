@@ -15,15 +15,16 @@ from dataclasses import dataclass
 
 import torch
 from torch import nn
-from torch.ao.nn.quantized.dynamic import Linear as DynamicQuantizedLinear
 from torch.nn import functional as F
+
+from rnnsearch.model.packed import Int8Linear
 
 
 @dataclass
 class Shortlist:
     """W_o and b_o restricted to some rows (the batch's candidate words), shared by the batch;
     ``off`` says which of them each sentence may not write (one row per sentence, like the
-    encoder's output). ``product``: t -> W_o t + b over those rows (float32, or torch.ao's int8 product)."""
+    encoder's output). ``product``: t -> W_o t + b over those rows (float32, or an int8 product)."""
     product: Callable[[torch.Tensor], torch.Tensor]
     off: torch.Tensor  # (B, V') float32: -inf at the words not on that sentence's list, else 0
 
@@ -47,28 +48,13 @@ def _off(allowed: torch.Tensor, device) -> torch.Tensor:
 
 def output_shortlist(output: nn.Module, ids: torch.Tensor, allowed: torch.Tensor) -> Shortlist:
     """The output layer W_o (``output``) over the vocabulary ids ``ids`` (V',), ``allowed`` (B, V'):
-    its float weights' rows, or, for torch.ao's dynamic int8 Linear, its int8 rows in the same
-    int8 product (so that a list of every word gives the int8 model's own logits); not bf16 weights
-    packed for oneDNN."""
+    its float weights' rows, or, under ``--quantize int8`` (model/packed.py's Int8Linear), its int8
+    rows and their scales in the same int8 product (so that a list of every word gives the int8
+    model's own logits); not bf16 weights packed for oneDNN."""
     if isinstance(output, nn.Linear):
         ids = ids.to(output.weight.device)
         weight, bias = output.weight.index_select(0, ids), output.bias.index_select(0, ids)  # (V', M), (V',)
         return Shortlist(lambda t: F.linear(t, weight, bias), _off(allowed, weight.device))
-    if isinstance(output, DynamicQuantizedLinear) and (unpacked := _int8_rows(output)) is not None:
-        q, scale, zero_point, bias = unpacked  # (V, M) int8, one scale
-        rows = torch._make_per_tensor_quantized_tensor(q.index_select(0, ids), scale, zero_point)  # (V', M)
-        packed = torch.ops.quantized.linear_prepack(rows, bias.index_select(0, ids))
-        # reduce_range as torch.ao's dynamic Linear quantises its input (fbgemm)
-        return Shortlist(lambda t: torch.ops.quantized.linear_dynamic(t, packed, True), _off(allowed, "cpu"))
+    if isinstance(output, Int8Linear):
+        return Shortlist(output.rows(ids.cpu()), _off(allowed, "cpu"))
     raise ValueError(f"a shortlist reads rows of W_o, which this decoder holds as {type(output).__name__}")
-
-
-def _int8_rows(output: DynamicQuantizedLinear) -> tuple[torch.Tensor, float, int, torch.Tensor] | None:
-    """(int8 weights (V, M), scale, zero point, bias (V,)) of torch.ao's dynamic Linear with one scale
-    (None for another scheme), unpacked from fbgemm's packing once per module and kept on it: each
-    unpacking of all V rows took 19 ms, three a batch, 8% of an int8 + shortlist search."""
-    if not hasattr(output, "_rnnsearch_rows"):
-        weight = output.weight()
-        output._rnnsearch_rows = None if weight.qscheme() != torch.per_tensor_affine else (
-            weight.int_repr(), weight.q_scale(), weight.q_zero_point(), output.bias())
-    return output._rnnsearch_rows
