@@ -2,6 +2,8 @@ import gzip
 import io
 import pickle
 import tarfile
+import tempfile
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -24,6 +26,29 @@ def test_checkpoint_round_trip_and_no_leftovers(tmp_path):
     checkpoint.save(path, _payload())
     assert torch.equal(checkpoint.load(path)["model"]["w"], torch.ones(3))
     assert sorted(p.name for p in path.parent.iterdir()) == ["last.pt"]
+
+
+@given(st.lists(st.text(st.characters(blacklist_characters="\n"), min_size=1), max_size=50, unique=True))
+def test_vocabularies_come_back_as_they_went_in(units):
+    itos = ["<pad>", "<unk>", "<s>", "</s>"] + units
+    payload = {**_payload(), "src_codec": {"lang": "en", "itos": itos}, "tgt_codec": {"itos": itos[::-1]}}
+    for old in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            target = Path(tmp) / "x.pt"
+            if old:  # as older rnnsearch wrote them: the vocabulary a list
+                torch.save({"format": checkpoint.FORMAT, "version": checkpoint.VERSION, **payload}, target)
+            else:
+                checkpoint.save(target, payload)
+                assert "itos" not in torch.load(target, weights_only=True)["src_codec"]  # one string on disk
+            loaded = checkpoint.load(target)
+            assert loaded["src_codec"] == {"lang": "en", "itos": itos} and loaded["tgt_codec"]["itos"] == itos[::-1]
+
+
+def test_a_vocabulary_unit_with_a_line_break_is_refused_and_nothing_written(tmp_path):
+    payload = {**_payload(), "src_codec": {"itos": ["<pad>", "<unk>", "<s>", "</s>", "a\nb"]}}
+    with pytest.raises(CheckpointError, match="line break"):
+        checkpoint.save(tmp_path / "x.pt", payload)
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_checkpoint_errors_say_why(tmp_path):
