@@ -1,4 +1,4 @@
 """``python -m rnnsearch``: the command line (rnnsearch.cli)."""
-from rnnsearch.cli import main
+from rnnsearch.cli import run
 
-raise SystemExit(main())
+run()

@@ -7,6 +7,7 @@ its traceback."""
 from __future__ import annotations
 
 import argparse
+import gc
 import sys
 
 from rnnsearch import __version__
@@ -64,3 +65,21 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"rnnsearch {args.command}: interrupted", file=sys.stderr)
         return 130
+
+
+def run() -> None:
+    """The ``rnnsearch`` program (and ``python -m rnnsearch``): :func:`main` in a process of its own.
+    Python's cyclic garbage collector stays off while torch is imported (every command imports it:
+    build_parser does), and the objects the import made are then frozen (``gc.freeze``), so that no
+    collection walks them again, at exit neither: 0.45 s of the 2.4 s that translating one sentence
+    with the released RNNsearch-50 took, whole process (BENCHMARKS.md). Not in :func:`main`, which
+    tests and Python callers run in their own processes, where frozen objects would never be freed."""
+    gc.disable()
+    try:
+        import torch  # noqa: F401
+    finally:
+        gc.freeze()
+        gc.enable()
+    code = main()
+    gc.freeze()  # what the command made: the last collection, at exit, need not walk it
+    sys.exit(code)
