@@ -81,6 +81,14 @@ def test_by_name_through_the_cli_and_the_python_api(released, synth_dir, tmp_pat
         Translator.from_pretrained("no_such_model")
 
 
+def test_each_folder_is_searched_and_named_once(monkeypatch):
+    monkeypatch.chdir(REPO)  # ./models is the clone's models/
+    monkeypatch.setenv("RNNSEARCH_MODELS", str(REPO / "models"))
+    with pytest.raises(ReleaseError) as error:
+        Translator.from_pretrained("no_such_model")
+    assert str(error.value).count(str(REPO / "models")) == 1
+
+
 def test_torch_hub_loads_it_from_the_clone(released, synth_dir, tmp_path, monkeypatch):
     """hubconf.py has one entry per release in the clone's models/; each loads the release of its own
     name (a tiny model copied under each name into RNNSEARCH_MODELS, searched before the clone's

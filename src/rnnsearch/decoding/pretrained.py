@@ -77,7 +77,11 @@ def search_dirs() -> list[Path]:
     """Where names are looked up, in order (see the module docstring)."""
     dirs = [Path(p) for p in os.environ.get("RNNSEARCH_MODELS", "").split(os.pathsep) if p]
     tree = Path(__file__).resolve().parents[3] / "models"  # src/rnnsearch/decoding -> the clone's models/
-    return dirs + [tree, Path.cwd() / "models"]
+    found = []
+    for folder in dirs + [tree, Path.cwd() / "models"]:  # each once (in the clone, ./models is its models/)
+        if not any(folder.resolve() == seen.resolve() for seen in found):
+            found.append(folder)
+    return found
 
 
 def available(dirs: list[Path] | None = None) -> list[str]:
