@@ -42,7 +42,7 @@ def save(path: str | Path, payload: dict) -> None:
     payload = {"format": FORMAT, "version": VERSION, **payload}
     for key in CODECS:
         if isinstance(payload.get(key), dict) and "itos" in payload[key]:
-            payload[key] = _join_units(payload[key], path)
+            payload[key] = _join_units(payload[key], key, path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -94,12 +94,12 @@ def load(path: str | Path, map_location="cpu") -> dict:
     return payload
 
 
-def _join_units(codec: dict, path: Path) -> dict:
+def _join_units(codec: dict, key: str, path: Path) -> dict:
     """The codec state with its vocabulary as one string (``itos_lines``) instead of a list."""
     units = codec["itos"]
     broken = next((u for u in units if not isinstance(u, str) or "\n" in u), None)
     if broken is not None:
-        raise CheckpointError(f"{path}: vocabulary unit {broken!r} is not a string without a line break")
+        raise CheckpointError(f"{path}: {key} vocabulary unit {broken!r} is not a string without a line break")
     return {**{k: v for k, v in codec.items() if k != "itos"}, "itos_lines": "\n".join(units)}
 
 
@@ -119,11 +119,18 @@ def pack_int8(state: dict) -> tuple[dict, dict]:
         if not (w.is_floating_point() and w.dim() == 2):
             kept[name] = w
             continue
-        w = w.float()
-        scale = w.abs().amax(1).clamp_min(torch.finfo(torch.float32).tiny) / 127  # (rows,)
-        q = torch.round(w / scale[:, None]).clamp(-127, 127).to(torch.int8)  # (rows, cols)
+        q, scale = quantize_rows(w)
         packed[name] = {"q": q, "scale": scale}
     return kept, packed
+
+
+def quantize_rows(w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(q int8 (rows, cols), scale float32 (rows,)) of a matrix: q = round(w / scale), scale =
+    max_j |w_ij| / 127 per row i (symmetric). Releases store their matrices so; int8 decoding
+    (model/packed.py's Int8Linear) multiplies by them so, which gives a release's own int8 back."""
+    w = w.detach().float()
+    scale = w.abs().amax(1).clamp_min(torch.finfo(torch.float32).tiny) / 127  # (rows,)
+    return torch.round(w / scale[:, None]).clamp(-127, 127).to(torch.int8), scale  # (rows, cols), (rows,)
 
 
 def unpack_int8(packed: dict, path: str | Path = "checkpoint") -> dict:

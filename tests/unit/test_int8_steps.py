@@ -18,7 +18,7 @@ def test_an_int8_product_is_close_to_the_float_product(rows):
     torch.manual_seed(0)
     layer = torch.nn.Linear(24, 40)
     x = torch.randn(rows, 3, 24)  # (rows, 3, in): any leading shape
-    product = Int8Linear(layer.weight, layer.bias)
+    product = Int8Linear.quantize(layer.weight, layer.bias)
     assert product(x).shape == (rows, 3, 40) and product(x).dtype == torch.float32
     torch.testing.assert_close(product(x), F.linear(x, layer.weight, layer.bias), rtol=0.05, atol=0.05)
     assert not torch.equal(product(x), F.linear(x, layer.weight, layer.bias))  # it did round

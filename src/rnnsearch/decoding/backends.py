@@ -26,7 +26,6 @@ from rnnsearch.model.packed import bf16_steps, int8_steps
 from rnnsearch.cpu import EMULATED_DECODING, emulated_warning, packed_bf16
 
 
-
 @dataclass
 class Rows:
     """Per-row tensors (any names) with ``select(rows)``, as EncoderOutput has."""

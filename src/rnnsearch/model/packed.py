@@ -17,6 +17,8 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
+from rnnsearch.checkpoint import quantize_rows
+
 AO_DEPRECATION = r"torch\.quantize_per_tensor.*deprecated"  # the notice torch's quantized tensors print
 ROWS_HINT = 256  # the batch size oneDNN plans the packed layout for; any number of rows works
 ROW_BUCKET = 64  # rows are padded to a power of two up to this, then to a multiple of it
@@ -64,32 +66,29 @@ class Int8Linear(nn.Module):
     (per tensor, reduce_range), y is float32. Every product of the decoder's step (int8_steps);
     :meth:`rows` gives the product over some of W's rows (the output layer under a shortlist)."""
 
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None):
+    def __init__(self, q: torch.Tensor, scales: torch.Tensor, bias: torch.Tensor | None = None):
         super().__init__()
-        weight = weight.detach().float()
-        scales = (weight.abs().amax(1) / 127).clamp_min(1e-12).double()  # (out,)
-        q = torch.round(weight / scales[:, None]).clamp(-127, 127).to(torch.int8)  # (out, in)
-        self._pack(q, scales, None if bias is None else bias.detach().float())
-
-    @classmethod
-    def of(cls, linear: nn.Linear) -> Int8Linear:
-        return cls(linear.weight, linear.bias)
-
-    def _pack(self, q: torch.Tensor, scales: torch.Tensor, bias: torch.Tensor | None) -> None:
         self.out_features, self.in_features = q.shape
-        self.q, self.scales, self.bias = q, scales, bias  # kept for rows()
+        self.q, self.scales, self.bias = q, scales, bias  # int8 (out, in), float32 (out,): kept for rows()
         with warnings.catch_warnings():  # torch.ao's deprecation notice (decoding/backends.torch_int8)
             warnings.filterwarnings("ignore", message=AO_DEPRECATION, category=UserWarning)
+            scales = scales.double()
             weight = torch._make_per_channel_quantized_tensor(q, scales, torch.zeros_like(scales, dtype=torch.long), 0)
             self.packed = torch.ops.quantized.linear_prepack(weight, bias)
 
+    @classmethod
+    def quantize(cls, weight: torch.Tensor, bias: torch.Tensor | None = None) -> Int8Linear:
+        """W (out, in) rounded to int8 row by row (rnnsearch.checkpoint.quantize_rows, as releases store it)."""
+        return cls(*quantize_rows(weight), None if bias is None else bias.detach().float())
+
+    @classmethod
+    def of(cls, linear: nn.Linear) -> Int8Linear:
+        return cls.quantize(linear.weight, linear.bias)
+
     def rows(self, ids: torch.Tensor) -> Int8Linear:
         """The product over rows ``ids`` (V',) of W and b: the same int8 rows and scales."""
-        part = Int8Linear.__new__(Int8Linear)
-        nn.Module.__init__(part)
-        part._pack(self.q.index_select(0, ids), self.scales.index_select(0, ids),
-                   None if self.bias is None else self.bias.index_select(0, ids))
-        return part
+        return Int8Linear(self.q.index_select(0, ids), self.scales.index_select(0, ids),
+                          None if self.bias is None else self.bias.index_select(0, ids))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         flat = x.reshape(-1, self.in_features).float().contiguous()  # (rows, in)
@@ -137,6 +136,6 @@ def int8_steps(decoder) -> None:
     """For decoding with ``--quantize int8``: every product of the decoder's step in int8
     (:class:`Int8Linear`, a scale per row), the stacked ones ([W_a; U_z; U_r], [C; C_o], [W; V_o])
     and U, U_o and W_o. The decoder cannot train afterwards."""
-    _stack(decoder, Int8Linear)
+    _stack(decoder, Int8Linear.quantize)
     for name in ("U", "U_o", "W_o"):
         setattr(decoder, name, Int8Linear.of(getattr(decoder, name)))
