@@ -8,6 +8,8 @@ autograd, both float32 (the two compute the same gradients: tests/unit/test_spee
 ``--compare bf16``: bfloat16 autocast (``train.bf16=true``) against float32.
 ``--compare groups``: both bf16; the fused loss's W_o gradient as one product per group of chunks
 (``model/output.py``, ``GROUP_ELEMENTS``) against one per chunk (``GROUP_ELEMENTS = 0``).
+``--compare chunks``: the fused loss's chunks of at most ``CHUNK_ELEMENTS`` logits (``model/output.py``)
+against chunks of half as many rows; float32, or both bf16 with ``--bf16``.
 
 Every minibatch is trained twice, once each way, in alternating order (so that neither way
 always runs first), and the times are summed per way: the machine's drift hits both alike.
@@ -26,7 +28,7 @@ from rnnsearch.runtime import tune_process
 from rnnsearch.training.trainer import Trainer
 
 NAMES = {"deferred": ("deferred", "per-step"), "bf16": ("bf16", "float32"),
-         "groups": ("per group", "per chunk")}
+         "groups": ("per group", "per chunk"), "chunks": ("chunks", "half-size chunks")}
 
 
 def main() -> None:
@@ -37,14 +39,15 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--warmup", type=int, default=4)
     p.add_argument("--out", default="/tmp/rnnsearch-ab")
+    p.add_argument("--bf16", action="store_true", help="--compare chunks: both ways under bf16 autocast")
     args = p.parse_args()
     tune_process()
     cfg = load(args.config, args.set + ["train.progress=false", "train.bf16=false"])
     shutil.rmtree(args.out, ignore_errors=True)
     trainer = Trainer(cfg, args.out, log=lambda *_: None)
     configs = {True: replace(cfg, train=replace(cfg.train, bf16=True)), False: cfg}
-    group_elements = output.GROUP_ELEMENTS
-    if args.compare == "groups":
+    group_elements, chunk_elements = output.GROUP_ELEMENTS, output.CHUNK_ELEMENTS
+    if args.compare == "groups" or (args.compare == "chunks" and args.bf16):
         trainer.cfg = configs[True]
     data = trainer.train_data
     plan = epoch_plan(data.src_lens, data.tgt_lens, cfg.train, cfg.train.seed, 0)
@@ -55,6 +58,8 @@ def main() -> None:
                 trainer.model.set_deferred(way)
             elif args.compare == "groups":
                 output.GROUP_ELEMENTS = group_elements if way else 0
+            elif args.compare == "chunks":
+                output.CHUNK_ELEMENTS = chunk_elements if way else chunk_elements // 2
             else:
                 trainer.cfg = configs[way]
             start = time.perf_counter()

@@ -17,7 +17,7 @@ from __future__ import annotations
 import torch
 
 CHUNK_ROWS = 512  # rows per chunk at most (512 x 8000 float32 logits = 16 MB)
-CHUNK_ELEMENTS = 1 << 22  # logits per chunk at most: a 30k vocabulary gets 128-row chunks (15 MB)
+CHUNK_ELEMENTS = 1 << 23  # logits per chunk at most: a 30k vocabulary gets 256-row chunks (31 MB)
 GROUP_ELEMENTS = 1 << 24  # bf16 logits' gradients kept for one pair of products (a 30k vocabulary: 512 rows, 30 MiB)
 MIN_LOG_PROB = -87.0  # exp below this gives float32 denormals, 60x slower on CPUs (and < 2e-38 anyway)
 
@@ -34,7 +34,8 @@ def group_rows(vocab: int, step: int, rows: int) -> int:
 def chunk_rows(vocab: int) -> int:
     """Rows per chunk: a power of two, so that a chunk holds at most CHUNK_ELEMENTS logits (within
     [32, CHUNK_ROWS]). Large chunks of a large vocabulary spill the caches and, over 32 MiB, come
-    from fresh pages at every call (glibc's mmap threshold): 512 x 30000 ran 2-4x slower per logit."""
+    from fresh pages at every call (glibc's mmap threshold): 512 x 30000 ran 2-4x slower per logit; 256 x 30000
+    trains 1.05x faster than 128 x 30000 in float32 (benchmarks/README.md)."""
     rows = CHUNK_ROWS
     while rows > 32 and rows * vocab > CHUNK_ELEMENTS:
         rows //= 2
