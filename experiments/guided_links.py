@@ -1,6 +1,6 @@
 """Word alignments of a config's training pairs for ``train.guided_alignment``, from eflomal.
 
-    python experiments/guided_links.py CONFIG --out DIR [--set KEY=VALUE ...] [--reuse]
+    python experiments/guided_links.py CONFIG --out DIR [--set KEY=VALUE ...] [--reuse] [--symmetrize METHOD]
 
 The training files are read and pre-tokenised as the trainer reads them (the same repairs, the
 config's tokenizer and data.token_cache), so that the links index the words the model reads. The
@@ -8,8 +8,10 @@ tokens go to eflomal lowercased (the indices do not change), one line per traini
 aligns both directions with its defaults, and the two are symmetrised with grow-diag-final-and.
 Written to DIR: train.tok.{src,tgt}, train.fwd, train.rev and train.links, the file for
 ``--set train.guided_alignment=DIR/train.links``. ``--reuse`` keeps an earlier run's train.fwd and
-train.rev. eflomal comes from ``pip install "eflomal>=2"`` (``make bench-aer`` installs it); the
-binary is looked up beside this Python, then on PATH (``--eflomal`` names another).
+train.rev; ``--symmetrize METHOD`` (intersection, grow-diag, ...) writes DIR/train.METHOD.links
+instead of train.links (with ``--reuse``, the same eflomal links combined otherwise). eflomal comes
+from ``pip install "eflomal>=2"`` (``make bench-aer`` installs it); the binary is looked up beside
+this Python, then on PATH (``--eflomal`` names another).
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from rnnsearch.analysis.links import format_pharaoh, grow_diag_final_and
+from rnnsearch.analysis.links import SYMMETRIZATIONS, format_pharaoh, symmetrize
 from rnnsearch.config import load
 from rnnsearch.data.guided import parse_pharaoh
 from rnnsearch.data.io import corpus_file, read_parallel
@@ -50,14 +52,14 @@ def eflomal_binary(name: str) -> str:
     return found
 
 
-def symmetrise(fwd: Path, rev: Path, out: Path, lines: int) -> int:
+def symmetrise(fwd: Path, rev: Path, out: Path, lines: int, method: str = "grow-diag-final-and") -> int:
     forward, reverse = fwd.read_text().split("\n")[:lines], rev.read_text().split("\n")[:lines]
     if len(forward) != lines or len(reverse) != lines:
         sys.exit(f"error: {fwd} has {len(forward)} lines, {rev} {len(reverse)}, the corpus {lines}")
     total = 0
     with out.open("w", encoding="utf-8") as f:
         for number, (a, b) in enumerate(zip(forward, reverse), start=1):
-            links = grow_diag_final_and(parse_pharaoh(a, f"{fwd}:{number}"), parse_pharaoh(b, f"{rev}:{number}"))
+            links = symmetrize(parse_pharaoh(a, f"{fwd}:{number}"), parse_pharaoh(b, f"{rev}:{number}"), method)
             total += len(links)
             f.write(format_pharaoh(links) + "\n")
     return total
@@ -70,6 +72,8 @@ def main() -> int:
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--reuse", action="store_true", help="keep DIR/train.fwd and train.rev of an earlier run")
     ap.add_argument("--eflomal", default="eflomal-align")
+    ap.add_argument("--symmetrize", choices=SYMMETRIZATIONS, default="grow-diag-final-and",
+                    help="how the two directions are combined (other than the default: DIR/train.METHOD.links)")
     args = ap.parse_args()
     cfg = load(args.config, args.set)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -84,10 +88,11 @@ def main() -> int:
         for done, path in zip(partial, (fwd, rev)):
             done.replace(path)
         say(f"eflomal: {time.monotonic() - start:.0f} s")
-    links, partial_links = args.out / "train.links", args.out / ".train.links.partial"
-    total = symmetrise(fwd, rev, partial_links, lines)
+    name = "train.links" if args.symmetrize == "grow-diag-final-and" else f"train.{args.symmetrize}.links"
+    links, partial_links = args.out / name, args.out / f".{name}.partial"
+    total = symmetrise(fwd, rev, partial_links, lines, args.symmetrize)
     partial_links.replace(links)  # a -guided trainer never reads half the links
-    say(f"{links}: {total:,} links (grow-diag-final-and) on {lines:,} lines")
+    say(f"{links}: {total:,} links ({args.symmetrize}) on {lines:,} lines")
     return 0
 
 
