@@ -41,6 +41,8 @@ def main() -> None:
     p.add_argument("--out", default="/tmp/rnnsearch-ab")
     p.add_argument("--bf16", action="store_true", help="--compare chunks: both ways under bf16 autocast")
     args = p.parse_args()
+    if args.bf16 and args.compare != "chunks":
+        p.error(f"--bf16 is for --compare chunks (--compare {args.compare} sets its own precision)")
     tune_process()
     cfg = load(args.config, args.set + ["train.progress=false", "train.bf16=false"])
     shutil.rmtree(args.out, ignore_errors=True)
