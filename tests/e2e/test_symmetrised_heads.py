@@ -2,10 +2,15 @@
 trained on the links of a toy gold set (the synthetic grammar's word-for-word correspondences),
 read together by `align --head --reverse-model`: the intersection's and grow-diag-final's links are
 links of one of the two directions and score a lower AER on held-out pairs than the weaker
-direction; the soft reading (the two heads' distributions multiplied, then read) beats both.
+direction; the soft reading (the two heads' distributions multiplied, then read) beats both; and
+experiments/head_links.py's self-training links are, line for line, what `align --reverse-model`
+reads from the pairs that `train-align-head --pairs N` samples, and nothing on the other lines.
 (grow-diag and grow-diag-final-and are not asked to: from the intersection they grow into a weak
 direction's errors next to it, and with heads trained on 600 pairs they scored worse than both.)"""
 from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +111,22 @@ def test_symmetrised_heads_stay_within_the_union_and_beat_the_weaker_direction(t
         assert all(s <= f | b for s, f, b in zip(read_pharaoh(out[method]), forward, backward, strict=True))
         assert aer[method] < weaker, aer
     assert aer["soft"] < stronger, aer
+
+    # experiments/head_links.py: the pairs train-align-head samples, read as `align --reverse-model` reads them
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))
+    import head_links
+
+    links = tmp_path / "self.links"
+    argv = [str(heads["enfr"]), str(heads["fren"]), "--pairs", "40", "--out", str(links),
+                "--reading", "head", "--extract", "rows", "--symmetrize", "intersection", "--set", f"data.dir={synth_dir}"]
+    assert head_links.main(argv) == 0
+    total, lines, sampled = head_links.sampled_pairs(Translator.from_pretrained(heads["enfr"]), str(heads["enfr"]),
+                                                     [f"data.dir={synth_dir}"], 40)
+    written, flipped_links = read_pharaoh(links), read_pharaoh(Path(f"{links}.flipped"), reverse=True)
+    assert len(written) == total == len(read_lines(synth_dir / "train.en")) and len(lines) == 40
+    assert flipped_links == written and not any(written[i] for i in set(range(total)) - set(lines))
+    assert sum(bool(written[i]) for i in lines) > 30  # the two heads agree on links in most pairs
+    (tmp_path / "sampled.pairs").write_text("".join(f"{s} ||| {t}\n" for s, t in sampled), encoding="utf-8")
+    assert main(["align", str(heads["enfr"]), "--pairs", str(tmp_path / "sampled.pairs"), "--head", "--reverse-model",
+                 str(heads["fren"]), "--symmetrize", "intersection", "--out", str(tmp_path / "sampled.pharaoh")]) == 0
+    assert [written[i] for i in lines] == read_pharaoh(tmp_path / "sampled.pharaoh")
