@@ -7,8 +7,8 @@ round of heads (self-training, #63).
 FORWARD is a model with a head (En->Fr), REVERSE one of the other direction (Fr->En). The
 training pairs are read as FORWARD's trainer reads them (its config, with ``--set`` overrides such
 as ``data.dir``), and the pairs ``train-align-head --pairs N`` samples for training (its seed, same
-corpus: the same rows; not its held-out pairs, whose cost it then reports as 0) are aligned both
-ways and symmetrised as ``rnnsearch align --reverse-model`` does. Written: FILE, one line of
+corpus: the same rows; not its held-out pairs, whose cost it then measures on </s> alone) are aligned
+both ways and symmetrised as ``rnnsearch align --reverse-model`` does. Written: FILE, one line of
 Pharaoh links per training line (empty for the lines not sampled), for ``train-align-head FORWARD
 --links FILE --pairs N``, and FILE.flipped, the same links target-source, for REVERSE's head.
 """
