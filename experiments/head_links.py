@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from rnnsearch import checkpoint
-from rnnsearch.analysis.force_align import combine, force_align
+from rnnsearch.analysis.force_align import COMBINATIONS, EXTRACTIONS, combine, force_align
 from rnnsearch.analysis.links import format_pharaoh
 from rnnsearch.config import apply_overrides, from_dict
 from rnnsearch.data.io import corpus_file, filter_pairs, read_parallel
@@ -41,14 +41,19 @@ def sampled_pairs(forward: Translator, source: str, overrides: list[str], pairs:
     """-> (number of training lines, sampled line indices, their (source, target) unit texts)."""
     cfg = from_dict(apply_overrides(checkpoint.load(pretrained.weights_path(source))["config"], overrides))
     d = cfg.data
+    if d.prepared:
+        raise SystemExit(f"error: data.prepared is {d.prepared!r}: read the text files instead (--set data.prepared=)")
     src_lines, tgt_lines = read_parallel(corpus_file(d.dir, d.train, d.src_lang), corpus_file(d.dir, d.train, d.tgt_lang))
+    total = len(src_lines)
+    if d.max_train_pairs:  # the trainer's first lines only, as corpus._read_train takes them
+        src_lines, tgt_lines = src_lines[:d.max_train_pairs], tgt_lines[:d.max_train_pairs]
     src_units = forward.src_codec.units_of(src_lines, d.token_cache, say)
     tgt_units = forward.tgt_codec.units_of(tgt_lines, d.token_cache, say)
     keep, report = filter_pairs("train", src_units, tgt_units, d.max_len)
     say(report.summary())
     train_rows, _ = _sample(_Rows(len(keep)), HeadSettings(pairs=pairs))
     lines = sorted((keep[int(r)] for r in train_rows), key=lambda i: (len(tgt_units[i]), i))  # little padding
-    return len(src_lines), lines, [(" ".join(src_units[i]), " ".join(tgt_units[i])) for i in lines]
+    return total, lines, [(" ".join(src_units[i]), " ".join(tgt_units[i])) for i in lines]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -59,8 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
     ap.add_argument("--reading", default="head+posterior", choices=["head", "head+posterior"])
-    ap.add_argument("--extract", default="intersection")
-    ap.add_argument("--symmetrize", default="soft")
+    ap.add_argument("--extract", default="intersection", choices=EXTRACTIONS)
+    ap.add_argument("--symmetrize", default="soft", choices=COMBINATIONS)
     ap.add_argument("--batch-size", type=int, default=40)
     args = ap.parse_args(argv)
     forward, reverse = Translator.from_pretrained(args.forward), Translator.from_pretrained(args.reverse)
