@@ -17,12 +17,12 @@ from rnnsearch.data import synthetic
 from rnnsearch.data.batching import make_batch
 from rnnsearch.data.io import read_lines
 from rnnsearch.data.vocab import PAD
-from rnnsearch.model.align_head import AlignmentHead, head_alignment, head_inputs, query_size
+from rnnsearch.model.align_head import AlignmentHead, head_alignment, head_inputs, head_state, load_head, query_size
 
 
-def _head(model, seed: int) -> AlignmentHead:
+def _head(model, seed: int, context: int = 0) -> AlignmentHead:
     torch.manual_seed(seed)
-    head = AlignmentHead(query_size(model), model.decoder.C_o.in_features, 6)
+    head = AlignmentHead(query_size(model), model.decoder.C_o.in_features, 6, context)
     with torch.no_grad():
         for p in head.parameters():
             p.normal_(0, 0.8)
@@ -32,10 +32,11 @@ def _head(model, seed: int) -> AlignmentHead:
 @settings(max_examples=25, deadline=None)
 @given(st.lists(st.tuples(st.lists(st.integers(4, 22), min_size=1, max_size=7),
                           st.lists(st.integers(4, 26), min_size=1, max_size=7)), min_size=1, max_size=4),
-       st.integers(0, 99), st.sampled_from(["previous", "current"]))
-def test_rows_are_distributions_over_the_real_source_and_padding_changes_nothing(pairs, seed, readout):
+       st.integers(0, 99), st.sampled_from(["previous", "current"]), st.sampled_from([0, 4]))
+def test_rows_are_distributions_over_the_real_source_and_padding_changes_nothing(pairs, seed, readout, context):
+    """With a GRU over the target side too (``context``): its states read only the real positions."""
     model = small_model(seed=seed, readout_state=readout)
-    head = _head(model, seed)
+    head = _head(model, seed, context)
     batch = make_batch([s for s, _ in pairs], [t for _, t in pairs])
     beta = head_alignment(model, head, batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out)  # (B, T, S)
     assert torch.allclose(beta.sum(-1), torch.ones(beta.shape[:2]), atol=1e-5)
@@ -63,6 +64,26 @@ def test_the_query_reads_the_emitted_word_and_the_next():
     assert torch.equal(q[0, :3, :d], q2[0, :3, :d])  # s_0, s_1, s_2 come before y_2 is read
     assert not torch.equal(q[0, 3, :d], q2[0, 3, :d])  # s_3, the query of </s>, has read y_2
     assert not torch.equal(q[0, 0], q2[0, 0]) and not torch.equal(q[0, 1], q2[0, 1])  # E y_{i+1}, E y_i
+
+
+def test_the_target_context_reads_the_words_after_the_next():
+    """With ``context``, the row of y_1 changes when y_3 does (a plain head's reads y_1 and y_2 only),
+    and the head comes back from its checkpoint entry as it went in; an entry without a context
+    (the heads released before it) loads as a plain head."""
+    model = small_model(seed=4)
+    batch, other = make_batch([[5, 6, 7]], [[8, 9, 10, 12]]), make_batch([[5, 6, 7]], [[8, 9, 10, 13]])
+    for context, changes in ((0, False), (4, True)):
+        head = _head(model, 5, context)
+        rows = [head_alignment(model, head, b.src, b.src_mask, b.tgt_in, b.tgt_out)[0, 0] for b in (batch, other)]
+        assert (not torch.allclose(*rows)) is changes
+        again = load_head(head_state(head, {}))
+        assert again.dims == head.dims == {"query": query_size(model), "key": model.decoder.C_o.in_features,
+                                           "att": 6, "context": context}
+        assert torch.equal(head_alignment(model, again, batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out)[0, 0],
+                           rows[0])
+    entry = head_state(_head(model, 5), {})
+    entry["dims"].pop("context")
+    assert load_head(entry).dims["context"] == 0
 
 
 def test_an_rnnencdec_has_no_attention_to_read():

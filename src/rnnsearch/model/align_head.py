@@ -12,6 +12,10 @@ aligner asks, with y_i in hand, from the frozen model's own states (in the spiri
 over the real source positions (</s> included), trained with the cross-entropy against the links'
 distribution (training/align_head.py). The translation's weights are untouched: the model
 translates exactly as before, and the head is stored beside it in the checkpoint (``align_head``).
+
+A head with ``context`` g > 0 first reads the whole target side: q_i becomes [q_i; g_i], g_i the
+states (2g) of a bidirectional GRU over q_1 .. q_T, so each word's query also knows the words after
+y_{i+1} and the contexts c the words around it read, as the annotations h_j know the whole source.
 """
 from __future__ import annotations
 
@@ -23,23 +27,33 @@ from rnnsearch.data.vocab import PAD
 
 
 class AlignmentHead(nn.Module):
-    """beta_ij from the query features q_i (B, T, Q), the annotations h_j (B, S, C) and alpha_ij."""
+    """beta_ij from the query features q_i (B, T, Q), the annotations h_j (B, S, C) and alpha_ij;
+    ``context``: the size of each direction of the GRU over the queries (0: none)."""
 
-    def __init__(self, query_size: int, key_size: int, att_size: int):
+    def __init__(self, query_size: int, key_size: int, att_size: int, context: int = 0):
         super().__init__()
-        self.W = nn.Linear(query_size, att_size)
+        self.context = nn.GRU(query_size, context, batch_first=True, bidirectional=True) if context else None
+        self.W = nn.Linear(query_size + 2 * context, att_size)
         self.U = nn.Linear(key_size, att_size, bias=False)
         self.v = nn.Linear(att_size, 1, bias=False)
         self.w = nn.Parameter(torch.ones(()))  # the weight of log alpha_ij, the model's own guess
 
     @property
     def dims(self) -> dict:
-        return {"query": self.W.in_features, "key": self.U.in_features, "att": self.W.out_features}
+        context = self.context.hidden_size if self.context is not None else 0
+        return {"query": self.W.in_features - 2 * context, "key": self.U.in_features, "att": self.W.out_features,
+                "context": context}
 
     def forward(self, query: torch.Tensor, annotations: torch.Tensor, alphas: torch.Tensor,
-                mask: torch.Tensor) -> torch.Tensor:
+                mask: torch.Tensor, tgt_mask: torch.Tensor) -> torch.Tensor:
         """-> log beta_ij (B, T, S): each row a distribution over the real source positions
-        (mask (B, S), True = real), -inf on padding."""
+        (mask (B, S), True = real), -inf on padding; tgt_mask (B, T), True = a real target position."""
+        if self.context is not None:
+            lengths = tgt_mask.sum(1).cpu()  # (B,)
+            packed = nn.utils.rnn.pack_padded_sequence(query, lengths, batch_first=True, enforce_sorted=False)
+            states, _ = self.context(packed)
+            states, _ = nn.utils.rnn.pad_packed_sequence(states, batch_first=True, total_length=query.size(1))  # (B, T, 2g)
+            query = torch.cat([query, states], -1)  # (B, T, Q + 2g)
         hidden = torch.tanh(self.W(query).unsqueeze(2) + self.U(annotations).unsqueeze(1))  # (B, T, S, A)
         energies = self.v(hidden).squeeze(-1) + self.w * torch.log(alphas.clamp_min(1e-9))  # (B, T, S)
         return torch.log_softmax(energies.masked_fill(~mask.unsqueeze(1), float("-inf")), dim=-1)  # (B, T, S)
@@ -73,7 +87,7 @@ def head_alignment(model, head: AlignmentHead, src: torch.Tensor, src_mask: torc
                    tgt_out: torch.Tensor) -> torch.Tensor:
     """beta_ij (B, T, S) for teacher-forced pairs: each target word's alignment by the head."""
     with torch.no_grad():
-        return head(*head_inputs(model, src, src_mask, tgt_in, tgt_out), src_mask).exp()  # (B, T, S)
+        return head(*head_inputs(model, src, src_mask, tgt_in, tgt_out), src_mask, tgt_out != PAD).exp()  # (B, T, S)
 
 
 def head_state(head: AlignmentHead, record: dict) -> dict:
@@ -86,7 +100,7 @@ def load_head(entry: dict, path="the checkpoint") -> AlignmentHead:
     """The head of a checkpoint's ``align_head`` entry (``head_state``), or a clear error naming ``path``."""
     try:
         dims = entry["dims"]
-        head = AlignmentHead(int(dims["query"]), int(dims["key"]), int(dims["att"]))
+        head = AlignmentHead(int(dims["query"]), int(dims["key"]), int(dims["att"]), int(dims.get("context", 0)))
         head.load_state_dict(entry["state"])
     except (KeyError, TypeError, ValueError, RuntimeError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__

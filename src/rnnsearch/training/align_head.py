@@ -26,6 +26,7 @@ from rnnsearch.data.batching import make_batch
 from rnnsearch.data.corpus import Corpus, load_corpora
 from rnnsearch.data.guided import guide_matrix
 from rnnsearch.data.tokenize import TextCodec
+from rnnsearch.data.vocab import PAD
 from rnnsearch.decoding import pretrained
 from rnnsearch.errors import UsageError
 from rnnsearch.model import build_model
@@ -44,6 +45,7 @@ class HeadSettings(BaseModel):
     held_out: int = Field(1_000, ge=0, description="other pairs the head's cost is measured on after each epoch")
     epochs: int = Field(2, ge=1, description="passes over the sampled pairs")
     att: int = Field(128, ge=1, description="the head's hidden size")
+    context: int = Field(0, ge=0, description="each direction's size of a GRU over the target side's queries (0: none)")
     lr: float = Field(1e-3, gt=0, description="Adam's learning rate")
     batch_size: int = Field(80, ge=1, description="pairs per update")
     seed: int = Field(1, description="the sample's and the head's initial weights' seed")
@@ -74,10 +76,11 @@ def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, s
     model.load_state_dict(payload["model"])
     model.to(device).eval().requires_grad_(False)
     train_rows, held_rows = _sample(corpus, settings)
+    context = f", target context {settings.context}" if settings.context else ""
     log(f"alignment head: {len(train_rows):,} training pairs, {len(held_rows):,} held out, "
-        f"{settings.epochs} epochs, size {settings.att}")
+        f"{settings.epochs} epochs, size {settings.att}{context}")
     torch.manual_seed(settings.seed)
-    head = AlignmentHead(query_size(model), model.decoder.C_o.in_features, settings.att).to(device)
+    head = AlignmentHead(query_size(model), model.decoder.C_o.in_features, settings.att, settings.context).to(device)
     optimizer = torch.optim.Adam(head.parameters(), lr=settings.lr)
     batches = _batches(train_rows, corpus.tgt_lens, settings.batch_size)
     rng, cpu0 = np.random.default_rng(settings.seed), time.process_time()
@@ -119,7 +122,7 @@ def batch_cost(model, head: AlignmentHead, corpus: Corpus, rows: np.ndarray) -> 
     src, src_mask, tgt_in, tgt_out = (t.to(device) for t in (batch.src, batch.src_mask, batch.tgt_in, batch.tgt_out))
     guide = guide_matrix(corpus.links, rows, corpus.src_lens, corpus.tgt_lens).to(device)  # (B, T, S)
     query, annotations, alphas = head_inputs(model, src, src_mask, tgt_in, tgt_out)
-    log_beta = head(query, annotations, alphas, src_mask)  # (B, T, S)
+    log_beta = head(query, annotations, alphas, src_mask, tgt_out != PAD)  # (B, T, S)
     terms = torch.where(guide > 0, guide * log_beta, torch.zeros_like(log_beta))  # (B, T, S), no -inf * 0
     return -terms.sum(), int((guide.sum(-1) > 0).sum())
 
@@ -155,5 +158,5 @@ def _batches(rows: np.ndarray, tgt_lens: np.ndarray, size: int) -> list[np.ndarr
 
 def _record(ckpt, links, s: HeadSettings, pairs: int, held_out: int) -> dict:
     return {"source": str(ckpt), "links": str(links), "pairs": pairs, "held_out": held_out, "epochs": s.epochs,
-            "att": s.att, "lr": s.lr, "batch_size": s.batch_size, "seed": s.seed, "cost": "ce",
+            "att": s.att, "context": s.context, "lr": s.lr, "batch_size": s.batch_size, "seed": s.seed, "cost": "ce",
             "train_ce": [], "held_out_ce": []}
