@@ -20,7 +20,7 @@ as a latent alignment, read once y_i is known). ``--head``: the checkpoint's ali
 links read by rows (each target word to its most attended source word), by columns (each source word
 to the target word that attends to it most) or both symmetrised; ``--balance``: from the soft
 alignment balanced by Sinkhorn iterations (every source word given the same total weight);
-``--threshold``: rows plus every weight at least that.
+``--threshold``: rows plus every weight at least that; ``--extract threshold``: those weights alone.
 With a Fr->En model, each variant also combined with that model's same variant: the two
 directions' links symmetrised, or links read from the product of the two soft alignments
 (``--symmetrize soft``). Held out: the variant is chosen by its AER on WPT sentences 1-223 and
@@ -116,10 +116,16 @@ def settings_of(translator) -> dict[str, dict]:
     return settings
 
 
+THRESHOLDS = (0.1, 0.125, 0.15, 0.175, 0.2, 0.3, 0.4, 0.5)  # for --extract threshold (a product of two: lower)
+
+
 def extractions() -> list[tuple[str, float | None, int]]:
-    """How links are read from a soft alignment (extract, threshold, balance): every extraction, as
-    it is and balanced by 3 and 10 Sinkhorn iterations, and the rows' argmax with thresholds."""
-    return [(e, None, b) for b in (0, 3, 10) for e in EXTRACTIONS] + [("rows", 0.3, 0), ("rows", 0.2, 0)]
+    """How links are read from a soft alignment (extract, threshold, balance): every argmax
+    extraction, as it is and balanced by 3 and 10 Sinkhorn iterations, the rows' argmax with
+    thresholds, and the weights at or above each of THRESHOLDS alone."""
+    argmaxes = [e for e in EXTRACTIONS if e != "threshold"]
+    return ([(e, None, b) for b in (0, 3, 10) for e in argmaxes] + [("rows", 0.3, 0), ("rows", 0.2, 0)]
+            + [("threshold", t, 0) for t in THRESHOLDS])
 
 
 def variant_name(flags: str, extract: str, threshold: float | None, balance: int, method: str | None = None) -> str:
@@ -178,7 +184,7 @@ def family(name: str) -> str:
     """A variant's kind, for the summary: its extraction and, with a Fr->En model, its combination."""
     words = name.strip("`").split()
     extract = words[words.index("--extract") + 1] if "--extract" in words else "rows"
-    threshold = " + threshold" if "--threshold" in words else ""
+    threshold = " + threshold" if "--threshold" in words and extract != "threshold" else ""
     threshold += ", balanced" if "--balance" in words else ""
     method = f", with Fr->En: {words[words.index('--symmetrize') + 1]}" if "--symmetrize" in words else ""
     reading = "+".join(r for r in ("head", "posterior") if f"--{r}" in words) or "alpha"

@@ -2,7 +2,7 @@
 round of heads (self-training, #63).
 
     python experiments/head_links.py FORWARD REVERSE --pairs N --out FILE [--set KEY=VALUE ...]
-        [--reading head+posterior] [--extract intersection] [--symmetrize soft]
+        [--reading head+posterior] [--extract intersection] [--symmetrize soft] [--threshold W]
 
 FORWARD is a model with a head (En->Fr), REVERSE one of the other direction (Fr->En). The
 training pairs are read as FORWARD's trainer reads them (its config, with ``--set`` overrides such
@@ -66,8 +66,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reading", default="head+posterior", choices=["head", "head+posterior"])
     ap.add_argument("--extract", default="intersection", choices=EXTRACTIONS)
     ap.add_argument("--symmetrize", default="soft", choices=COMBINATIONS)
+    ap.add_argument("--threshold", type=float, help="as `rnnsearch align --threshold` (--extract threshold needs one)")
     ap.add_argument("--batch-size", type=int, default=40)
     args = ap.parse_args(argv)
+    if args.extract == "threshold" and args.threshold is None:
+        ap.error("--extract threshold: give --threshold W (the weight a link needs)")
     forward, reverse = Translator.from_pretrained(args.forward), Translator.from_pretrained(args.reverse)
     total, lines, pairs = sampled_pairs(forward, args.forward, args.set, args.pairs)
     say(f"{len(pairs):,} pairs of {total:,} lines to align both ways ({args.reading}, {args.extract}, {args.symmetrize})")
@@ -75,9 +78,11 @@ def main(argv: list[str] | None = None) -> int:
     t0, step = time.time(), 2000
     for start in range(0, len(pairs), step):
         part = pairs[start:start + step]
-        fwd = force_align(forward, part, args.batch_size, extract=args.extract, reading=args.reading)
-        rev = force_align(reverse, [(t, s) for s, t in part], args.batch_size, extract=args.extract, reading=args.reading)
-        for line, a in zip(lines[start:start + step], combine(fwd, rev, args.symmetrize, extract=args.extract)):
+        read = {"extract": args.extract, "threshold": args.threshold, "reading": args.reading}
+        fwd = force_align(forward, part, args.batch_size, **read)
+        rev = force_align(reverse, [(t, s) for s, t in part], args.batch_size, **read)
+        both = combine(fwd, rev, args.symmetrize, args.threshold, args.extract)
+        for line, a in zip(lines[start:start + step], both):
             links[line] = a.links
         say(f"{start + len(part):,} pairs, {time.time() - t0:.0f} s")
     for path, flip in ((args.out, False), (Path(f"{args.out}.flipped"), True)):

@@ -2,7 +2,8 @@
 trained on the links of a toy gold set (the synthetic grammar's word-for-word correspondences),
 read together by `align --head --reverse-model`: the intersection's and grow-diag-final's links are
 links of one of the two directions and score a lower AER on held-out pairs than the weaker
-direction; the soft reading (the two heads' distributions multiplied, then read) beats both; and
+direction; the soft reading (the two heads' distributions multiplied, then read) beats both, and
+its weights over a threshold above 1/2 lie in the intersection; and
 experiments/head_links.py's self-training links are, line for line, what `align --reverse-model`
 reads from the pairs that `train-align-head --pairs N` samples, and nothing on the other lines.
 (grow-diag and grow-diag-final-and are not asked to: from the intersection they grow into a weak
@@ -111,6 +112,12 @@ def test_symmetrised_heads_stay_within_the_union_and_beat_the_weaker_direction(t
         assert all(s <= f | b for s, f, b in zip(read_pharaoh(out[method]), forward, backward, strict=True))
         assert aer[method] < weaker, aer
     assert aer["soft"] < stronger, aer
+    agreed = tmp_path / "agreed.pharaoh"  # the product's weights over 0.6: links both heads give over 0.6
+    assert main(["align", str(heads["enfr"]), "--pairs", str(pairs), "--head", "--reverse-model", str(heads["fren"]),
+                 "--symmetrize", "soft", "--extract", "threshold", "--threshold", "0.6", "--out", str(agreed)]) == 0
+    agreed_links = read_pharaoh(agreed)
+    assert all(a <= i for a, i in zip(agreed_links, read_pharaoh(out["intersection"]), strict=True))
+    assert sum(map(len, agreed_links)) > 0.5 * sum(map(len, gold))  # toy links the two heads are sure of
 
     # experiments/head_links.py: the pairs train-align-head samples, read as `align --reverse-model` reads them
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "experiments"))

@@ -241,13 +241,46 @@ def test_extracted_links_cover_their_side_and_nest(n_tgt, n_src, seed):
     import numpy as np
     from rnnsearch.analysis.force_align import EXTRACTIONS, hard_links
     soft = np.random.default_rng(seed).dirichlet(np.ones(n_src), size=n_tgt)  # (target words, source words)
-    got = {e: hard_links(soft, extract=e) for e in EXTRACTIONS}
+    argmaxes = [e for e in EXTRACTIONS if e != "threshold"]  # "threshold" reads weights (next test)
+    got = {e: hard_links(soft, extract=e) for e in argmaxes}
     assert sorted(t for _, t in got["rows"]) == list(range(n_tgt))
     assert sorted(s for s, _ in got["columns"]) == list(range(n_src))
-    for e in EXTRACTIONS:
+    for e in argmaxes:
         assert got["intersection"] <= got[e] <= got["union"]
     assert all(soft[t, s] == soft[t].max() for s, t in got["rows"])
     assert all(soft[t, s] == soft[:, s].max() for s, t in got["columns"])
+
+
+@given(st.integers(1, 6), st.integers(1, 6), st.floats(0.05, 0.95), st.integers(0, 2**32 - 1))
+def test_threshold_extraction_links_the_weights_at_or_above_it_and_nothing_else(n_tgt, n_src, threshold, seed):
+    """--extract threshold: exactly the weights >= W (the rows' argmax plus them is a superset); over
+    the soft product of two directions with W > 1/2 each direction's weight is over 1/2, its argmax,
+    so the links lie in the two directions' intersection."""
+    import numpy as np
+    from rnnsearch.analysis.force_align import Alignment, combine, hard_links
+    rng = np.random.default_rng(seed)
+    forward = rng.dirichlet(np.full(n_src, 0.3), size=n_tgt)  # (target words, source words), peaked rows
+    backward = rng.dirichlet(np.full(n_tgt, 0.3), size=n_src)  # (source words, target words): the other model's
+    got = hard_links(forward, threshold, "threshold")
+    assert got == {(s, t) for t in range(n_tgt) for s in range(n_src) if forward[t, s] >= threshold}
+    assert got <= hard_links(forward, threshold, "rows")
+    one = [Alignment(["s"] * n_src, ["t"] * n_tgt, forward, hard_links(forward))]
+    other = [Alignment(["t"] * n_tgt, ["s"] * n_src, backward, hard_links(backward))]
+    product = combine(one, other, "soft", threshold, "threshold")[0]
+    np.testing.assert_allclose(product.soft, forward * backward.T)
+    assert product.links == {(s, t) for t, s in zip(*np.nonzero(forward * backward.T >= threshold))}
+    if threshold > 0.5:
+        assert product.links <= combine(one, other, "intersection")[0].links
+
+
+def test_threshold_extraction_needs_a_threshold_and_no_balance():
+    import numpy as np
+    from rnnsearch.analysis.force_align import hard_links
+    from rnnsearch.errors import UsageError
+    soft = np.array([[0.7, 0.3], [0.2, 0.8]])
+    for kwargs in ({}, {"threshold": 0.5, "balance": 3}):
+        with pytest.raises(UsageError, match="give --threshold W and no --balance"):
+            hard_links(soft, extract="threshold", **kwargs)
 
 
 @given(st.integers(1, 6), st.integers(1, 6), st.integers(0, 2**32 - 1))
@@ -326,3 +359,13 @@ def test_align_reads_the_posterior_with_posterior(tiny_run, synth_dir, tmp_path)
         assert not np.allclose(q.cpu().numpy(), alphas.cpu().numpy(), atol=1e-3)  # not the attention itself
     with pytest.raises(UsageError, match="takes no shift"):
         force_align(translator, list(zip(src, tgt)), reading="posterior", shift=1)
+
+
+def test_align_refuses_threshold_extraction_without_a_threshold_before_reading_anything(tmp_path, capsys):
+    """One line, exit 2, before the (here missing) model and pairs are opened."""
+    from rnnsearch.cli import main
+    for extra in ([], ["--threshold", "0.2", "--balance", "3"]):
+        assert main(["align", str(tmp_path / "missing.pt"), "--pairs", str(tmp_path / "missing"),
+                     "--extract", "threshold"] + extra) == 2
+        err = capsys.readouterr().err.strip()
+        assert "give --threshold W and no --balance" in err and "\n" not in err and "missing" not in err

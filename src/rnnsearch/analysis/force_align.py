@@ -74,14 +74,18 @@ def merge(attention: np.ndarray, src_owner: list[tuple[int, ...]], tgt_owner: li
     return soft / np.maximum(counts, 1)
 
 
-EXTRACTIONS = ("rows", "columns") + SYMMETRIZATIONS  # rows, columns, or the two symmetrised
+EXTRACTIONS = ("rows", "columns") + SYMMETRIZATIONS + ("threshold",)  # argmaxes, the two symmetrised, or weights
 
 
-def _check_reading(extract: str, balance: int) -> None:
+def check_reading(extract: str, balance: int, threshold: float | None = None) -> None:
+    """A UsageError for an extraction ``hard_links`` cannot read (before any model is loaded)."""
     if extract not in EXTRACTIONS:
         raise UsageError(f"extract must be one of {', '.join(EXTRACTIONS)}, got {extract!r}")
     if balance < 0:
         raise UsageError(f"balance: a number of Sinkhorn iterations, 0 or more, got {balance}")
+    if extract == "threshold" and (threshold is None or balance):
+        raise UsageError("extract 'threshold' links only the weights at or above a threshold, as they are: "
+                         "give --threshold W and no --balance")
 
 
 def sinkhorn(soft: np.ndarray, iterations: int) -> np.ndarray:
@@ -104,10 +108,13 @@ def hard_links(soft: np.ndarray, threshold: float | None = None, extract: str = 
     "columns", each source word to the target word that attends to it most; or a symmetrisation
     (``links.symmetrize``: "intersection", "grow-diag", ...) of those two, as of two directions.
     ``balance``: read them from ``sinkhorn(soft, balance)`` instead. With a ``threshold``, also
-    every (source, target) pair whose weight in ``soft`` is at least that."""
-    _check_reading(extract, balance)
+    every (source, target) pair whose weight in ``soft`` is at least that; "threshold": only those
+    (no argmax: a word whose weights all fall below it stays unaligned)."""
+    check_reading(extract, balance, threshold)
     if soft.size == 0:
         return set()
+    if extract == "threshold":
+        return {(int(s), int(t)) for t, s in zip(*np.nonzero(soft >= threshold))}
     read = sinkhorn(soft, balance) if balance else soft
     rows = {(int(s), t) for t, s in enumerate(read.argmax(1))}
     columns = {(s, int(t)) for s, t in enumerate(read.argmax(0))}
@@ -142,7 +149,7 @@ def force_align(translator, pairs: list[tuple[str, str]], batch_size: int | None
         raise UsageError(f"reading must be one of {', '.join(READINGS)}, got {reading!r}")
     if reading != "attention" and shift:
         raise UsageError(f"the {reading} reading is that of the step that emits y_i: it takes no shift")
-    _check_reading(extract, balance)
+    check_reading(extract, balance, threshold)
     model, src_codec, tgt_codec = translator.model, translator.src_codec, translator.tgt_codec
     if getattr(model, "arch", "rnnsearch") != "rnnsearch":
         raise UsageError("this model has no attention (arch: rnnencdec): nothing to align")

@@ -73,10 +73,11 @@ def _register_align(sub) -> None:
                    help="how the two directions' links are combined (with --reverse-model); soft: multiply "
                         "the two models' soft alignments and read links from the product (--extract)")
     p.add_argument("--extract", choices=["rows", "columns", "intersection", "union", "grow-diag", "grow-diag-final",
-                                         "grow-diag-final-and"], default="rows",
+                                         "grow-diag-final-and", "threshold"], default="rows",
                    help="how links are read from a soft alignment: rows, each target word to its most attended "
-                        "source word; columns, each source word to the target word attending to it most; or "
-                        "those two symmetrised")
+                        "source word; columns, each source word to the target word attending to it most; those "
+                        "two symmetrised; or threshold, every weight at or above --threshold and nothing else "
+                        "(with --symmetrize soft: the product's, a link both directions agree on)")
     p.add_argument("--balance", type=int, default=0, metavar="N",
                    help="read links from the soft alignment balanced by N Sinkhorn iterations (every source "
                         "word given the same total weight as every target word); 0: as it is")
@@ -91,7 +92,8 @@ def _register_align(sub) -> None:
                    help="WPT 2003 En-Fr gold text: the model reads it in natural form (first word "
                         "capitalised, French elisions and contractions restored); links stay on the given words")
     p.add_argument("--threshold", type=float, default=None,
-                   help="also link every source word with at least this weight (beside the argmax)")
+                   help="also link every source word with at least this weight (beside the argmax); with "
+                        "--extract threshold, only those")
     p.add_argument("--record", action="store_true",
                    help="with --gold and a released model: add the AER, with these flags, to its release.json "
                         "and model card (README.md); the weights are not touched")
@@ -135,7 +137,7 @@ def _pairs(args) -> list[tuple[str, str]]:
 
 
 def align(args) -> int:
-    from rnnsearch.analysis.force_align import alignment_json, force_align
+    from rnnsearch.analysis.force_align import alignment_json, check_reading, force_align
     from rnnsearch.analysis.gold_text import natural_forms
     from rnnsearch.analysis.links import alignment_error_rate, format_pharaoh, read_wpt_gold
     from rnnsearch.decoding.translator import Translator
@@ -143,6 +145,7 @@ def align(args) -> int:
         raise UsageError("--format npz needs --out FILE")
     if args.record and not args.gold:
         raise UsageError("--record needs --gold: it records the AER against those links")
+    check_reading(args.extract, args.balance, args.threshold)
     translator = Translator.from_pretrained(args.checkpoint, device=args.device)
     _check_head(translator, args.checkpoint, args)
     forms = natural_forms(translator.src_codec, translator.tgt_codec) if args.natural else None
