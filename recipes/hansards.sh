@@ -25,7 +25,7 @@
 #        BLEU measured from the released file (`rnnsearch release`); release = do that now for
 #        every model of MODELS with a best.pt, finished or not. An RNNsearch is released with an
 #        alignment head trained on the links of `links` when they exist (flipped for a Fr->En model;
-#        HEAD, HEAD_PAIRS, HEAD_EPOCHS); one released before the links existed is made again by `release`,
+#        HEAD, HEAD_PAIRS, HEAD_EPOCHS, HEAD_CONTEXT); one released before the links existed is made again by `release`,
 #        and one whose run is gone (a new machine) gets its head trained over the release itself.
 #        With AVERAGE=N (train.keep_last; cpu default 10), the release is the mean of the model's last N
 #        saves (`rnnsearch average`) where that scores a higher dev BLEU than best.pt, measured as
@@ -45,7 +45,7 @@
 # TEST_LINES (0 = whole test sets), BF16 (true|false; cpu default: whether bf16 is native here and measurably faster than float32), BEAM, SETS (extra --set for all), MODELS, TARGET (dev BLEU the
 # status projects to), REPORT_SETS (hansards, newstest2014 or both), AVERAGE (saves kept and
 # averaged for a release; 0 = best.pt), RELEASE, RELEASES, RELEASE_DTYPE, HEAD, HEAD_PAIRS,
-# HEAD_EPOCHS, GUIDE_WEIGHT, GUIDE_COST, SNAPSHOTS. Every invocation's settings go to $OUT/recipe.txt, which
+# HEAD_EPOCHS, HEAD_CONTEXT, GUIDE_WEIGHT, GUIDE_COST, SNAPSHOTS. Every invocation's settings go to $OUT/recipe.txt, which
 # goes into the reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -64,8 +64,9 @@ SNAPSHOTS=${SNAPSHOTS:-$OUT/snapshots}  # `snapshot` writes each unfinished mode
 MODELS=${MODELS:-rnnsearch50 rnnencdec50 rnnsearch30 rnnencdec30}
 GUIDE_WEIGHT=${GUIDE_WEIGHT:-0.1}; GUIDE_COST=${GUIDE_COST:-ce}  # the -guided variant's alignment loss
 # a released RNNsearch gets an alignment head (`rnnsearch train-align-head`) on the links of `links` (flipped for Fr->En),
-# when they exist: HEAD_PAIRS sampled training pairs, HEAD_EPOCHS epochs (HEAD=0: none)
-HEAD=${HEAD:-1}; HEAD_PAIRS=${HEAD_PAIRS:-200000}; HEAD_EPOCHS=${HEAD_EPOCHS:-2}
+# when they exist: HEAD_PAIRS sampled training pairs, HEAD_EPOCHS epochs, a GRU of HEAD_CONTEXT units a
+# direction over the target side's queries (`train-align-head --context`; 0: none) (HEAD=0: no head)
+HEAD=${HEAD:-1}; HEAD_PAIRS=${HEAD_PAIRS:-200000}; HEAD_EPOCHS=${HEAD_EPOCHS:-2}; HEAD_CONTEXT=${HEAD_CONTEXT:-256}
 if [ "$PROFILE" = gpu ]; then
   PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-120}; BUDGET=${BUDGET:-0}; THREADS=${THREADS:-0}; JOBS=${JOBS:-1}
   AVERAGE=${AVERAGE:-0}
@@ -220,7 +221,8 @@ with_head() {  # name model [head]: prints the checkpoint to release: the model 
   links=$(links_for "$name") || return 1
   if [ ! -f "$head" ] || [ "$stamp" -nt "$head" ]; then
     $BIN/rnnsearch train-align-head "$ckpt" --links "$links" --out "$head" --pairs "$HEAD_PAIRS" \
-      --epochs "$HEAD_EPOCHS" --threads "$THREADS" --set data.dir="$DATA/hansards" > "$OUT/$name/head.log" 2>&1 || return 1
+      --epochs "$HEAD_EPOCHS" --context "$HEAD_CONTEXT" --threads "$THREADS" --set data.dir="$DATA/hansards" \
+      > "$OUT/$name/head.log" 2>&1 || return 1
   fi
   echo "$head"
 }

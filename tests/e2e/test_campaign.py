@@ -345,6 +345,7 @@ def test_links_then_the_guided_and_the_fr_en_variants(data_dir, tmp_path):
         sorted((t, s) for s, t in parse_pharaoh(line)) for line in links]
     fren_release = Translator.from_pretrained(str(out / "models" / "hansards_fren_rnnsearch50"))
     assert fren_release.align_head is not None
+    assert fren_release.align_head.dims["context"] == 256  # HEAD_CONTEXT's default: it reads the target side
     assert checkpoint.load(out / "rnnsearch50-fren" / "best.head.pt")["align_head"]["record"]["links"] == str(
         out / "align" / "train.fren.links")
 
