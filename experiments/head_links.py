@@ -19,7 +19,8 @@ import time
 from pathlib import Path
 
 from rnnsearch import checkpoint
-from rnnsearch.analysis.force_align import COMBINATIONS, EXTRACTIONS, combine, force_align
+from rnnsearch.errors import UsageError
+from rnnsearch.analysis.force_align import COMBINATIONS, EXTRACTIONS, check_reading, combine, force_align
 from rnnsearch.analysis.links import format_pharaoh
 from rnnsearch.config import apply_overrides, from_dict
 from rnnsearch.data.io import corpus_file, filter_pairs, read_parallel
@@ -69,16 +70,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threshold", type=float, help="as `rnnsearch align --threshold` (--extract threshold needs one)")
     ap.add_argument("--batch-size", type=int, default=40)
     args = ap.parse_args(argv)
-    if args.extract == "threshold" and args.threshold is None:
-        ap.error("--extract threshold: give --threshold W (the weight a link needs)")
+    try:
+        check_reading(args.extract, 0, args.threshold)  # the library's check, before any model is read
+    except UsageError as e:
+        ap.error(str(e))
     forward, reverse = Translator.from_pretrained(args.forward), Translator.from_pretrained(args.reverse)
     total, lines, pairs = sampled_pairs(forward, args.forward, args.set, args.pairs)
     say(f"{len(pairs):,} pairs of {total:,} lines to align both ways ({args.reading}, {args.extract}, {args.symmetrize})")
     links: dict[int, set] = {}
     t0, step = time.time(), 2000
+    read = {"extract": args.extract, "threshold": args.threshold, "reading": args.reading}
     for start in range(0, len(pairs), step):
         part = pairs[start:start + step]
-        read = {"extract": args.extract, "threshold": args.threshold, "reading": args.reading}
         fwd = force_align(forward, part, args.batch_size, **read)
         rev = force_align(reverse, [(t, s) for s, t in part], args.batch_size, **read)
         both = combine(fwd, rev, args.symmetrize, args.threshold, args.extract)
