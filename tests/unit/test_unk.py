@@ -172,3 +172,16 @@ def test_measuring_a_release_again_keeps_its_weights_and_gives_both_scores(tiny_
     assert "`--keep-unk`" in (folder / "README.md").read_text()
     assert main(["release", str(tiny_run / "best.pt"), "--measure", "--src", str(test[0]), "--ref", str(test[1])]) == 2
     assert "not a release folder" in capsys.readouterr().err
+
+
+def test_a_release_is_measured_as_it_translates_by_default(tiny_run, synth_dir, tmp_path):
+    from rnnsearch.analysis.evaluate import evaluate
+    from rnnsearch.analysis.release import make_release
+    from rnnsearch.data.io import read_lines
+    folder, test = tmp_path / "tiny_release", (synth_dir / "test.en", synth_dir / "test.fr")
+    manifest = make_release(tiny_run / "best.pt", folder, test=test, beam=2, log=lambda *_: None, dtype="int8",
+                            parity=100.0)
+    assert manifest["test"]["unk_replaced"]["mode"] == "copy"
+    again = evaluate(Translator.from_pretrained(str(folder)), read_lines(test[0]), read_lines(test[1]),
+                     SearchSettings(beam=2))
+    assert again["bleu"] == manifest["test"]["bleu"] and again["hypotheses"] == read_lines(folder / "test.hyp.fr")

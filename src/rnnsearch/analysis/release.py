@@ -24,7 +24,7 @@ from rnnsearch import __version__, checkpoint
 from rnnsearch.analysis.evaluate import evaluate
 from rnnsearch.config import from_dict
 from rnnsearch.data.io import read_parallel
-from rnnsearch.decoding import pretrained
+from rnnsearch.decoding import pretrained, unk
 from rnnsearch.decoding.average import describe
 from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.translator import Translator
@@ -81,9 +81,11 @@ def make_release(ckpt: str | Path, out: str | Path, test: tuple[str, str] | None
 
 
 def measure(weights: Path, test: tuple[str, str], beam: int | None, folder: Path, log) -> dict:
-    """BLEU, No-UNK BLEU and chrF of the released weights on ``test``; the output goes beside them."""
+    """BLEU, No-UNK BLEU and chrF of the released weights on ``test``, as the release translates by default
+    (<unk> replaced where it can be: the scores as written beside); the output goes beside them."""
     srcs, refs = read_parallel(*test)
     translator = Translator.from_checkpoint(weights)
+    unk.release_default(translator, folder)  # the folder is not yet a release while it is being made
     log(f"translating {len(srcs)} test sentences with the released weights")
     result = evaluate(translator, srcs, refs, SearchSettings(beam=beam))
     hyps = result.pop("hypotheses")
