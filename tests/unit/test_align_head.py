@@ -321,3 +321,12 @@ def test_a_broken_head_entry_names_the_file(tiny_run, tmp_path):
     checkpoint.save(tmp_path / "bad.pt", {**payload, "align_head": {"dims": {"query": 3}, "state": {}}})
     with pytest.raises(checkpoint.CheckpointError, match="bad.pt: its align_head entry"):
         Translator.from_checkpoint(tmp_path / "bad.pt")
+
+
+def test_the_card_says_whether_the_head_reads_the_target_context():
+    from rnnsearch.analysis.release import head_lines
+    record = {"pairs": 100, "links": "links.txt", "epochs": 1, "cpu_s": 36.0, "held_out": 20, "held_out_ce": [0.5]}
+    plain = " ".join(head_lines({"dims": {"att": 8, "context": 0}, "record": record}, "m"))
+    wide = " ".join(head_lines({"dims": {"att": 8, "context": 4}, "record": record}, "m"))
+    assert "head of size 8 trained over" in plain and "--context" not in plain
+    assert "a bidirectional GRU of 4 a direction over its queries: `--context 4`" in wide and "100 training pairs" in wide

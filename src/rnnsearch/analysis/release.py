@@ -225,7 +225,9 @@ def head_lines(entry: dict | None, name: str) -> list[str]:
     r, dims = entry.get("record") or {}, entry["dims"]
     held = [x for x in r.get("held_out_ce") or [] if x is not None]
     return ["## Alignment head", "", f"`rnnsearch align models/{name} --head` reads word alignments from a head of size "
-            f"{dims['att']} trained over the frozen model (the translation is the model's alone) on "
+            f"{dims['att']}" + (f" (a bidirectional GRU of {dims['context']} a direction over its queries: `--context "
+                                f"{dims['context']}`)" if dims.get("context") else "") +
+            " trained over the frozen model (the translation is the model's alone) on "
             f"{r.get('pairs', 0):,} training pairs with the links of `{r.get('links', '?')}`, {r.get('epochs', 0)} epochs, "
             f"{r.get('cpu_s', 0) / 3600:.2f} core-hours" + (f"; ce per linked target word on {r.get('held_out', 0):,} "
                                                            f"held-out pairs: {held[-1]:.4f}" if held else "") + ".", ""]
