@@ -21,7 +21,8 @@ links read by rows (each target word to its most attended source word), by colum
 to the target word that attends to it most) or both symmetrised; ``--balance``: from the soft
 alignment balanced by Sinkhorn iterations (every source word given the same total weight);
 ``--threshold``: rows plus every weight at least that; ``--extract threshold``: those weights alone.
-With a Fr->En model, each variant also combined with that model's same variant: the two
+With a Fr->En model, that model's own links of each variant (``Fr->En alone``: `rnnsearch align FR_EN
+--flip`), and each variant combined with that model's same variant: the two
 directions' links symmetrised, or links read from the product of the two soft alignments
 (``--symmetrize soft``). Held out: the variant is chosen by its AER on WPT sentences 1-223 and
 reported on 224-447.
@@ -128,6 +129,9 @@ def extractions() -> list[tuple[str, float | None, int]]:
             + [("threshold", t, 0) for t in THRESHOLDS])
 
 
+ALONE = "Fr->En alone: "  # a variant of the Fr->En model's own links: `rnnsearch align FR_EN --flip FLAGS`
+
+
 def variant_name(flags: str, extract: str, threshold: float | None, balance: int, method: str | None = None) -> str:
     """The `rnnsearch align` flags of one variant (the default: plain argmax of alpha_i)."""
     flags = " ".join(f for f in (flags, f"--extract {extract}" if extract != "rows" else "",
@@ -155,7 +159,7 @@ def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str =
     """Links of every variant (reading x extraction), or of the readings named in ``only``; with
     ``reverse`` (a Fr->En checkpoint), also each variant combined with the reverse model's same
     variant (``force_align.combine``: the intersection, grow-diag, grow-diag-final-and of the two
-    directions' links, or their soft product)."""
+    directions' links, or their soft product), and the reverse model's own links (named ALONE + flags)."""
     translator = Translator.from_pretrained(str(checkpoint), device=device)
     back = Translator.from_pretrained(str(reverse), device=device) if reverse is not None else None
     flipped = [(t, s_) for s_, t in test]
@@ -174,6 +178,7 @@ def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str =
             if backward is None:
                 continue
             theirs = [replace(a, links=hard_links(a.soft, threshold, extract, balance)) for a in backward]
+            out[ALONE + variant_name(flags, extract, threshold, balance)] = [{(s_, t) for t, s_ in a.links} for a in theirs]
             for method in ("intersection", "grow-diag", "grow-diag-final-and", "soft"):
                 both = combine(ours, theirs, method, threshold, extract, balance)
                 out[variant_name(flags, extract, threshold, balance, method)] = [a.links for a in both]
@@ -187,6 +192,7 @@ def family(name: str) -> str:
     threshold = " + threshold" if "--threshold" in words and extract != "threshold" else ""
     threshold += ", balanced" if "--balance" in words else ""
     method = f", with Fr->En: {words[words.index('--symmetrize') + 1]}" if "--symmetrize" in words else ""
+    method += ", Fr->En alone" if name.startswith(ALONE) else ""
     reading = "+".join(r for r in ("head", "posterior") if f"--{r}" in words) or "alpha"
     reading += ": "
     return f"{reading}{extract}{threshold}{method}"

@@ -23,7 +23,7 @@ def test_every_variant_is_the_align_command_it_names(tiny_run, synth_dir, tmp_pa
     found, seconds = aer.attention_links(checkpoint, pairs, reverse=checkpoint)
     assert seconds > 0
     readings, extractions = 10, len(aer.extractions())  # alpha at 4 shifts and the posterior, x 2 forms
-    assert len(found) == readings * extractions * (1 + 4)
+    assert len(found) == readings * extractions * (1 + 1 + 4)  # forward, Fr->En alone, 4 combinations
     (tmp_path / "pairs").write_text("".join(f"{s} ||| {t}\n" for s, t in pairs))
     for name in (aer.DEFAULT, "`--natural --shift 1 --extract grow-diag --balance 3`", "`--shift 2 --threshold 0.3`",
                  "`--extract columns --balance 10 --reverse-model FR_EN --symmetrize soft`",
@@ -34,6 +34,10 @@ def test_every_variant_is_the_align_command_it_names(tiny_run, synth_dir, tmp_pa
         out = tmp_path / "links"
         assert main(["align", str(checkpoint), "--pairs", str(tmp_path / "pairs"), "--out", str(out), *flags]) == 0
         assert read_pharaoh(out) == found[name], name
+    # Fr->En alone: the reverse model reads the pairs turned round (`--flip`), its links in the pairs' order
+    assert main(["align", str(checkpoint), "--pairs", str(tmp_path / "pairs"), "--out", str(out), "--flip",
+                 "--posterior", "--extract", "intersection"]) == 0
+    assert read_pharaoh(out) == found[aer.ALONE + "`--posterior --extract intersection`"]
     # the summary: the default first, then one variant per kind, each the best of its kind on the first half
     gold = [(links, links) for links in found["`--extract intersection`"]]
     halves = (lambda xs: xs, lambda xs: xs[:4], lambda xs: xs[4:])

@@ -220,6 +220,11 @@ def combine(forward: list[Alignment], backward: list[Alignment], method: str = "
     return out
 
 
+def turned(a: Alignment) -> Alignment:
+    """``a`` the other way round: the target words as the source, links (t, s), soft weights transposed."""
+    return Alignment(a.target_words, a.source_words, a.soft.T, {(t, s) for s, t in a.links})
+
+
 def alignment_json(a: Alignment) -> dict:
     """One alignment as JSON: words, soft weights (5 decimals) and hard links."""
     return {"source": a.source_words, "target": a.target_words,

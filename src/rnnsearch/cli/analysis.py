@@ -91,6 +91,10 @@ def _register_align(sub) -> None:
     p.add_argument("--natural", action="store_true",
                    help="WPT 2003 En-Fr gold text: the model reads it in natural form (first word "
                         "capitalised, French elisions and contractions restored); links stay on the given words")
+    p.add_argument("--flip", action="store_true",
+                   help="the pairs (and --gold) run the other way from the model, 'target ||| source' (WPT's "
+                        "En-Fr set for a Fr->En model): the model reads each pair turned round; links, soft "
+                        "weights and AER come out in the files' order")
     p.add_argument("--threshold", type=float, default=None,
                    help="also link every source word with at least this weight (beside the argmax); with "
                         "--extract threshold, only those")
@@ -137,7 +141,7 @@ def _pairs(args) -> list[tuple[str, str]]:
 
 
 def align(args) -> int:
-    from rnnsearch.analysis.force_align import alignment_json, check_reading, force_align
+    from rnnsearch.analysis.force_align import alignment_json, check_reading, force_align, turned
     from rnnsearch.analysis.gold_text import natural_forms
     from rnnsearch.analysis.links import alignment_error_rate, format_pharaoh, read_wpt_gold
     from rnnsearch.decoding.translator import Translator
@@ -149,11 +153,13 @@ def align(args) -> int:
     translator = Translator.from_pretrained(args.checkpoint, device=args.device)
     _check_head(translator, args.checkpoint, args)
     forms = natural_forms(translator.src_codec, translator.tgt_codec) if args.natural else None
-    pairs = _pairs(args)
+    pairs = [(t, s) if args.flip else (s, t) for s, t in _pairs(args)]  # in the model's direction
     alignments = force_align(translator, pairs, shift=args.shift, threshold=args.threshold, forms=forms,
                              extract=args.extract, balance=args.balance, reading=reading_of(args))
     if args.reverse_model:
         alignments = symmetrized(alignments, args, pairs)
+    if args.flip:
+        alignments = [turned(a) for a in alignments]  # in the files' order
     if args.format == "npz":
         import numpy as np
         np.savez_compressed(args.out, **{f"soft_{i}": a.soft for i, a in enumerate(alignments)})
@@ -170,7 +176,7 @@ def align(args) -> int:
     return 0
 
 
-READING_FLAGS = ("natural", "head", "posterior", "shift", "extract", "balance", "threshold", "reverse_model",
+READING_FLAGS = ("flip", "natural", "head", "posterior", "shift", "extract", "balance", "threshold", "reverse_model",
                  "symmetrize")  # in the order the docs write them
 
 
