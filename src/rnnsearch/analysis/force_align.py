@@ -210,12 +210,12 @@ def combine(forward: list[Alignment], backward: list[Alignment], method: str = "
     if method not in COMBINATIONS:
         raise UsageError(f"symmetrisation must be one of {', '.join(COMBINATIONS)}, got {method!r}")
     out = []
-    for f, b in zip(forward, backward, strict=True):
+    for f, b in zip(forward, (turned(b) for b in backward), strict=True):  # b in the forward's order
         if method == "soft":
-            soft = f.soft * b.soft.T  # (target words, source words)
+            soft = f.soft * b.soft  # (target words, source words)
             out.append(Alignment(f.source_words, f.target_words, soft, hard_links(soft, threshold, extract, balance)))
         else:
-            links = symmetrize(f.links, {(s, t) for t, s in b.links}, method)
+            links = symmetrize(f.links, b.links, method)
             out.append(Alignment(f.source_words, f.target_words, f.soft, links))
     return out
 
