@@ -45,7 +45,7 @@ DEFAULT = "argmax of alpha_i (default: no flags)"
 HALF = 223  # variants and thresholds are chosen on WPT sentences 1-223; AER reported on 224-447
 HALVES = (lambda xs: xs, lambda xs: xs[:HALF], lambda xs: xs[HALF:])  # all, the choosing half, the held-out half
 
-from rnnsearch.analysis.force_align import EXTRACTIONS, combine, force_align, hard_links  # noqa: E402
+from rnnsearch.analysis.force_align import EXTRACTIONS, combine, force_align, hard_links, turned  # noqa: E402
 from rnnsearch.analysis.gold_text import natural_forms  # noqa: E402
 from rnnsearch.analysis.links import (alignment_error_rate, grow_diag_final_and, link_misses,  # noqa: E402
                                       parse_pharaoh, read_wpt_gold)
@@ -178,7 +178,7 @@ def attention_links(checkpoint: Path, test: list[tuple[str, str]], device: str =
             if backward is None:
                 continue
             theirs = [replace(a, links=hard_links(a.soft, threshold, extract, balance)) for a in backward]
-            out[ALONE + variant_name(flags, extract, threshold, balance)] = [{(s_, t) for t, s_ in a.links} for a in theirs]
+            out[ALONE + variant_name(flags, extract, threshold, balance)] = [turned(a).links for a in theirs]
             for method in ("intersection", "grow-diag", "grow-diag-final-and", "soft"):
                 both = combine(ours, theirs, method, threshold, extract, balance)
                 out[variant_name(flags, extract, threshold, balance, method)] = [a.links for a in both]

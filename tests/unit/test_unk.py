@@ -179,8 +179,7 @@ def test_a_release_is_measured_as_it_translates_by_default(tiny_run, synth_dir, 
     from rnnsearch.analysis.release import make_release
     from rnnsearch.data.io import read_lines
     folder, test = tmp_path / "tiny_release", (synth_dir / "test.en", synth_dir / "test.fr")
-    manifest = make_release(tiny_run / "best.pt", folder, test=test, beam=2, log=lambda *_: None, dtype="int8",
-                            parity=100.0)
+    manifest = make_release(tiny_run / "best.pt", folder, test=test, beam=2, log=lambda *_: None)
     assert manifest["test"]["unk_replaced"]["mode"] == "copy"
     again = evaluate(Translator.from_pretrained(str(folder)), read_lines(test[0]), read_lines(test[1]),
                      SearchSettings(beam=2))
