@@ -31,6 +31,13 @@ def hansards_enfr_rnnsearch50(**kwargs):
     return released("hansards_enfr_rnnsearch50", **kwargs)
 
 
+def hansards_fren_rnnsearch50(**kwargs):
+    """RNNsearch-50 trained on the Canadian Hansards Fr->En (the same budget as the En->Fr one), with
+    an alignment head; read with the En->Fr release as `rnnsearch align --reverse-model`
+    (models/hansards_fren_rnnsearch50/README.md)."""
+    return released("hansards_fren_rnnsearch50", **kwargs)
+
+
 def hansards_enfr_rnnencdec50(**kwargs):
     """RNNencdec-50, the paper's baseline, trained on the Canadian Hansards En->Fr beside
     RNNsearch-50 (models/hansards_enfr_rnnencdec50/README.md)."""
