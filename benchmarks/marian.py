@@ -11,7 +11,9 @@ autocast where bf16 is native. Sizes, settings and every difference: benchmarks/
 
 A long run goes in parts: ``--phase train-rnnsearch``, ``--phase train-marian``, then ``--phase
 decode --resume``; SIGTERM stops a training phase with its model saved, and the same command with
-``--resume`` goes on from there until the system has trained its ``--minutes`` in all.
+``--resume`` goes on from there until the system has trained its ``--minutes`` in all; a decode phase
+keeps each measured row in race.jsonl, and ``--resume`` goes on after the last one. The tables, and the
+targets read off them: benchmarks/marian_report.py.
 """
 from __future__ import annotations
 
@@ -25,6 +27,7 @@ from pathlib import Path
 
 import flops
 import marian_peer as mp
+from marian_report import table
 from common import ROOT, machine, record, run, say
 from rnnsearch.cpu import bf16_native
 
@@ -199,17 +202,24 @@ def per_s(tokens: int, net_s: float) -> float | None:
     return round(tokens / net_s, 1) if net_s >= MIN_NET_S else None
 
 
-def speed(value: float | None) -> str:
-    return "n/a (too short)" if value is None else f"{value:,.0f}"
-
-
-def race(work: Path, venv: Path, models: dict, beams, threads_list) -> list[dict]:
+def race(work: Path, venv: Path, models: dict, beams, threads_list, resume: bool = False) -> list[dict]:
+    """Every decode of the race, one row a configuration; each row is kept in ``race.jsonl`` as it is
+    measured, and ``resume`` keeps the rows (and start-ups) a stopped run measured."""
+    done_file = work / "race.jsonl"
+    kept = [json.loads(x) for x in done_file.read_text().splitlines()] if resume and done_file.exists() else []
+    if not resume:
+        done_file.unlink(missing_ok=True)
     rows = []
     for threads in threads_list:
-        start = {s: decode(s, work, venv, m, "one", 1, threads, False)["wall_s"] for s, m in models.items()}
+        start = next((r["startup"] for r in kept if r["threads"] == threads), None) or \
+            {s: decode(s, work, venv, m, "one", 1, threads, False)["wall_s"] for s, m in models.items()}
         for beam in beams:
             for int8, listed in ((False, False), (True, False), (False, True), (True, True)):
                 row = {"beam": beam, "threads": threads, "int8": int8, "shortlist": listed}
+                old = next((r for r in kept if all(r[key] == v for key, v in row.items())), None)
+                if old is not None:
+                    rows.append(old)
+                    continue
                 for system, model in models.items():
                     d = decode(system, work, venv, model, "test", beam, threads, int8, listed)
                     n = tokens(d["lines"])
@@ -219,35 +229,12 @@ def race(work: Path, venv: Path, models: dict, beams, threads_list) -> list[dict
                                    "peak_rss_mib": round(d["peak_rss_mib"])}
                 speeds = [row[s]["tok_per_s"] for s in ("rnnsearch", "marian")]
                 row["ratio"] = round(speeds[0] / speeds[1], 2) if None not in speeds else None
+                row["startup"] = start
                 rows.append(row)
+                with done_file.open("a") as f:
+                    f.write(json.dumps(row) + "\n")
                 say(json.dumps(row))
     return rows
-
-
-def table(train: dict, rows: list[dict], dev: dict, fl: dict) -> str:
-    ours, theirs = train["rnnsearch"], train["marian"]
-    lines = ["| | rnnsearch | Marian | rnnsearch / Marian |", "|---|---:|---:|---:|",
-             f"| training, target tokens/s (steady) | {ours['tok_per_s']:,.0f} | {theirs['tok_per_s']:,.0f} | "
-             f"{ours['tok_per_s'] / theirs['tok_per_s']:.2f}x |",
-             *([] if "rnnsearch_bf16" not in train else [
-                 f"| training, target tokens/s (steady), rnnsearch in bf16 autocast ({train['rnnsearch_bf16']['minutes']:g} "
-                 f"min; Marian's CPU training is float32 only) | {train['rnnsearch_bf16']['tok_per_s']:,.0f} | "
-                 f"{theirs['tok_per_s']:,.0f} | {train['rnnsearch_bf16']['tok_per_s'] / theirs['tok_per_s']:.2f}x |"]),
-             f"| training peak RSS | {ours['peak_rss_mib'] / 1024:.2f} GiB | {theirs['peak_rss_mib'] / 1024:.2f} GiB | |",
-             f"| updates in the budget | {ours['updates']:,} | {theirs['updates']:,} | |",
-             f"| dev BLEU (500 sentences, beam 5) | {dev['rnnsearch']:.2f} | {dev['marian']:.2f} | |",
-             f"| GFLOP per target token (forward) | {fl['rnnsearch'] / 1e9:.3f} | {fl['marian'] / 1e9:.3f} | |"]
-    for r in rows:
-        a, b = r["rnnsearch"], r["marian"]
-        name = f"decoding, beam {r['beam']}, {r['threads']} thread{'s' if r['threads'] > 1 else ''}" + \
-            (", int8" if r["int8"] else "") + (", shortlist 100 + 100" if r.get("shortlist") else "")
-        ratio = "n/a" if r["ratio"] is None else f"{r['ratio']:.2f}x"
-        lines.append(f"| {name}: output tokens/s (BLEU; tokens) | {speed(a['tok_per_s'])} ({a['bleu']:.2f}; "
-                     f"{a['tokens']:,}) | {speed(b['tok_per_s'])} ({b['bleu']:.2f}; {b['tokens']:,}) | {ratio} |")
-    start = rows[0]
-    lines.append(f"| start-up (1 sentence, whole process) | {start['rnnsearch']['startup_s']:.2f} s | "
-                 f"{start['marian']['startup_s']:.2f} s | |")
-    return "\n".join(lines)
 
 
 def main() -> None:
@@ -266,7 +253,8 @@ def main() -> None:
     p.add_argument("--phase", choices=["all", "train-rnnsearch", "train-marian", "decode"], default="all",
                    help="one part of the run (each fits a shorter session): train one system, or decode both")
     p.add_argument("--resume", action="store_true", help="go on with a training phase that SIGTERM stopped (its "
-                   "minutes counted over every run), or skip the systems already trained")
+                   "minutes counted over every run), or skip the systems already trained and the decodes already "
+                   "measured (race.jsonl)")
     args = p.parse_args()
     if args.quick:
         args.pairs, args.minutes, args.test_lines, args.bf16_minutes = 20_000, 3.0, 50, min(args.bf16_minutes, 1.0)
@@ -298,9 +286,12 @@ def main() -> None:
     say(json.dumps(train, default=str))
     models = {s: Path(train[s]["checkpoint"]) for s in ("rnnsearch", "marian")}
     shortlists(args.work, models["rnnsearch"])
-    dev = {s: bleu(decode(s, args.work, args.venv, m, "dev", 5, args.threads, False)["lines"],
-                   args.work / "data" / "dev.fr") for s, m in models.items()}
-    rows = race(args.work, args.venv, models, (5,) if args.quick else (5, 12), (1, 2))
+    dev_file = args.work / "dev_bleu.json"
+    dev = json.loads(dev_file.read_text()) if args.resume and dev_file.exists() else \
+        {s: bleu(decode(s, args.work, args.venv, m, "dev", 5, args.threads, False)["lines"],
+                 args.work / "data" / "dev.fr") for s, m in models.items()}
+    dev_file.write_text(json.dumps(dev))
+    rows = race(args.work, args.venv, models, (5,) if args.quick else (5, 12), (1, 2), args.resume)
     src_len, ratio = token_ratio(args.work)
     fl = {"rnnsearch": flops.rnnsearch(EMB, RNN, RNN, RNN, 256, VOCAB, src_len, ratio)["forward"],
           "marian": mp.s2s(EMB, RNN, VOCAB, src_len, ratio)["forward"]}
