@@ -211,7 +211,7 @@ def race(work: Path, venv: Path, models: dict, beams, threads_list, resume: bool
         done_file.unlink(missing_ok=True)
     rows = []
     for threads in threads_list:
-        start = next((r["startup"] for r in kept if r["threads"] == threads), None) or \
+        start = next(({s: r[s]["startup_s"] for s in models} for r in kept if r["threads"] == threads), None) or \
             {s: decode(s, work, venv, m, "one", 1, threads, False)["wall_s"] for s, m in models.items()}
         for beam in beams:
             for int8, listed in ((False, False), (True, False), (False, True), (True, True)):
@@ -229,7 +229,6 @@ def race(work: Path, venv: Path, models: dict, beams, threads_list, resume: bool
                                    "peak_rss_mib": round(d["peak_rss_mib"])}
                 speeds = [row[s]["tok_per_s"] for s in ("rnnsearch", "marian")]
                 row["ratio"] = round(speeds[0] / speeds[1], 2) if None not in speeds else None
-                row["startup"] = start
                 rows.append(row)
                 with done_file.open("a") as f:
                     f.write(json.dumps(row) + "\n")
