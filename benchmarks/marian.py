@@ -272,7 +272,9 @@ def main() -> None:
         phase = "train-marian" if system == "marian" else "train-rnnsearch"
         if args.reuse or train.get(system, {}).get("done") or args.phase not in ("all", phase):
             continue
+        before = train.get(system, {})
         train[system] = trainer(args.resume and system in train)
+        train[system]["peak_rss_mib"] = max(train[system]["peak_rss_mib"], before.get("peak_rss_mib", 0))  # all runs
         train[system]["done"] = not train[system]["stopped"]
         saved.write_text(json.dumps(train, default=str, indent=1))
         if train[system]["stopped"]:
