@@ -11,10 +11,11 @@ Run it with OMP_NUM_THREADS set as the decode it explains (1: the race's per-wor
 from __future__ import annotations
 
 import argparse
-import time
 
 import torch
 from torch.profiler import ProfilerActivity, profile
+
+from decode_speed import timed
 
 from rnnsearch.data.io import read_lines
 from rnnsearch.decoding.shortlist import BEST, FREQUENT, ShortlistTable
@@ -41,17 +42,14 @@ def main() -> None:
         translator.set_shortlist(ShortlistTable.read(args.shortlist, translator.src_codec.vocab,
                                                      translator.tgt_codec.vocab, args.shortlist_frequent,
                                                      args.shortlist_best))
-    settings = translator.search_settings(beam=args.beam)
-    translator.translate(lines[:8], settings)  # warm-up: first calls allocate and pick kernels
+    translator.translate(lines[:8], translator.search_settings(beam=args.beam))  # warm-up: allocations, kernels
     with profile(activities=[ProfilerActivity.CPU]) as prof:
-        start = time.perf_counter()
-        results = translator.translate(lines, settings)
-        wall = time.perf_counter() - start
-    tokens = sum(len(r.tokens) + 1 for r in results)  # output units, </s> included
+        speed, _ = timed(translator, lines, args.beam, None)
+    wall = speed["seconds"]
     events = [e for e in prof.key_averages() if e.self_cpu_time_total > 0]
     in_ops = sum(e.self_cpu_time_total for e in events) / 1e6  # s
     print(f"{len(lines)} sentences, beam {args.beam}, {torch.get_num_threads()} thread(s): {wall:.2f} s profiled, "
-          f"{tokens / wall:,.0f} output tokens/s (the profiler slows it), {in_ops / wall:.0%} of it in operators")
+          f"{speed['tokens_per_s']:,.0f} output tokens/s (the profiler slows it), {in_ops / wall:.0%} of it in operators")
     print(f"{'operator':40s} {'calls':>9s} {'self ms':>10s} {'share':>6s} {'us/call':>8s}")
     for e in sorted(events, key=lambda e: -e.self_cpu_time_total)[: args.top]:
         print(f"{e.key[:40]:40s} {e.count:9,d} {e.self_cpu_time_total / 1e3:10,.0f} "
