@@ -262,7 +262,7 @@ def main() -> None:
     args.work.mkdir(parents=True, exist_ok=True)
     say(f"data: {prepare(args.work, args.pairs, args.test_lines)}")
     saved = args.work / "train.json"
-    train = json.loads(saved.read_text()) if saved.exists() and (args.reuse or args.resume) else {}
+    train = json.loads(saved.read_text()) if saved.exists() else {}  # every system's record: a phase redoes only its own
     jobs = {"rnnsearch": lambda resume: train_ours(args.work, args.minutes, args.threads, resume),
             "rnnsearch_bf16": lambda resume: train_ours(args.work, args.bf16_minutes, args.threads, resume, bf16=True),
             "marian": lambda resume: train_marian(args.work, args.venv, args.minutes, args.threads, resume)}
@@ -270,9 +270,9 @@ def main() -> None:
         del jobs["rnnsearch_bf16"]
     for system, trainer in jobs.items():
         phase = "train-marian" if system == "marian" else "train-rnnsearch"
-        if args.reuse or train.get(system, {}).get("done") or args.phase not in ("all", phase):
+        if args.reuse or (args.resume and train.get(system, {}).get("done")) or args.phase not in ("all", phase):
             continue
-        before = train.get(system, {})
+        before = train.get(system, {}) if args.resume else {}
         train[system] = trainer(args.resume and system in train)
         train[system]["peak_rss_mib"] = max(train[system]["peak_rss_mib"], before.get("peak_rss_mib", 0))  # all runs
         train[system]["done"] = not train[system]["stopped"]
