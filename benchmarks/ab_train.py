@@ -10,6 +10,9 @@ autograd, both float32 (the two compute the same gradients: tests/unit/test_spee
 (``model/output.py``, ``GROUP_ELEMENTS``) against one per chunk (``GROUP_ELEMENTS = 0``).
 ``--compare chunks``: the fused loss's chunks of at most ``CHUNK_ELEMENTS`` logits (``model/output.py``)
 against chunks of half as many rows; float32, or both bf16 with ``--bf16``.
+``--compare gemm``: float32 products through oneDNN (``model/gemm.py``) against MKL (``RNNSEARCH_GEMM=mkl``).
+``--compare encoder``: the fused encoder cell as training's loop (``Encoder.fused_loop``) against
+torch.nn.GRU on packed sequences; both float32, with ``model.encoder_cell=fused``.
 
 Every minibatch is trained twice, once each way, in alternating order (so that neither way
 always runs first), and the times are summed per way: the machine's drift hits both alike.
@@ -18,17 +21,19 @@ Prints tokens/s of each way and their ratio.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import time
 
 from rnnsearch.data.batching import epoch_plan
 from rnnsearch.config import load, replace
-from rnnsearch.model import output
+from rnnsearch.model import gemm, output
 from rnnsearch.runtime import tune_process
 from rnnsearch.training.trainer import Trainer
 
 NAMES = {"deferred": ("deferred", "per-step"), "bf16": ("bf16", "float32"),
-         "groups": ("per group", "per chunk"), "chunks": ("chunks", "half-size chunks")}
+         "groups": ("per group", "per chunk"), "chunks": ("chunks", "half-size chunks"),
+         "gemm": ("oneDNN", "MKL"), "encoder": ("fused loop", "nn.GRU packed")}
 
 
 def main() -> None:
@@ -45,6 +50,8 @@ def main() -> None:
         p.error(f"--bf16 is for --compare chunks (--compare {args.compare} sets its own precision)")
     tune_process()
     cfg = load(args.config, args.set + ["train.progress=false", "train.bf16=false"])
+    if args.compare == "encoder" and cfg.model.encoder_cell != "fused":
+        p.error("--compare encoder needs --set model.encoder_cell=fused")
     shutil.rmtree(args.out, ignore_errors=True)
     trainer = Trainer(cfg, args.out, log=lambda *_: None)
     configs = {True: replace(cfg, train=replace(cfg.train, bf16=True)), False: cfg}
@@ -62,6 +69,11 @@ def main() -> None:
                 output.GROUP_ELEMENTS = group_elements if way else 0
             elif args.compare == "chunks":
                 output.CHUNK_ELEMENTS = chunk_elements if way else chunk_elements // 2
+            elif args.compare == "gemm":
+                os.environ["RNNSEARCH_GEMM"] = "onednn" if way else "mkl"
+                gemm.enabled.cache_clear()
+            elif args.compare == "encoder":
+                trainer.model.encoder.deferred = way
             else:
                 trainer.cfg = configs[way]
             start = time.perf_counter()

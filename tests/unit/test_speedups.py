@@ -169,6 +169,33 @@ def test_deferred_weight_gradients_equal_per_step_gradients(steps, batch, seed):
         torch.testing.assert_close(a, e, rtol=1e-10, atol=1e-12)
 
 
+@settings(max_examples=20, deadline=None)
+@given(lengths=st.lists(st.integers(1, 7), min_size=1, max_size=5), extra=st.integers(0, 2),
+       bidirectional=st.booleans(), seed=st.integers(0, 99))
+def test_fused_encoder_loop_equals_torch_gru_on_packed_sequences(lengths, extra, bidirectional, seed):
+    """Training's fused GRU loop (running rows only, deferred U) is torch.nn.GRU on packed
+    sequences: the same states, zeros on padding, and the same gradients of x and every weight."""
+    from rnnsearch.model.encoder import Encoder
+    torch.manual_seed(seed)
+    enc = Encoder(11, 4, 3, bidirectional=bidirectional, cell="fused", dropout=0.0).double()
+    width = max(lengths) + extra
+    mask = torch.arange(width)[None] < torch.tensor(lengths)[:, None]  # (B, S), padding beyond the longest too
+    x = torch.randn(len(lengths), width, 4, dtype=torch.float64, requires_grad=True)
+    probe = torch.randn(len(lengths), width, 3, dtype=torch.float64)
+    params = [x, *enc.rnn.parameters()]
+    results = []
+    for run in (enc.fused_loop, enc.fused_packed):
+        states = [s for s in run(x, mask) if s is not None]
+        loss = sum((s * probe * (k + 1)).sum() for k, s in enumerate(states))
+        results.append((states, torch.autograd.grad(loss, params)))
+    (loop, loop_grads), (packed, packed_grads) = results
+    for a, e in zip(loop, packed):
+        torch.testing.assert_close(a, e, rtol=1e-10, atol=1e-12)
+        assert not a[~mask].any()
+    for a, e in zip(loop_grads, packed_grads):
+        torch.testing.assert_close(a, e, rtol=1e-9, atol=1e-11)
+
+
 def test_deferred_weights_refuse_a_backward_that_did_not_reach_every_step():
     """A product whose output the loss does not use gets no backward: the weight's gradient would
     miss a step, so the flush refuses instead of returning a wrong gradient."""
@@ -182,11 +209,13 @@ def test_deferred_weights_refuse_a_backward_that_did_not_reach_every_step():
 
 @pytest.mark.parametrize("arch", ["rnnsearch", "rnnencdec"])
 @pytest.mark.parametrize("readout", ["current", "previous"])
-def test_training_loss_gradients_equal_the_step_by_step_models(arch, readout):
+@pytest.mark.parametrize("cell", ["paper", "fused"])
+def test_training_loss_gradients_equal_the_step_by_step_models(arch, readout, cell):
     """Every training speed-up together (teacher forcing outside the loop, stacked products,
-    deferred weight gradients, sigmoid energies, fused output and loss): the gradient of
-    ``model.loss`` is that of the plain sum of -log p(y_i) from ``model.step``, one step at a time."""
-    model = small_model(arch, readout_state=readout).double().train()  # dropout 0
+    deferred weight gradients, sigmoid energies, fused output and loss, the fused encoder's loop): the
+    gradient of ``model.loss`` is that of the plain sum of -log p(y_i) from ``model.step``, one step at
+    a time (whose encoder, without gradients, is torch.nn.GRU for the fused cell)."""
+    model = small_model(arch, readout_state=readout, encoder_cell=cell).double().train()  # dropout 0
     src = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, PAD, PAD]])
     y_in = torch.tensor([[2, 11, 12, 13], [2, 14, 3, PAD]])
     y_out = torch.tensor([[11, 12, 13, 3], [14, 3, PAD, PAD]])
@@ -194,7 +223,13 @@ def test_training_loss_gradients_equal_the_step_by_step_models(arch, readout):
     params = [p for p in model.parameters()]
     nll, n = model.loss(src, mask, y_in, y_out)
     fast = torch.autograd.grad(nll, params, allow_unused=True)
+    with torch.no_grad():
+        encoded = model.encode(src, mask)
     enc = model.encode(src, mask)
+    torch.testing.assert_close(enc.annotations, encoded.annotations, rtol=1e-12, atol=1e-12)
+    if cell == "fused":  # the plain sum's encoder: torch.nn.GRU itself, with gradients
+        with mock.patch.object(type(model.encoder), "fused_loop", lambda self, x, m: self.fused_packed(x, m)):
+            enc = model.encode(src, mask)
     state, plain = model.init_state(enc), 0.0
     for i in range(y_in.size(1)):
         logp, state, _ = model.step(y_in[:, i], state, enc)
@@ -205,6 +240,51 @@ def test_training_loss_gradients_equal_the_step_by_step_models(arch, readout):
         assert (a is None) == (e is None), name
         if a is not None:
             torch.testing.assert_close(a, e, rtol=1e-7, atol=1e-10, msg=name)
+
+
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_float32_products_through_onednn_equal_torchs(with_bias):
+    """model/gemm.py: oneDNN's float32 product is torch's (float tolerance); operands it does not
+    take (transposed, float64) get torch's own product, and RNNSEARCH_GEMM=mkl turns it off."""
+    from rnnsearch.model import gemm
+    g = torch.Generator().manual_seed(3)
+    x, w = torch.randn(37, 19, generator=g), torch.randn(23, 19, generator=g)
+    b = torch.randn(23, generator=g) if with_bias else None
+    expected = torch.nn.functional.linear(x.double(), w.double(), None if b is None else b.double())
+    assert gemm.enabled() == (torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise"))
+    for a, v in ((x, w), (x, w.t().contiguous().t()), (x.t().contiguous().t(), w)):
+        torch.testing.assert_close(gemm.linear(a, v, b).double(), expected, rtol=1e-5, atol=1e-5)
+    assert gemm.linear(x.double(), w.double(), None if b is None else b.double()).dtype == torch.float64
+    gemm.enabled.cache_clear()
+    try:
+        with mock.patch.dict("os.environ", {"RNNSEARCH_GEMM": "mkl"}):
+            assert not gemm.enabled()
+    finally:
+        gemm.enabled.cache_clear()
+
+
+@pytest.mark.parametrize("cell", ["paper", "fused"])
+def test_float32_training_gradients_equal_the_step_by_step_models(cell):
+    """The same in float32, where the output layer's and the loops' products go through oneDNN
+    (model/gemm.py) and the step-by-step sum's through torch: equal to float32 tolerance."""
+    model = small_model("rnnsearch", encoder_cell=cell, seed=1).train()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.mul_(0.5)
+    src = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, PAD, PAD]])
+    y_in, y_out = torch.tensor([[2, 11, 12, 13], [2, 14, 3, PAD]]), torch.tensor([[11, 12, 13, 3], [14, 3, PAD, PAD]])
+    params = list(model.parameters())
+    nll, _ = model.loss(src, src != PAD, y_in, y_out)
+    fast = torch.autograd.grad(nll, params)
+    with mock.patch.object(type(model.encoder), "fused_loop", lambda self, x, m: self.fused_packed(x, m)):
+        enc = model.encode(src, src != PAD)
+    state, plain = model.init_state(enc), 0.0
+    for i in range(y_in.size(1)):
+        logp, state, _ = model.step(y_in[:, i], state, enc)
+        plain = plain + torch.nn.functional.nll_loss(logp, y_out[:, i], ignore_index=PAD, reduction="sum")
+    assert nll.item() == pytest.approx(plain.item(), rel=1e-5)
+    for (name, _), a, e in zip(model.named_parameters(), fast, torch.autograd.grad(plain, params)):
+        torch.testing.assert_close(a, e, rtol=1e-4, atol=1e-4 * float(e.abs().max()), msg=name)
 
 
 def test_deferred_weights_under_bf16_autocast_give_float32_gradients():

@@ -11,10 +11,15 @@ backward, only the input gradient g_i W, keeping g_i; :meth:`~DeferredWeights.st
 recurrence's initial state s_0, whose gradient is complete only after every step's backward has
 run, and there computes every weight's gradient in one product each. The mathematics is that of
 ``F.linear(x_i, W)`` (a test checks it to float tolerance); only the order of the sums changes.
+The step products, forward x_i W^T and backward g_i W (against W^T made once per pass), are
+:func:`rnnsearch.model.gemm.linear`'s (oneDNN in float32 on CPUs).
 """
 from __future__ import annotations
 
 import torch
+
+from rnnsearch.model import gemm
+
 
 class DeferredWeights:
     """Deferred gradients for named weights (each (out, in)), used by the steps of one forward pass.
@@ -34,6 +39,7 @@ class DeferredWeights:
         self.detached = [w.detach() if compute is None or not w.is_floating_point() else w.detach().to(compute)
                          for w in self.weights]
         self.steps = [0 for _ in self.weights]  # products computed in forward, per weight
+        self.transposed: dict[int, torch.Tensor] = {}  # W^T (in, out), h^T (B, C, S): made in the first backward
         # filled in backward (so that the tape holds no reference into the graph, no cycle):
         self.inputs: list[list[torch.Tensor]] = [[] for _ in self.weights]
         self.grads: list[list[torch.Tensor]] = [[] for _ in self.weights]
@@ -72,7 +78,17 @@ class DeferredWeights:
             grads.append(grad.to(self.weights[k].dtype))
             gs.clear()
             xs.clear()
+        self.transposed.clear()
         return grads
+
+    def transpose(self, k: int, dtype: torch.dtype) -> torch.Tensor:
+        """The k-th weight transposed, contiguous, in ``dtype`` (made once per pass): W^T (in, out) for
+        the input gradients g_i W of a product, h^T (B, C, S) for those of the context."""
+        held = self.transposed.get(k)
+        if held is None or held.dtype != dtype:
+            held = self.detached[k].to(dtype).transpose(-2, -1).contiguous()
+            self.transposed[k] = held
+        return held
 
 
 CONTEXT = "annotations"  # the slot of h_j, read by :meth:`DeferredWeights.context`
@@ -100,13 +116,13 @@ class _StepLinear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, tape, k):
         _record_forward(ctx, tape, k, x, weight)
-        return torch.mm(x, weight.t())  # (B, out)
+        return gemm.linear(x, weight)  # (B, out)
 
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        _, weight = _record_backward(ctx, grad)
-        return torch.mm(grad, weight.to(grad.dtype)), None, None, None  # (B, in)
+        _record_backward(ctx, grad)
+        return gemm.linear(grad, ctx.tape.transpose(ctx.k, grad.dtype)), None, None, None  # g_i W (B, in)
 
 
 class _StepContext(torch.autograd.Function):
@@ -118,8 +134,12 @@ class _StepContext(torch.autograd.Function):
     @staticmethod
     @torch.autograd.function.once_differentiable
     def backward(ctx, grad):
-        _, annotations = _record_backward(ctx, grad)
-        grad_alpha = torch.bmm(annotations.to(grad.dtype), grad.unsqueeze(2)).squeeze(2)  # (B, S)
+        """dalpha_ij = h_j . dc_i, as the row dc_i (B, 1, C) times h^T (B, C, S): the same product
+        with h as the matrix, (B, S, C) x (B, C, 1), ran ~10x slower on CPUs (1.3 ms against 0.13 at
+        80 x 27 x 1024, 2 threads; MKL's batched matrix-vector product), at every decoder step."""
+        _record_backward(ctx, grad)
+        transposed = ctx.tape.transpose(ctx.k, grad.dtype)  # (B, C, S)
+        grad_alpha = torch.bmm(grad.unsqueeze(1), transposed).squeeze(1)  # (B, 1, C) x (B, C, S) -> (B, S)
         return grad_alpha, None, None, None
 
 

@@ -101,7 +101,8 @@ class Encoder(nn.Module):
     h_Tx (B, H) and the backward state at the first word (B, H) (zeros if unidirectional).
     ``cell='paper'`` is the paper's GRU; ``cell='fused'`` is torch.nn.GRU, whose
     candidate state applies the reset gate after the recurrent product, r * (U h):
-    faster, a documented deviation.
+    faster, a documented deviation. Training on a CPU computes the fused cell with
+    :meth:`fused_loop` (the same equations and weights), elsewhere torch.nn.GRU runs it.
     """
 
     def __init__(self, vocab_size: int, emb: int, hidden: int, bidirectional: bool,
@@ -110,6 +111,7 @@ class Encoder(nn.Module):
         self.hidden = hidden
         self.bidirectional = bidirectional
         self.cell = cell
+        self.deferred = deferred  # training runs the fused cell as a loop with deferred U (fused_loop)
         self.embed = nn.Embedding(vocab_size, emb, padding_idx=PAD)
         self.dropout = nn.Dropout(dropout)
         if cell == "paper":
@@ -126,6 +128,8 @@ class Encoder(nn.Module):
             gru = PaperGRU.scan if torch.jit.is_tracing() else PaperGRU.__call__  # traced: a loop (ONNX export)
             fwd = gru(self.fwd, x, mask)  # (B, S, H)
             bwd = gru(self.bwd, x, mask, reverse=True) if self.bidirectional else None  # (B, S, H)
+        elif torch.is_grad_enabled() and self.deferred and x.device.type == "cpu" and not torch.jit.is_tracing():
+            fwd, bwd = self.fused_loop(x, mask)  # training on a CPU
         else:
             fwd, bwd = self.fused_packed(x, mask)
         annotations = fwd if bwd is None else torch.cat([fwd, bwd], dim=2)  # (B, S, dirs*H)
@@ -139,3 +143,45 @@ class Encoder(nn.Module):
         out, _ = self.rnn(packed)
         out, _ = pad_packed_sequence(out, batch_first=True, total_length=x.size(1))  # (B, S, dirs*H)
         return out[:, :, : self.hidden], (out[:, :, self.hidden:] if self.bidirectional else None)  # (B, S, H)
+
+    def fused_loop(self, x: torch.Tensor, mask: torch.Tensor):
+        """:meth:`fused_packed`'s mathematics (torch.nn.GRU's cell, its own weights) for training: a loop
+        over the positions whose products U h_{j-1} take only the sentences still running there (rows
+        sorted by length, so these are a prefix) and whose U gradient is one product per pass
+        (model/deferred.py). torch.nn.GRU's own backward on packed sequences zero-filled and added a
+        whole (sum of lengths, 3H) input gradient at every position, and U's gradient per position.
+        x (B, S, E), mask (B, S) -> forward, backward states (B, S, H) or None; zeros on padding."""
+        lengths = mask.sum(1)  # (B,)
+        order = torch.argsort(lengths, descending=True, stable=True)  # (B,)
+        longest = int(lengths.max())
+        counts = (lengths[order] > torch.arange(longest, device=x.device)[:, None]).sum(1).tolist()  # rows at each j
+        x = x[order, :longest]  # (B, S', E), longest sentence first
+        states = [self._fused_direction(x, counts, "", False)]
+        if self.bidirectional:
+            states.append(self._fused_direction(x, counts, "_reverse", True))
+        restore = torch.argsort(order)  # (B,)
+        states = [nn.functional.pad(s[restore], (0, 0, 0, mask.size(1) - longest)) for s in states]  # (B, S, H)
+        return states[0], (states[1] if self.bidirectional else None)
+
+    def _fused_direction(self, x: torch.Tensor, counts: list[int], suffix: str, reverse: bool) -> torch.Tensor:
+        """One direction of torch.nn.GRU: r, z = sigmoid(W_{r,z} x_j + b + U_{r,z} h_{j-1} + b'),
+        n = tanh(W_n x_j + b + r * (U_n h_{j-1} + b')), h_j = (1 - z) n + z h_{j-1}; over the first
+        counts[j] rows of x (B, S, E) at position j -> (B, S, H), zeros on padding."""
+        rnn, hidden, batch = self.rnn, self.hidden, x.size(0)
+        u, u_bias = getattr(rnn, "weight_hh_l0" + suffix), getattr(rnn, "bias_hh_l0" + suffix)
+        inputs = nn.functional.linear(x, getattr(rnn, "weight_ih_l0" + suffix),
+                                      getattr(rnn, "bias_ih_l0" + suffix)).unbind(1)  # S x (B, 3H)
+        tape = DeferredWeights(U=u)
+        zeros = inputs[0].new_zeros(batch, hidden)  # (B, H)
+        h = tape.start(zeros)  # (B, H): h_0, then the running rows' states
+        outputs = [None] * len(inputs)
+        for j in (range(len(inputs) - 1, -1, -1) if reverse else range(len(inputs))):
+            rows = counts[j]
+            h = h[:rows] if rows <= len(h) else torch.cat([h, zeros[: rows - len(h)]])  # (n, H): those that run
+            recurrent = tape.linear("U", h) + u_bias  # (n, 3H)
+            x_j = inputs[j][:rows]  # (n, 3H)
+            r, z = torch.sigmoid(x_j[:, : 2 * hidden] + recurrent[:, : 2 * hidden]).chunk(2, dim=1)  # (n, H) each
+            candidate = torch.tanh(x_j[:, 2 * hidden:] + r * recurrent[:, 2 * hidden:])  # (n, H)
+            h = torch.lerp(candidate, h, z)  # (1 - z) n + z h  (n, H)
+            outputs[j] = h if rows == batch else torch.cat([h, zeros[: batch - rows]])  # (B, H)
+        return torch.stack(outputs, dim=1)  # (B, S, H)

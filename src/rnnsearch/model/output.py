@@ -10,11 +10,14 @@ is one chunk of logits instead of all of them (under bf16, and a group of chunks
 ``group_rows``).
 
 Under bf16 autocast the three products take bfloat16 operands (as autocast's own linear would),
-while the bias, the softmax, the loss and the gradients' sums stay in float32.
+while the bias, the softmax, the loss and the gradients' sums stay in float32. In float32 the logits
+and t's gradient are oneDNN's products (model/gemm.py), W_o's gradient MKL's (a transposed operand).
 """
 from __future__ import annotations
 
 import torch
+
+from rnnsearch.model import gemm
 
 CHUNK_ROWS = 512  # rows per chunk at most (512 x 8000 float32 logits = 16 MB)
 CHUNK_ELEMENTS = 1 << 23  # logits per chunk at most: a 30k vocabulary gets 256-row chunks (31 MB)
@@ -53,12 +56,13 @@ class _LinearCrossEntropy(torch.autograd.Function):
         gw = torch.zeros(weight.shape, dtype=dtype, device=x.device) if with_grad else None  # (V, M)
         gb = torch.zeros_like(bias) if with_grad else None  # (V,)
         xc, wc = x.to(compute), weight.to(compute)  # (N, M), (V, M)
+        wt = wc.t().contiguous() if with_grad and compute == dtype else None  # (M, V): t's gradient by gemm
         step = chunk_rows(len(weight))
         mixed = with_grad and compute != dtype  # bf16 products: logits' gradients kept per group
         group = group_rows(len(weight), step, len(x)) if mixed else step
         rows = min(step, len(x))
         minus_target = torch.full((rows, 1), smoothing - 1.0, dtype=dtype, device=x.device)  # -(1 - eps)
-        logits_buf = bias.new_empty(rows, len(weight))  # (n, V), one pair of buffers for all chunks
+        logits_buf = bias.new_empty(rows, len(weight)) if compute != dtype else None  # (n, V), for all chunks
         logp_buf = bias.new_empty(rows, len(weight))  # (n, V)
         grads = x.new_empty(min(group, len(x)), len(weight), dtype=compute) if mixed else None  # (G, V)
         for first in range(0, len(x), group):
@@ -67,7 +71,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
                 end = min(start + step, last)
                 xs, ys = xc[start:end], target[start:end, None]  # (n, M), (n, 1)
                 if compute == dtype:
-                    logits = torch.addmm(bias, xs, wc.t(), out=logits_buf[: len(xs)])  # (n, V)
+                    logits = gemm.linear(xs, wc, bias)  # (n, V)
                 else:
                     logits = torch.add(torch.mm(xs, wc.t()), bias, out=logits_buf[: len(xs)])  # (n, V)
                 logp = torch.log_softmax(logits, dim=1, out=logp_buf[: len(xs)])  # (n, V)
@@ -84,7 +88,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
                 if mixed:
                     grads[start - first:end - first] = grad  # (n, V) in bfloat16
                 else:
-                    torch.mm(grad, wc, out=gx[start:end])  # (n, M)
+                    gx[start:end] = gemm.linear(grad, wt)  # (n, M)
                     gw.addmm_(grad.t(), xs)  # (V, M)
             if mixed:  # bfloat16 operands, one pair of products per group; the sums in float32
                 gx[first:last] = torch.mm(grads[: last - first], wc)  # (G, M)
