@@ -12,7 +12,7 @@ autograd, both float32 (the two compute the same gradients: tests/unit/test_spee
 against chunks of half as many rows; float32, or both bf16 with ``--bf16``.
 ``--compare gemm``: float32 products through oneDNN (``model/gemm.py``) against MKL (``RNNSEARCH_GEMM=mkl``).
 ``--compare encoder``: the fused encoder cell as training's loop (``Encoder.fused_loop``) against
-torch.nn.GRU on packed sequences; both float32, with ``model.encoder_cell=fused``.
+torch.nn.GRU on packed sequences, with ``model.encoder_cell=fused``; float32, or both bf16 with ``--bf16``.
 
 Every minibatch is trained twice, once each way, in alternating order (so that neither way
 always runs first), and the times are summed per way: the machine's drift hits both alike.
@@ -44,10 +44,10 @@ def main() -> None:
     p.add_argument("--steps", type=int, default=40)
     p.add_argument("--warmup", type=int, default=4)
     p.add_argument("--out", default="/tmp/rnnsearch-ab")
-    p.add_argument("--bf16", action="store_true", help="--compare chunks: both ways under bf16 autocast")
+    p.add_argument("--bf16", action="store_true", help="--compare chunks or encoder: both ways under bf16 autocast")
     args = p.parse_args()
-    if args.bf16 and args.compare != "chunks":
-        p.error(f"--bf16 is for --compare chunks (--compare {args.compare} sets its own precision)")
+    if args.bf16 and args.compare not in ("chunks", "encoder"):
+        p.error(f"--bf16 is for --compare chunks or encoder (--compare {args.compare} sets its own precision)")
     tune_process()
     cfg = load(args.config, args.set + ["train.progress=false", "train.bf16=false"])
     if args.compare == "encoder" and cfg.model.encoder_cell != "fused":
@@ -56,7 +56,7 @@ def main() -> None:
     trainer = Trainer(cfg, args.out, log=lambda *_: None)
     configs = {True: replace(cfg, train=replace(cfg.train, bf16=True)), False: cfg}
     group_elements, chunk_elements = output.GROUP_ELEMENTS, output.CHUNK_ELEMENTS
-    if args.compare == "groups" or (args.compare == "chunks" and args.bf16):
+    if args.compare == "groups" or (args.compare in ("chunks", "encoder") and args.bf16):
         trainer.cfg = configs[True]
     data = trainer.train_data
     plan = epoch_plan(data.src_lens, data.tgt_lens, cfg.train, cfg.train.seed, 0)

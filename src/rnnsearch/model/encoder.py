@@ -172,7 +172,7 @@ class Encoder(nn.Module):
         inputs = nn.functional.linear(x, getattr(rnn, "weight_ih_l0" + suffix),
                                       getattr(rnn, "bias_ih_l0" + suffix)).unbind(1)  # S x (B, 3H)
         tape = DeferredWeights(U=u)
-        zeros = inputs[0].new_zeros(batch, hidden)  # (B, H)
+        zeros = x.new_zeros(batch, hidden, dtype=u_bias.dtype)  # (B, H); the state in float32 under autocast
         h = tape.start(zeros)  # (B, H): h_0, then the running rows' states
         outputs = [None] * len(inputs)
         for j in (range(len(inputs) - 1, -1, -1) if reverse else range(len(inputs))):
