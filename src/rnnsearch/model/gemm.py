@@ -25,9 +25,15 @@ def enabled() -> bool:
     return torch.backends.mkldnn.is_available() and hasattr(torch.ops.mkldnn, "_linear_pointwise")
 
 
+def takes(t: torch.Tensor) -> bool:
+    """Whether :func:`linear` sends products of this float32 CPU operand to oneDNN (when contiguous):
+    a caller makes a transposed weight contiguous for it only then."""
+    return enabled() and t.device.type == "cpu" and t.dtype == torch.float32
+
+
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """x W^T + b for x (N, in), W (out, in), b (out,) -> (N, out)."""
-    if (enabled() and x.device.type == "cpu" and x.dtype == weight.dtype == torch.float32 and x.dim() == 2
-            and x.is_contiguous() and weight.is_contiguous() and (bias is None or bias.dtype == torch.float32)):
+    if (takes(x) and takes(weight) and x.dim() == 2 and x.is_contiguous() and weight.is_contiguous()
+            and (bias is None or bias.dtype == torch.float32)):
         return torch.ops.mkldnn._linear_pointwise(x, weight, bias, "none", [], "")
     return torch.mm(x, weight.t()) if bias is None else torch.addmm(bias, x, weight.t())

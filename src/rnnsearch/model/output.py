@@ -56,7 +56,7 @@ class _LinearCrossEntropy(torch.autograd.Function):
         gw = torch.zeros(weight.shape, dtype=dtype, device=x.device) if with_grad else None  # (V, M)
         gb = torch.zeros_like(bias) if with_grad else None  # (V,)
         xc, wc = x.to(compute), weight.to(compute)  # (N, M), (V, M)
-        wt = wc.t().contiguous() if with_grad and compute == dtype else None  # (M, V): t's gradient by gemm
+        wt = wc.t().contiguous() if with_grad and gemm.takes(wc) else wc.t()  # (M, V): a copy only for oneDNN
         step = chunk_rows(len(weight))
         mixed = with_grad and compute != dtype  # bf16 products: logits' gradients kept per group
         group = group_rows(len(weight), step, len(x)) if mixed else step
