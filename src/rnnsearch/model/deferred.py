@@ -98,24 +98,23 @@ def _autocast_dtype(device_type: str) -> torch.dtype | None:
     return torch.get_autocast_dtype(device_type) if torch.is_autocast_enabled(device_type) else None
 
 
-def _record_forward(ctx, tape: DeferredWeights, k: int, *saved: torch.Tensor) -> None:
+def _record_forward(ctx, tape: DeferredWeights, k: int, step_input: torch.Tensor) -> None:
+    """Keeps the product's step input for backward (the weight's side comes from the tape)."""
     ctx.tape, ctx.k = tape, k
-    ctx.save_for_backward(*saved)
+    ctx.save_for_backward(step_input)
     tape.steps[k] += 1
 
 
-def _record_backward(ctx, grad: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """Files (the product's step input, its output gradient) on the tape; returns the saved tensors."""
-    saved = ctx.saved_tensors
-    ctx.tape.inputs[ctx.k].append(saved[0])
+def _record_backward(ctx, grad: torch.Tensor) -> None:
+    """Files (the product's step input, its output gradient) on the tape."""
+    ctx.tape.inputs[ctx.k].append(ctx.saved_tensors[0])
     ctx.tape.grads[ctx.k].append(grad)
-    return saved
 
 
 class _StepLinear(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x, weight, tape, k):
-        _record_forward(ctx, tape, k, x, weight)
+        _record_forward(ctx, tape, k, x)
         return gemm.linear(x, weight)  # (B, out)
 
     @staticmethod
@@ -128,7 +127,7 @@ class _StepLinear(torch.autograd.Function):
 class _StepContext(torch.autograd.Function):
     @staticmethod
     def forward(ctx, alpha, annotations, tape, k):
-        _record_forward(ctx, tape, k, alpha, annotations)
+        _record_forward(ctx, tape, k, alpha)
         return torch.bmm(alpha.unsqueeze(1), annotations).squeeze(1)  # (B, 1, S) x (B, S, C) -> (B, C)
 
     @staticmethod
