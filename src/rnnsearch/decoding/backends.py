@@ -22,7 +22,7 @@ import torch
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.errors import UsageError
 from rnnsearch.model.decoder import DecoderState
-from rnnsearch.model.packed import bf16_steps, int8_steps
+from rnnsearch.model.packed import bf16_steps, float32_view, int8_steps, packs_float32
 from rnnsearch.cpu import EMULATED_DECODING, emulated_warning, packed_bf16
 
 
@@ -160,6 +160,24 @@ def bf16_model(model, pack: bool = True):
     if pack and packed_bf16():
         bf16_steps(model.decoder)
     return model
+
+
+class Float32View:
+    """What a float32 search on a CPU runs on: model/packed.py's ``float32_view`` of the
+    translator's model (its step weights reordered for oneDNN once), made at the first search
+    and again once a parameter has changed (training validates the model it trains between
+    updates); any other model as it is."""
+
+    def __init__(self):
+        self._key, self._view = None, None
+
+    def of(self, model):
+        if not packs_float32(model):
+            return model
+        key = tuple((id(p), p._version) for p in model.parameters())  # an in-place update bumps _version
+        if key != self._key:
+            self._key, self._view = key, float32_view(model)
+        return self._view
 
 
 @dataclass

@@ -41,6 +41,7 @@ class Translator:
         self.lexicon: dict[str, str] | None = None
         self.shortlist: shortlist.ShortlistTable | None = None  # see set_shortlist
         self.workers = 1  # processes that search batches side by side (see set_workers)
+        self._float32 = backends.Float32View()  # what a float32 CPU search runs on (model/packed.py)
         self.align_head = None  # the checkpoint's alignment head (model/align_head.py), if it has one
         self.averaged_from: list[str] = []  # the checkpoints whose mean it is (`rnnsearch average`), if any
         self.name = config.name  # what the model is called: its release's name when it is one (from_checkpoint)
@@ -202,8 +203,9 @@ class Translator:
         chunks = [todo[start:start + settings.batch_size] for start in range(0, len(todo), settings.batch_size)]
         batches = [([units[i] for i in chunk], None if not prefixes else [prefixes[i] for i in chunk],
                     None if constraints is None else [constraints[i] for i in chunk]) for chunk in chunks]
-        search = lambda batch: self._search_batch(batch, settings, generator)  # noqa: E731 (forked, not pickled)
         with evaluating(self.model):
+            model = self._float32.of(self.model)  # made before the workers fork: they share it
+            search = lambda batch: self._search_batch(model, batch, settings, generator)  # noqa: E731 (forked)
             for k, translations in workers.search_batches(search, batches, self.workers):
                 for i, result in zip(chunks[k], translations):
                     results[i] = result
@@ -230,7 +232,7 @@ class Translator:
         with evaluating(self.model):
             return score_texts(self, sources, targets, batch_size or self.decode_cfg.batch_size, details)
 
-    def _search(self, units: list[list[str]], settings: SearchSettings, generator=None,
+    def _search(self, model, units: list[list[str]], settings: SearchSettings, generator=None,
                 prefixes: list[list[str]] | None = None, constraints: list | None = None) -> list[list[Hypothesis]]:
         src, mask = source_batch([self.src_codec.vocab.encode(u) for u in units])
         src, mask = src.to(self.device), mask.to(self.device)
@@ -239,8 +241,8 @@ class Translator:
             prefix = pad([self.tgt_codec.vocab.encode(p) for p in prefixes]).to(self.device)  # (B, P)
         run = functools.partial(_run, src=src, mask=mask, settings=settings, generator=generator)
         if self.shortlist is not None:  # over the batch's candidate words (decoding/shortlist.py)
-            return shortlist.search(run, self.model, self.shortlist, src, mask, prefix, constraints)
-        return run(self.model, prefix, constraints)
+            return shortlist.search(run, model, self.shortlist, src, mask, prefix, constraints)
+        return run(model, prefix, constraints)
 
     def set_shortlist(self, table: shortlist.ShortlistTable | None) -> None:
         """Translate each batch over its candidate words only (decoding/shortlist.py); None: all words."""
@@ -262,10 +264,11 @@ class Translator:
             raise UsageError(why)
         self.replace_unk, self.lexicon = mode, lexicon
 
-    def _search_batch(self, batch: tuple, settings: SearchSettings, generator) -> list[Translation]:
-        """One batch of (source units, prefixes or None, constraints or None) searched and packaged."""
+    def _search_batch(self, model, batch: tuple, settings: SearchSettings, generator) -> list[Translation]:
+        """One batch of (source units, prefixes or None, constraints or None) searched over ``model``
+        (self.model, or its float32 view) and packaged."""
         units, prefixes, constraints = batch
-        found = self._search(units, settings, generator, prefixes, constraints)
+        found = self._search(model, units, settings, generator, prefixes, constraints)
         rows = unk.alignments(self, units, found) if self.replace_unk else [[None] * len(h) for h in found]
         return [self._package(u, hyps, prefixes[n] if prefixes else [], rows[n])
                 for n, (u, hyps) in enumerate(zip(units, found))]

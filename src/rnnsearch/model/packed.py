@@ -1,15 +1,21 @@
-"""Weights packed once for decoding: for oneDNN's bfloat16 products (``--dtype bf16``), and for
-fbgemm's int8 products (``--quantize int8``, :class:`Int8Linear`).
+"""Weights packed once for decoding: for oneDNN's float32 products (the default CPU search,
+:func:`float32_view`) and bfloat16 products (``--dtype bf16``), and for fbgemm's int8 products
+(``--quantize int8``, :class:`Int8Linear`).
 
-A bf16 product through ``F.linear`` reorders its weight matrix into oneDNN's blocked layout at
-every call; on the decoder's step that reorder costs as much as the product (the bench model's
-W_o, 8000 x 256, times 150 rows: 0.77 ms per call unpacked, 0.51 ms packed, on 2 cores with AMX).
-:class:`PackedLinear` reorders once. Decoding only: a packed weight has no gradient, and the
-module's float state_dict is not touched (the packed copy lives beside it). Only where
-``rnnsearch.cpu.packed_bf16()``: oneDNN refuses bf16 weights on a CPU without AVX-512 (BW, VL, DQ).
+A product through ``F.linear`` reads its weight matrix in PyTorch's layout at every call (bf16:
+oneDNN reorders it each time; float32: MKL's product); on the decoder's step, whose products have
+few rows (K per sentence), that costs as much as the product. :class:`PackedLinear` reorders once
+into oneDNN's blocked layout (bf16, the bench model's W_o, 8000 x 256, times 150 rows: 0.77 ms per
+call unpacked, 0.51 ms packed, on 2 cores with AMX; float32, W_o 30,000 x 256 on one core of an AMD
+EPYC: 6.4 ms (MKL) -> 1.5 at 5 rows, 34 -> 24 at 160, benchmarks/gemm_shapes.py). Decoding only: a packed
+weight has no gradient, and the module's state_dict is not touched (the packed copy lives beside
+it, or in a view of the model). bf16 only where ``rnnsearch.cpu.packed_bf16()``: oneDNN refuses
+bf16 weights on a CPU without AVX-512 (BW, VL, DQ); float32 where ``model/gemm.py`` sends products
+to oneDNN.
 """
 from __future__ import annotations
 
+import copy
 import dataclasses
 import warnings
 
@@ -18,6 +24,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from rnnsearch.checkpoint import quantize_rows
+from rnnsearch.model import gemm
 
 AO_DEPRECATION = r"torch\.quantize_per_tensor.*deprecated"  # the notice torch's quantized tensors print
 ROWS_HINT = 256  # the batch size oneDNN plans the packed layout for; any number of rows works
@@ -28,36 +35,45 @@ def padded_rows(rows: int) -> int:
     """The row count a product is computed for. oneDNN compiles one primitive per shape and keeps
     32 (runtime.tune_process); a beam search's row count changes as sentences finish, so without
     buckets every step compiled again (bench model, beam 5, 64 sentences a batch: 1,810 tok/s
-    against 2,096 with buckets, and 2,218 with 1,024-entry caches at 900 MiB instead of 576)."""
+    against 2,096 with buckets, and 2,218 with 1,024-entry caches at 900 MiB instead of 576). bf16
+    only: float32 products ran faster at their own row counts (the Marian race's model, beam 5, one
+    thread, 200 sentences: 524 tok/s against 457 with buckets; W_o at 160 rows 24.5 ms, at 192 28.8)."""
     return 1 << (rows - 1).bit_length() if rows <= ROW_BUCKET else -(-rows // ROW_BUCKET) * ROW_BUCKET
 
 
 class PackedLinear(nn.Module):
-    """y = x W^T + b with W (out, in) in bfloat16, reordered for oneDNN once; x (..., in) is
-    rounded to bf16 (the attention's c_i comes in float32), y is bf16."""
+    """y = x W^T + b with W (out, in) reordered for oneDNN once, in ``dtype``: bfloat16 (x is
+    rounded to bf16, the attention's c_i comes in float32; y is bf16) or float32. ``weight``: the
+    float32 W of an nn.Linear packed so (:meth:`of`), whose rows a shortlist reads; else None."""
 
-    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None):
+    def __init__(self, weight: torch.Tensor, bias: torch.Tensor | None = None, dtype: torch.dtype = torch.bfloat16):
         super().__init__()
         self.out_features, self.in_features = weight.shape
-        weight = weight.detach().to(torch.bfloat16).contiguous()
+        self.dtype = dtype
+        weight = weight.detach().to(dtype).contiguous()
+        self.weight: torch.Tensor | None = None
         self.packed = torch.ops.mkldnn._reorder_linear_weight(weight, ROWS_HINT)
-        self.bias = None if bias is None else bias.detach().to(torch.bfloat16).contiguous()
+        self.bias = None if bias is None else bias.detach().to(dtype).contiguous()
 
     @classmethod
-    def of(cls, linear: nn.Linear) -> PackedLinear:
-        return cls(linear.weight, linear.bias)
+    def of(cls, linear: nn.Linear, dtype: torch.dtype = torch.bfloat16) -> PackedLinear:
+        packed = cls(linear.weight, linear.bias, dtype)
+        if dtype == torch.float32:
+            packed.weight = linear.weight.detach()  # (out, in), shared with the model
+        return packed
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        flat = x.reshape(-1, self.in_features).to(torch.bfloat16)  # (rows, in)
+        flat = x.reshape(-1, self.in_features).to(self.dtype)  # (rows, in)
         rows = flat.size(0)
-        padded = padded_rows(rows)
+        padded = padded_rows(rows) if self.dtype == torch.bfloat16 else rows  # float32: see padded_rows
         if padded != rows:
             flat = torch.cat([flat, flat.new_zeros(padded - rows, self.in_features)])  # (padded, in)
         out = torch.ops.mkldnn._linear_pointwise(flat.contiguous(), self.packed, self.bias, "none", [], "")  # (padded, out)
         return out[:rows].view(*x.shape[:-1], self.out_features)  # (..., out)
 
     def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}"
+        return (f"in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}, "
+                f"{str(self.dtype).removeprefix('torch.')}")
 
 
 class Int8Linear(nn.Module):
@@ -124,12 +140,50 @@ def bf16_steps(decoder) -> None:
     and c_i = sum_j alpha_ij h_j stay float32 (Decoder.prepare keeps h_j and U_a h_j in float32),
     where this CPU is faster than in bf16: 2,435 against 2,283 tok/s, bench model, beam 5. The
     decoder cannot train afterwards."""
-    _stack(decoder, PackedLinear)
+    _pack_steps(decoder, torch.bfloat16)
+
+
+def _pack_steps(decoder, dtype: torch.dtype) -> None:
+    _stack(decoder, lambda weight, bias=None: PackedLinear(weight, bias, dtype))
     owners = [(decoder, name) for name in ("U", "U_o", "W_o", "W_s")]
     owners += [(decoder.attention, "U_a")] if decoder.attention is not None else []
     for owner, name in owners:
         if type(getattr(owner, name)) is nn.Linear:  # not one already in int8
-            setattr(owner, name, PackedLinear.of(getattr(owner, name)))
+            setattr(owner, name, PackedLinear.of(getattr(owner, name), dtype))
+
+
+def packs_float32(model) -> bool:
+    """Whether :func:`float32_view` applies: one float32 Seq2Seq on a CPU, its decoder not packed
+    already (int8, bf16), and float32 products going to oneDNN (model/gemm.py; RNNSEARCH_GEMM=mkl: not)."""
+    decoder = getattr(model, "decoder", None)
+    return (isinstance(model, nn.Module) and decoder is not None and decoder.packed_steps is None
+            and type(decoder.W_o) is nn.Linear and gemm.takes(decoder.W_o.weight)
+            and hasattr(torch.ops.mkldnn, "_reorder_linear_weight"))
+
+
+def float32_view(model: nn.Module) -> nn.Module:
+    """``model`` as a float32 search on a CPU reads it: the same parameters (shared, not copied),
+    in eval mode, its decoder's step products (the stacked ones, U, U_o, W_o, W_s, U_a) through
+    oneDNN with their weights reordered once (beam 5, the Marian race's model, one thread: 1.3x
+    the tokens/s of MKL's products, benchmarks/README.md). ``model`` itself is not changed: it
+    still trains, exports and saves; the view is stale once its parameters change."""
+    view = _shallow(model)
+    view.decoder = _shallow(model.decoder)
+    if view.decoder.attention is not None:
+        view.decoder.attention = _shallow(model.decoder.attention)
+    _pack_steps(view.decoder, torch.float32)
+    for module in (view, view.decoder, view.decoder.attention):
+        if module is not None:
+            module.training = False  # the copies only: the shared children keep their own mode
+    return view
+
+
+def _shallow(module: nn.Module) -> nn.Module:
+    """A copy of ``module`` that shares its parameters, buffers and children, and whose children
+    can be replaced without touching ``module``."""
+    twin = copy.copy(module)
+    twin._modules = dict(module._modules)
+    return twin
 
 
 def int8_steps(decoder) -> None:

@@ -17,7 +17,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from rnnsearch.model.packed import Int8Linear
+from rnnsearch.model.packed import Int8Linear, PackedLinear
 
 
 @dataclass
@@ -50,10 +50,13 @@ def output_shortlist(output: nn.Module, ids: torch.Tensor, allowed: torch.Tensor
     """The output layer W_o (``output``) over the vocabulary ids ``ids`` (V',), ``allowed`` (B, V'):
     its float weights' rows, or, under ``--quantize int8`` (model/packed.py's Int8Linear), its int8
     rows and their scales in the same int8 product (so that a list of every word gives the int8
-    model's own logits); not bf16 weights packed for oneDNN."""
-    if isinstance(output, nn.Linear):
+    model's own logits); not bf16 weights packed for oneDNN. Float32 rows of a W_o packed for
+    oneDNN (packed.float32_view) are packed again, once per batch."""
+    if isinstance(output, nn.Linear) or isinstance(output, PackedLinear) and output.weight is not None:
         ids = ids.to(output.weight.device)
         weight, bias = output.weight.index_select(0, ids), output.bias.index_select(0, ids)  # (V', M), (V',)
+        if isinstance(output, PackedLinear):
+            return Shortlist(PackedLinear(weight, bias, torch.float32), _off(allowed, weight.device))
         return Shortlist(lambda t: F.linear(t, weight, bias), _off(allowed, weight.device))
     if isinstance(output, Int8Linear):
         return Shortlist(output.rows(ids.cpu()), _off(allowed, "cpu"))
