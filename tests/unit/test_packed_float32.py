@@ -69,16 +69,34 @@ def test_the_view_leaves_the_model_as_it_was():
 
 def test_a_translator_makes_the_view_again_after_an_update():
     model = small_model()
-    views = Float32View()
+    views = Float32View(keep=True)  # a translator's own weights (Translator.from_checkpoint)
     first = views.of(model)
     assert first is not model and views.of(model) is first  # made once while nothing changes
     with torch.no_grad():
-        model.decoder.W_o.weight.mul_(-1.0)  # as an optimiser's in-place step
+        model.decoder.W_o.weight.mul_(-1.0)  # an in-place change moves the version
     second = views.of(model)
     assert second is not first
     src, mask = source_batch([[5, 6, 7, 8]])
     rows = torch.tensor([0, 0])
     for (logp_a, _, _), (logp_b, _, _) in zip(_steps(model, src, mask, rows), _steps(second, src, mask, rows)):
+        torch.testing.assert_close(logp_b, logp_a, rtol=1e-4, atol=1e-4)
+
+
+def test_a_model_its_caller_trains_is_read_afresh_at_each_search():
+    """Training validates through a translator around the model it trains, whose fused Adam step
+    changes the weights without moving their versions."""
+    model = small_model()
+    views = Float32View()
+    before = views.of(model)
+    optimiser = torch.optim.Adam(model.parameters(), lr=0.5, fused=True)
+    for p in model.parameters():
+        p.grad = torch.ones_like(p)
+    optimiser.step()
+    after = views.of(model)
+    assert after is not before
+    src, mask = source_batch([[5, 6, 7, 8]])
+    rows = torch.tensor([0, 0])
+    for (logp_a, _, _), (logp_b, _, _) in zip(_steps(model, src, mask, rows), _steps(after, src, mask, rows)):
         torch.testing.assert_close(logp_b, logp_a, rtol=1e-4, atol=1e-4)
 
 

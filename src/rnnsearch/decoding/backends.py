@@ -164,17 +164,22 @@ def bf16_model(model, pack: bool = True):
 
 class Float32View:
     """What a float32 search on a CPU runs on: model/packed.py's ``float32_view`` of the
-    translator's model (its step weights reordered for oneDNN once), made at the first search
-    and again once a parameter has changed (training validates the model it trains between
-    updates); any other model as it is."""
+    translator's model (its step weights reordered for oneDNN once); any other model as it is.
+    ``keep``: the weights are the translator's own (Translator.from_checkpoint), so the view is made
+    once and again only if a parameter's version moves (load_state_dict, an in-place update);
+    else (a model its caller trains: validation) a view per call, as a fused optimiser's step
+    (torch.optim.Adam(fused=True)) changes the weights without moving their versions."""
 
-    def __init__(self):
+    def __init__(self, keep: bool = False):
+        self.keep = keep
         self._key, self._view = None, None
 
     def of(self, model):
         if not packs_float32(model):
             return model
-        key = tuple((id(p), p._version) for p in model.parameters())  # an in-place update bumps _version
+        if not self.keep:
+            return float32_view(model)
+        key = tuple((id(p), p._version) for p in model.parameters())
         if key != self._key:
             self._key, self._view = key, float32_view(model)
         return self._view

@@ -67,6 +67,7 @@ class Translator:
         model = load_model(cfg.model, len(src.vocab), len(tgt.vocab), payload["model"])
         model.eval()
         translator = cls(model, src, tgt, cfg, device, payload.get("train_state"))
+        translator._float32.keep = True  # its own weights: one view for its life (backends.Float32View)
         translator.averaged_from = list((payload.get("meta") or {}).get("averaged_from") or [])
         release = pretrained.release_name(path)
         translator.name = release or cfg.name
