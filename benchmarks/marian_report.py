@@ -33,7 +33,7 @@ def table(train: dict, rows: list[dict], dev: dict, fl: dict) -> str:
         lines.append(f"| {name}: output tokens/s (BLEU; tokens) | {speed(a['tok_per_s'])} ({a['bleu']:.2f}; "
                      f"{a['tokens']:,}) | {speed(b['tok_per_s'])} ({b['bleu']:.2f}; {b['tokens']:,}) | {ratio} |")
     start = rows[0]
-    lines.append(f"| start-up (1 sentence, whole process) | {start['rnnsearch']['startup_s']:.2f} s | "
+    lines.append(f"| start-up (1 sentence, whole process, median of 3) | {start['rnnsearch']['startup_s']:.2f} s | "
                  f"{start['marian']['startup_s']:.2f} s | |")
     return "\n".join(lines) + "\n\n" + targets(rows)
 

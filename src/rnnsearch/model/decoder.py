@@ -100,7 +100,7 @@ class Decoder(nn.Module):
         self.V_o = nn.Linear(emb, 2 * maxout, bias=False)
         self.C_o = nn.Linear(context, 2 * maxout, bias=False)
         self.W_o = nn.Linear(maxout, vocab_size)
-        self.packed_steps: StepWeights | None = None  # decoding: model/packed.py's bf16_steps, int8_steps
+        self.packed_steps: StepWeights | None = None  # decoding: model/packed.py (float32_view, bf16, int8)
 
     def step_weights(self, full: bool = True) -> StepWeights:
         """The stacked matrices; ``full=False`` stacks only ``query`` (all teacher forcing needs)."""
@@ -132,7 +132,7 @@ class Decoder(nn.Module):
         # and a weighted sum per step (bench model, beam 5, 128 sentences of 16 tokens: 0.58 ms
         # against 1.91 ms for the bf16 product on this CPU, benchmarks/README.md)
         values = None if self.training else linear(annotations, w.context)  # (B, S, 3D + 2M)
-        if self.packed_steps is not None:  # bf16 or int8 products, float32 attention (packed.bf16_steps)
+        if self.packed_steps is not None:  # packed products (bf16, int8 or float32), float32 attention
             annotations, keys, values = annotations.float(), keys.float(), values.float()
         return EncoderOutput(annotations, enc.mask, keys, enc.context, enc.init_source, weights=w,
                              context_values=values)

@@ -164,8 +164,8 @@ def packs_float32(model) -> bool:
 def float32_view(model: nn.Module) -> nn.Module:
     """``model`` as a float32 search on a CPU reads it: the same parameters (shared, not copied),
     in eval mode, its decoder's step products (the stacked ones, U, U_o, W_o, W_s, U_a) through
-    oneDNN with their weights reordered once (beam 5, the Marian race's model, one thread: 1.3x
-    the tokens/s of MKL's products, benchmarks/README.md). ``model`` itself is not changed: it
+    oneDNN with their weights reordered once (beam 5, the Marian race's model: 1.23x the tokens/s
+    of MKL's products on one thread, 1.29x with 2 workers, benchmarks/README.md). ``model`` itself is not changed: it
     still trains, exports and saves; the view is stale once its parameters change."""
     view = _shallow(model)
     view.decoder = _shallow(model.decoder)
