@@ -67,6 +67,14 @@ def test_the_view_leaves_the_model_as_it_was():
     assert model.decoder.W_o.weight.grad is not None
 
 
+def _assert_reads_the_model(view, model):
+    """The view's log p over a sentence's K = 2 rows is the model's as it is now."""
+    src, mask = source_batch([[5, 6, 7, 8]])
+    rows = torch.tensor([0, 0])
+    for (logp_a, _, _), (logp_b, _, _) in zip(_steps(model, src, mask, rows), _steps(view, src, mask, rows)):
+        torch.testing.assert_close(logp_b, logp_a, rtol=1e-4, atol=1e-4)
+
+
 def test_a_translator_makes_the_view_again_after_an_update():
     model = small_model()
     views = Float32View(keep=True)  # a translator's own weights (Translator.from_checkpoint)
@@ -76,10 +84,7 @@ def test_a_translator_makes_the_view_again_after_an_update():
         model.decoder.W_o.weight.mul_(-1.0)  # an in-place change moves the version
     second = views.of(model)
     assert second is not first
-    src, mask = source_batch([[5, 6, 7, 8]])
-    rows = torch.tensor([0, 0])
-    for (logp_a, _, _), (logp_b, _, _) in zip(_steps(model, src, mask, rows), _steps(second, src, mask, rows)):
-        torch.testing.assert_close(logp_b, logp_a, rtol=1e-4, atol=1e-4)
+    _assert_reads_the_model(second, model)
 
 
 def test_a_model_its_caller_trains_is_read_afresh_at_each_search():
@@ -94,10 +99,7 @@ def test_a_model_its_caller_trains_is_read_afresh_at_each_search():
     optimiser.step()
     after = views.of(model)
     assert after is not before
-    src, mask = source_batch([[5, 6, 7, 8]])
-    rows = torch.tensor([0, 0])
-    for (logp_a, _, _), (logp_b, _, _) in zip(_steps(model, src, mask, rows), _steps(after, src, mask, rows)):
-        torch.testing.assert_close(logp_b, logp_a, rtol=1e-4, atol=1e-4)
+    _assert_reads_the_model(after, model)
 
 
 def test_what_has_no_view(monkeypatch):
