@@ -53,7 +53,7 @@ def run(cmd: list[str], env: dict, log: Path, limit_s: float | None = None, mark
     (from wait4), and ``stopped``: whether this process was sent SIGTERM meanwhile (it passes it on to
     ``cmd`` and waits for it: a trainer saves its checkpoint). A failure is an error, except, with
     ``interrupted_ok``, the exit of a process that SIGINT stopped (OpenNMT-py's trainer), or of one
-    stopped by a SIGTERM passed on."""
+    stopped by a SIGTERM this process was sent (passed on, or sent to the whole process group)."""
     start, asked = time.monotonic(), []
     previous = signal.signal(signal.SIGTERM, lambda *_: asked.append(True))
     try:
@@ -77,7 +77,7 @@ def run(cmd: list[str], env: dict, log: Path, limit_s: float | None = None, mark
     finally:
         signal.signal(signal.SIGTERM, previous)
     proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode != 0 and not ((interrupted_ok or asked) and interrupted):
+    if proc.returncode != 0 and not (asked or (interrupted_ok and interrupted)):  # asked: cmd got it too (a group's)
         raise RuntimeError(f"{' '.join(cmd)} failed ({proc.returncode}); see {log}")
     return {"wall_s": time.monotonic() - start, "peak_rss_mib": usage.ru_maxrss / 1024, "stopped": bool(asked),
             "marked_s": time.monotonic() - began if began is not None else 0.0}

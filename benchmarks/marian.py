@@ -149,6 +149,9 @@ def decode(system: str, work: Path, venv: Path, model: Path, split: str, beam: i
                                                              beam, threads, "packed8" if int8 else "float32"),
                *(["--shortlist", str(theirs), "100", "100"] if shortlist else [])]
     result = run(cmd, env_for(threads), work / f"{tag}.log")
+    if result["stopped"]:  # its output is cut short: nothing of it is measured
+        sys.exit(f"stopped by SIGTERM while decoding {tag} (the rows measured before it are kept in "
+                 f"{work / 'race.jsonl'}): go on with --phase decode --resume")
     lines = out.read_text(encoding="utf-8").splitlines()
     if system == "marian":
         lines = [detokenize(x.split(), "moses", "fr") for x in lines]

@@ -121,8 +121,9 @@ class TrainConfig(Section):
     lr_decay_patience: StrictInt = Field(0, ge=0, description="validations without gain tolerated before a decay")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto: CUDA when present")
     bf16: StrictBool = Field(False, description="bfloat16 autocast for the products (loss in float32)")
-    deferred: StrictBool = Field(True, description="weight gradients of the recurrences' per-step products in "
-                                                   "one product per pass (model/deferred.py)")
+    deferred: StrictBool = Field(True, description="the recurrences' weight gradients in one product per pass "
+                                                   "(model/deferred.py; on a CPU the encoder as a loop of its cell, "
+                                                   "Encoder.fused_loop)")
     tensorboard: StrictBool = Field(False, description="also write TensorBoard scalars to RUN/tensorboard")
     guided_alignment: Text = Field("", description="Pharaoh links (i-j, 0-based, source word first), one line per "
                                    "training line: a cost on alpha_ij beside the NLL (Chen et al. 2016); '' = off")
