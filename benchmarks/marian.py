@@ -28,7 +28,7 @@ from pathlib import Path
 
 import flops
 import marian_peer as mp
-from marian_report import table
+from marian_report import STARTUP_RUNS, table
 from common import ROOT, machine, record, run, say
 from rnnsearch.cpu import bf16_native
 
@@ -204,9 +204,6 @@ MIN_NET_S = 2.0  # a decode that took less beyond its start-up is too short to t
 def per_s(tokens: int, net_s: float) -> float | None:
     """Output tokens per second of a decode's time beyond its start-up; None when that is under MIN_NET_S."""
     return round(tokens / net_s, 1) if net_s >= MIN_NET_S else None
-
-
-STARTUP_RUNS = 3
 
 
 def startup(system: str, work: Path, venv: Path, model: Path, threads: int) -> float:

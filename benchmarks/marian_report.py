@@ -6,6 +6,7 @@ and/or shortlist, whatever its BLEU), per beam and thread count; each system's 2
 from __future__ import annotations
 
 BLEU_WITHIN = 0.1  # a faster configuration counts where its BLEU is this close to the full float32 search's
+STARTUP_RUNS = 3  # the start-up is the median of this many whole processes (benchmarks/marian.py's startup)
 
 
 def speed(value: float | None) -> str:
@@ -33,8 +34,8 @@ def table(train: dict, rows: list[dict], dev: dict, fl: dict) -> str:
         lines.append(f"| {name}: output tokens/s (BLEU; tokens) | {speed(a['tok_per_s'])} ({a['bleu']:.2f}; "
                      f"{a['tokens']:,}) | {speed(b['tok_per_s'])} ({b['bleu']:.2f}; {b['tokens']:,}) | {ratio} |")
     start = rows[0]
-    lines.append(f"| start-up (1 sentence, whole process, median of 3) | {start['rnnsearch']['startup_s']:.2f} s | "
-                 f"{start['marian']['startup_s']:.2f} s | |")
+    lines.append(f"| start-up (1 sentence, whole process, median of {STARTUP_RUNS}) | "
+                 f"{start['rnnsearch']['startup_s']:.2f} s | {start['marian']['startup_s']:.2f} s | |")
     return "\n".join(lines) + "\n\n" + targets(rows)
 
 

@@ -15,8 +15,8 @@ import pytest
 from conftest import REPO
 
 BENCH = str(REPO / "benchmarks")
-RUN = ("import json, sys; sys.path.insert(0, {bench!r}); from pathlib import Path; from common import run; "
-       "r = run([sys.executable, '-c', {child!r}], dict(__import__('os').environ), Path({log!r})); "
+RUN = ("import json, os, sys; sys.path.insert(0, {bench!r}); from pathlib import Path; from common import run; "
+       "r = run([sys.executable, '-c', {child!r}], dict(os.environ), Path({log!r})); "
        "print(json.dumps(r['stopped']))")
 
 
