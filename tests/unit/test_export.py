@@ -22,6 +22,7 @@ from rnnsearch.decoding.backends import OnnxModel  # noqa: E402
 from rnnsearch.decoding.export import export  # noqa: E402
 from rnnsearch.decoding.nbest import parse_nbest  # noqa: E402
 from rnnsearch.decoding.translator import Translator  # noqa: E402
+from rnnsearch.model.packed import Int8Linear  # noqa: E402
 from rnnsearch.errors import UsageError  # noqa: E402
 from rnnsearch.decoding.settings import SearchSettings
 
@@ -158,6 +159,22 @@ def test_an_ensemble_averages_probabilities(tiny_run, tmp_path):
         l2, _, a2 = other.model.step(first, other.model.init_state(e2 := other.model.encode(src, mask)), e2)
     torch.testing.assert_close(logp.exp(), (l1.exp() + l2.exp()) / 2, rtol=1e-5, atol=1e-7)
     torch.testing.assert_close(alpha, (a1 + a2) / 2)
+
+
+@pytest.mark.parametrize("kind", [dict(backend="onnx"), dict(quantize="int8"), dict(dtype="bf16")])
+def test_ensemble_members_are_loaded_as_the_first_model(tiny_run, kind):
+    ckpt = tiny_run / "best.pt"
+    pair = Translator.from_checkpoint(ckpt, **kind)
+    pair.add_ensemble([str(ckpt)])
+    first, second = pair.model.models
+    assert type(first) is type(second)
+    if "quantize" in kind:
+        assert [type(m.decoder.W_o) for m in pair.model.models] == [Int8Linear, Int8Linear]
+    if "dtype" in kind:
+        assert {p.dtype for p in second.parameters()} == {p.dtype for p in first.parameters()} == {torch.bfloat16}
+    if "backend" in kind:
+        assert isinstance(second, OnnxModel)
+    assert pair.translate(["A white cat sleeps ."])[0].text  # and they search together
 
 
 def test_an_ensemble_needs_the_same_vocabularies(tiny_run):

@@ -1,6 +1,6 @@
 """The float32 search's view of a model (model/packed.py's float32_view): its step is the model's
 step with the products through oneDNN's packed weights, it leaves the model as it was (training,
-saving, modes), and a translator makes it again once the model's parameters change."""
+saving, modes), a translator makes it again once the model's parameters change, and an ensemble's is its members' views."""
 from __future__ import annotations
 
 import pytest
@@ -8,7 +8,7 @@ import torch
 
 from conftest import small_model
 from rnnsearch.data.batching import source_batch
-from rnnsearch.decoding.backends import Float32View
+from rnnsearch.decoding.backends import Ensemble, Float32View
 from rnnsearch.model import gemm
 from rnnsearch.model.packed import PackedLinear, float32_view, packs_float32
 
@@ -25,7 +25,7 @@ def _steps(model, src, mask, rows, steps=3):
         y = torch.full((len(rows),), 2)
         for _ in range(steps):
             logp, state, alpha = model.step(y, state, enc)
-            out.append((logp, state.hidden, alpha))
+            out.append((logp, getattr(state, "hidden", None), alpha))  # an Ensemble's: Members, no hidden
             y = logp.argmax(1)
     return out
 
@@ -113,3 +113,21 @@ def test_what_has_no_view(monkeypatch):
     finally:
         monkeypatch.delenv("RNNSEARCH_GEMM")
         gemm.enabled.cache_clear()
+
+
+def test_an_ensembles_view_is_its_members_views():
+    first, second = small_model(), small_model()
+    with torch.no_grad():
+        for p in second.parameters():
+            p.add_(torch.randn_like(p) * 0.05)
+    ensemble = Ensemble([first, second])
+    views = Float32View(keep=True)
+    view = views.of(ensemble)
+    assert isinstance(view, Ensemble) and views.of(ensemble) is view  # made once while nothing changes
+    assert [type(m.decoder.W_o) for m in view.models] == [PackedLinear, PackedLinear]
+    assert [type(m.decoder.W_o) for m in ensemble.models] == [torch.nn.Linear, torch.nn.Linear]  # left as they were
+    _assert_reads_the_model(view, ensemble)
+    with torch.no_grad():
+        second.decoder.W_o.weight.mul_(-1.0)  # a member's update: the ensemble's view is made again
+    assert views.of(ensemble) is not view
+    _assert_reads_the_model(views.of(ensemble), ensemble)

@@ -175,14 +175,19 @@ class Float32View:
         self._key, self._view = None, None
 
     def of(self, model):
-        if not packs_float32(model):
+        """``model``'s view; an Ensemble's: an Ensemble of its members' views (those that have one)."""
+        members = model.models if isinstance(model, Ensemble) else [model]
+        if not any(packs_float32(m) for m in members):
             return model
-        if not self.keep:
-            return float32_view(model)
-        key = tuple((id(p), p._version) for p in model.parameters())
-        if key != self._key:
-            self._key, self._view = key, float32_view(model)
-        return self._view
+        if self.keep:
+            key = tuple((id(p), p._version) for p in model.parameters())
+            if key == self._key:
+                return self._view
+        view = float32_view(model) if members[0] is model else Ensemble(
+            [float32_view(m) if packs_float32(m) else m for m in members])
+        if self.keep:
+            self._key, self._view = key, view
+        return view
 
 
 @dataclass

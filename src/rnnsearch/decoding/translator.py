@@ -42,6 +42,7 @@ class Translator:
         self.shortlist: shortlist.ShortlistTable | None = None  # see set_shortlist
         self.workers = 1  # processes that search batches side by side (see set_workers)
         self._float32 = backends.Float32View()  # what a float32 CPU search runs on (model/packed.py)
+        self.loaded_as: dict = {}  # from_checkpoint's backend, quantize and dtype (defaults: torch, float32)
         self.align_head = None  # the checkpoint's alignment head (model/align_head.py), if it has one
         self.averaged_from: list[str] = []  # the checkpoints whose mean it is (`rnnsearch average`), if any
         self.name = config.name  # what the model is called: its release's name when it is one (from_checkpoint)
@@ -78,11 +79,12 @@ class Translator:
         if backend == "onnx":
             if dtype != "float32":
                 raise UsageError("--dtype bf16 goes with the torch backend")
-            return translator._onnx(quantize)
-        if quantize == "int8":
+            translator = translator._onnx(quantize)
+        elif quantize == "int8":
             translator.model = backends.torch_int8(translator.model)
         if dtype == "bf16":
             translator.model = backends.bf16_model(translator.model)
+        translator.loaded_as = {"backend": backend, "quantize": quantize, "dtype": dtype}  # as add_ensemble loads
         return translator
 
     @classmethod
@@ -109,11 +111,11 @@ class Translator:
         return onnx
 
     def add_ensemble(self, paths: list[str]) -> None:
-        """Search this model together with those of ``paths`` (same vocabularies): their
-        probabilities are averaged at every step (decoding/backends.Ensemble)."""
+        """Search this model with those of ``paths`` (same vocabularies), loaded as this one was (backend,
+        int8, bf16): their probabilities are averaged at every step (decoding/backends.Ensemble)."""
         members = [self.model]
         for path in paths:
-            other = Translator.from_checkpoint(path, self.device)
+            other = Translator.from_checkpoint(path, self.device, **self.loaded_as)
             backends.check_same_vocabularies(self, other, str(path))
             members.append(other.model)
         self.model = backends.Ensemble(members)
@@ -260,8 +262,7 @@ class Translator:
         """Replace each <unk> in outputs by its aligned source word (``copy``) or that word's
         translation in ``lexicon`` (``dict``), the alignment head's where there is one (decoding/unk.py);
         None: keep them."""
-        why = unk.problem(self, mode, lexicon)
-        if why:
+        if why := unk.problem(self, mode, lexicon):
             raise UsageError(why)
         self.replace_unk, self.lexicon = mode, lexicon
 
