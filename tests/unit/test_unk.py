@@ -106,17 +106,22 @@ def test_cli_lexicon_and_replace_unk(tiny_run, synth_dir, tmp_path, capsys):
     assert "--replace-unk dict" in capsys.readouterr().err
 
 
-def test_with_an_alignment_head_the_head_says_where_each_unk_comes_from(monkeypatch):
-    from rnnsearch.decoding import unk
-    from rnnsearch.decoding.unk import head_rows
+def _with_a_head(translator: Translator) -> Translator:
+    """``translator`` with a random alignment head over its model."""
     from rnnsearch.model.align_head import AlignmentHead, query_size
-    translator = _word_translator()
     torch.manual_seed(3)
     head = AlignmentHead(query_size(translator.model), translator.model.decoder.C_o.in_features, 6)
     with torch.no_grad():
         for p in head.parameters():
             p.normal_(0, 0.8)
     translator.align_head = head.eval()
+    return translator
+
+
+def test_with_an_alignment_head_the_head_says_where_each_unk_comes_from(monkeypatch):
+    from rnnsearch.decoding import unk
+    from rnnsearch.decoding.unk import head_rows
+    translator = _with_a_head(_word_translator())
     sentences = ["s1 s2 s3 s4", "s5 s6 s7 s8 s9 s10 s11", "s12 s13"]
     plain = translator.translate(sentences, SearchSettings(beam=3))
     translator.set_unk_replacement("copy")
@@ -184,3 +189,24 @@ def test_a_release_is_measured_as_it_translates_by_default(tiny_run, synth_dir, 
     again = evaluate(Translator.from_pretrained(str(folder)), read_lines(test[0]), read_lines(test[1]),
                      SearchSettings(beam=2))
     assert again["bleu"] == manifest["test"]["bleu"] and again["hypotheses"] == read_lines(folder / "test.hyp.fr")
+
+
+def test_an_ensemble_reads_the_head_of_its_first_member():
+    """The head reads the states of the model it was trained over: an ensemble's first member."""
+    from rnnsearch.decoding.backends import Ensemble
+    from rnnsearch.decoding.markup import alignment_of
+    from rnnsearch.decoding.unk import head_model, head_rows
+    single = _with_a_head(_word_translator())
+    other = _word_translator().model
+    with torch.no_grad():
+        for p in other.parameters():
+            p.add_(torch.randn_like(p) * 0.5)
+    pair = Translator(Ensemble([single.model, other]), single.src_codec, single.tgt_codec, single.config)
+    pair.align_head = single.align_head
+    assert head_model(pair) is single.model and head_model(single) is single.model
+    found = pair.translate(["s1 s2 s3 s4", "s5 s6 s7 s8 s9 s10 s11"], SearchSettings(beam=3))
+    sources, outputs = [t.source_tokens[:-1] for t in found], [pair.tgt_codec.vocab.encode(t.tokens) for t in found]
+    for a, b in zip(head_rows(pair, sources, outputs), head_rows(single, sources, outputs)):
+        assert np.allclose(a, b)
+    rows = alignment_of(pair, found[0])  # markup is placed by the head's rows, not the ensemble's attention
+    assert np.allclose(rows, head_rows(single, sources[:1], outputs[:1])[0]) and not np.allclose(rows, found[0].attention)

@@ -196,11 +196,11 @@ def transfer(source: str, mode: str, src_units: list[str], translation, alignmen
 
 
 def alignment_of(translator, translation) -> np.ndarray:
-    """The rows (T + 1, S + 1) to place tags by: the alignment head's where the model has one, else the
-    translation's attention; a model without attention (RNNencdec) has none to place them by."""
-    from rnnsearch.decoding.unk import head_rows
+    """The rows (T + 1, S + 1) to place tags by: the alignment head's where the model (an ensemble's first)
+    has one, else the translation's attention; a model without attention (RNNencdec) has none to place them by."""
+    from rnnsearch.decoding.unk import head_model, head_rows
     src_units = translation.source_tokens[:-1]
-    if translator.align_head is not None and translator.can_score:
+    if head_model(translator) is not None:  # an ensemble's: its first member's head
         ids = translator.tgt_codec.vocab.encode(translation.tokens)
         return head_rows(translator, [src_units], [ids])[0]
     if translation.attention is None:

@@ -19,6 +19,7 @@ import torch
 from rnnsearch.data.batching import make_batch
 from rnnsearch.data.io import DataError
 from rnnsearch.data.vocab import UNK, UNK_TOKEN
+from rnnsearch.decoding.backends import Ensemble
 from rnnsearch.errors import UsageError
 from rnnsearch.model.align_head import head_alignment
 
@@ -53,6 +54,17 @@ def release_default(translator, release: Path) -> None:
 HEAD_PAIRS = 8  # (source, output) pairs per pass of the head: its (B, T, S, A) tensor stays under ~60 MB
 
 
+def head_model(translator):
+    """The PyTorch model whose states the translator's alignment head reads: the translator's, or an
+    ensemble's first member (the model of the checkpoint that holds the head); None without a head,
+    or with no such model (ONNX graphs)."""
+    if translator.align_head is None:
+        return None
+    model = translator.model
+    model = model.models[0] if isinstance(model, Ensemble) else model
+    return model if isinstance(model, torch.nn.Module) and hasattr(model, "decoder") else None
+
+
 @torch.no_grad()
 def head_rows(translator, sources: list[list[str]], outputs: list[list[int]]) -> list[np.ndarray]:
     """The alignment head's beta (len(output) + 1, len(source) + 1) of each pair of source units and
@@ -62,7 +74,7 @@ def head_rows(translator, sources: list[list[str]], outputs: list[list[int]]) ->
         src = [translator.src_codec.vocab.encode(s) for s in sources[first:first + HEAD_PAIRS]]
         outs = outputs[first:first + HEAD_PAIRS]
         batch = make_batch(src, outs).to(translator.device)
-        beta = head_alignment(translator.model, translator.align_head, batch.src, batch.src_mask, batch.tgt_in,
+        beta = head_alignment(head_model(translator), translator.align_head, batch.src, batch.src_mask, batch.tgt_in,
                               batch.tgt_out)  # (N, T, S)
         rows += [beta[n, : len(out) + 1, : len(s) + 1].float().cpu().numpy() for n, (s, out) in enumerate(zip(src, outs))]
     return rows
@@ -72,7 +84,7 @@ def alignments(translator, sources: list[list[str]], found: list[list]) -> list[
     """Per sentence (its source units and hypotheses), per hypothesis, the rows to replace its <unk>
     from: the head's where the model has one (and the hypothesis an <unk>; those of the whole batch
     read together), else its attention."""
-    if translator.align_head is None or not translator.can_score:
+    if head_model(translator) is None:
         return [[h.attention for h in hyps] for hyps in found]
     todo = [(n, i) for n, hyps in enumerate(found) for i, h in enumerate(hyps) if UNK in h.tokens]
     read = head_rows(translator, [sources[n] for n, _ in todo], [found[n][i].tokens for n, i in todo]) if todo else []
