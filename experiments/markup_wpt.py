@@ -30,7 +30,7 @@ from rnnsearch.analysis.force_align import force_align
 from rnnsearch.analysis.gold_text import natural_forms
 from rnnsearch.analysis.links import read_wpt_gold
 from rnnsearch.data.io import read_lines
-from rnnsearch.decoding.markup import parse, place, render, token_spans
+from rnnsearch.decoding.markup import parse, place, punctuation, render, token_spans
 from rnnsearch.decoding.translator import Translator
 
 WPT = Path(__file__).resolve().parents[2] / "shared" / "data" / "alignment" / "hansards_enfr"
@@ -100,7 +100,7 @@ def evaluate(translator: Translator, reading: str, pairs, gold, seed: int, phras
         chosen = phrase_spans(len(words), possible, rng) if phrases else spans(len(words), rng)
         source = tagged(words, chosen)
         plain, elements = parse(source)
-        place(elements, token_spans(plain, words), alignment.soft, 0, len(target))
+        place(elements, token_spans(plain, words), alignment.soft, 0, len(target), (punctuation(words), punctuation(target)))
         out = render(elements, target, " ".join(target))
         try:
             kept = sorted(re.findall(r"<[^<>]+>", out)) == sorted(re.findall(r"<[^<>]+>", source))

@@ -72,6 +72,22 @@ def test_a_tag_takes_the_words_mostly_aligned_to_its_words_not_a_stray_link():
     assert out == "le <b>chien rouge</b> court vite"
 
 
+@pytest.mark.parametrize("source, comma_on, expected", [
+    ("<b>then</b> we left", "then", "<b>ensuite</b> , nous sommes partis"),
+    ("<b>then ,</b> we left", ",", "<b>ensuite ,</b> nous sommes partis"),  # its source words end with one: kept
+    ("then <b>we left</b>", "we", "ensuite , <b>nous sommes partis</b>")])
+def test_a_tag_does_not_take_a_punctuation_mark_its_words_do_not_end_or_begin_with(source, comma_on, expected):
+    """"," leans to a neighbour (as a head puts a French word with no English one), and at the edge of a
+    tag whose source words do not end (or begin) with a mark it would be a mark the source did not tag."""
+    words = parse(source)[0].split()
+    output = ["ensuite", ",", "nous", "sommes", "partis"]
+    rows = np.zeros((len(output) + 1, len(words) + 1))
+    for t, w in enumerate(["then", comma_on, "we", "left", "left"]):
+        rows[t, words.index(w)] = 1
+    rows[-1, -1] = 1
+    assert transfer(source, "xml", words, Output(output, " ".join(output)), rows) == expected
+
+
 WORDS = st.lists(st.sampled_from(["a", "b", "c", "d", "e", "f"]), min_size=1, max_size=8)
 
 

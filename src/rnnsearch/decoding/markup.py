@@ -5,7 +5,8 @@ HTML mode).
 
 An element (``<b>...</b>``) covers the run of target words that best answers to its source words
 through the alignment (the alignment head's where the model has one, else the attention): the words
-mostly aligned to them, and they mostly aligned to those words (``_best_span``); it is kept inside its
+mostly aligned to them, and they mostly aligned to those words (``_best_span``), without a punctuation
+mark at an edge where its source words have none (``_without_stray_marks``); it is kept inside its
 parent's words and apart from its siblings' (in a stretch they leave free), so the output nests as the
 input did. An element around no source word, a self-closing tag (``<br/>``, HTML's void elements) and a
 placeholder (``<x id="1"/>``) go before the first target word aligned at or after their source
@@ -97,9 +98,16 @@ def token_spans(text: str, tokens: list[str]) -> list[tuple[int, int]]:
 COLUMNS = 0.25  # _best_span: the weight of the source units' side (chosen on WPT 2003 sentences 1-223)
 
 
-def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.ndarray, lo: int, hi: int) -> None:
+def punctuation(tokens: list[str]) -> list[bool]:
+    """Which tokens are punctuation marks alone (no letter or digit; SentencePiece's ▁ aside)."""
+    return [bool(t.replace("\u2581", "")) and not any(c.isalnum() for c in t) for t in tokens]
+
+
+def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.ndarray, lo: int, hi: int,
+          marks: tuple[list[bool], list[bool]]) -> None:
     """Give each element (and its children) its target words [a, b) within [lo, hi): ``soft`` (T, S)
-    holds each target word's alignment over the source units (rows sum to at most 1)."""
+    holds each target word's alignment over the source units (rows sum to at most 1); ``marks``: which
+    source units and which target words are punctuation (``punctuation``)."""
     aligned = soft.argmax(1) if soft.size else np.zeros(len(soft), dtype=int)  # (T,) each word's source unit
     taken: list[tuple[int, int]] = []
     for element in elements:
@@ -110,9 +118,24 @@ def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.nd
             p = _position(element.start, src_spans, aligned, lo, hi, point and element.left)
             span = (p, p)
         else:
+            span = _without_stray_marks(span, inside, *marks)
             taken.append(span)
         element.target = span
-        place(element.children, src_spans, soft, *element.target)
+        place(element.children, src_spans, soft, *element.target, marks)
+
+
+def _without_stray_marks(span: tuple[int, int], inside: list[int], src_marks: list[bool],
+                         tgt_marks: list[bool]) -> tuple[int, int]:
+    """``span`` without the punctuation marks at an edge where the element's source words have none
+    (``<b>then</b>,`` -> ``<b>ensuite</b>,``), keeping one word at least."""
+    c, d = span
+    if not src_marks[inside[-1]]:
+        while d - c > 1 and tgt_marks[d - 1]:
+            d -= 1
+    if not src_marks[inside[0]]:
+        while d - c > 1 and tgt_marks[c]:
+            c += 1
+    return c, d
 
 
 def _free(lo: int, hi: int, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -191,7 +214,8 @@ def transfer(source: str, mode: str, src_units: list[str], translation, alignmen
     plain, elements = parse(source, mode)
     src_spans = token_spans(plain, src_units)
     tokens = translation.tokens
-    place(elements, src_spans, alignment[: len(tokens), : len(src_units)], 0, len(tokens))
+    marks = punctuation(src_units), punctuation(tokens)
+    place(elements, src_spans, alignment[: len(tokens), : len(src_units)], 0, len(tokens), marks)
     return render(elements, tokens, translation.text)
 
 
