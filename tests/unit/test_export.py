@@ -162,10 +162,14 @@ def test_an_ensemble_averages_probabilities(tiny_run, tmp_path):
 
 
 @pytest.mark.parametrize("kind", [dict(backend="onnx"), dict(quantize="int8"), dict(dtype="bf16")])
-def test_ensemble_members_are_loaded_as_the_first_model(tiny_run, kind):
+def test_ensemble_members_are_loaded_as_the_first_model(tiny_run, tmp_path, kind):
     ckpt = tiny_run / "best.pt"
     pair = Translator.from_checkpoint(ckpt, **kind)
     pair.add_ensemble([str(ckpt)])
+    if "backend" in kind:  # the first model an export's graphs: a checkpoint member is exported too
+        exported = Translator.from_checkpoint(export(Translator.from_checkpoint(ckpt), tmp_path), backend="onnx")
+        exported.add_ensemble([str(ckpt)])
+        assert [type(m) for m in exported.model.models] == [OnnxModel, OnnxModel]
     first, second = pair.model.models
     assert type(first) is type(second)
     if "quantize" in kind:

@@ -183,8 +183,8 @@ class Float32View:
             key = tuple((id(p), p._version) for p in model.parameters())
             if key == self._key:
                 return self._view
-        view = float32_view(model) if members[0] is model else Ensemble(
-            [float32_view(m) if packs_float32(m) else m for m in members])
+        view = (Ensemble([float32_view(m) if packs_float32(m) else m for m in members])
+                if isinstance(model, Ensemble) else float32_view(model))
         if self.keep:
             self._key, self._view = key, view
         return view

@@ -29,7 +29,7 @@ from rnnsearch.extras import require
 
 class Translator:
     def __init__(self, model, src_codec: TextCodec, tgt_codec: TextCodec, config: Config, device="cpu",
-                 train_state: dict | None = None):
+                 train_state: dict | None = None, loaded_as: dict | None = None):
         self.model = model.to(device)
         self.src_codec = src_codec
         self.tgt_codec = tgt_codec
@@ -42,7 +42,7 @@ class Translator:
         self.shortlist: shortlist.ShortlistTable | None = None  # see set_shortlist
         self.workers = 1  # processes that search batches side by side (see set_workers)
         self._float32 = backends.Float32View()  # what a float32 CPU search runs on (model/packed.py)
-        self.loaded_as: dict = {}  # from_checkpoint's backend, quantize and dtype (defaults: torch, float32)
+        self.loaded_as = loaded_as or {}  # from_checkpoint's backend, quantize and dtype (add_ensemble's members too)
         self.align_head = None  # the checkpoint's alignment head (model/align_head.py), if it has one
         self.averaged_from: list[str] = []  # the checkpoints whose mean it is (`rnnsearch average`), if any
         self.name = config.name  # what the model is called: its release's name when it is one (from_checkpoint)
@@ -84,14 +84,13 @@ class Translator:
             translator.model = backends.torch_int8(translator.model)
         if dtype == "bf16":
             translator.model = backends.bf16_model(translator.model)
-        translator.loaded_as = {"backend": backend, "quantize": quantize, "dtype": dtype}  # as add_ensemble loads
+        translator.loaded_as = {"backend": backend, "quantize": quantize, "dtype": dtype}
         return translator
 
     @classmethod
     def from_pretrained(cls, name, **kwargs) -> Translator:
-        """A released model by name (looked up in RNNSEARCH_MODELS, the clone's models/, ./models),
-        a release folder or checkpoint path, or a URL (decoding/pretrained.py); ``kwargs`` as
-        :meth:`from_checkpoint`."""
+        """A released model by name (looked up in RNNSEARCH_MODELS, the clone's models/, ./models), a release
+        folder or checkpoint path, or a URL (decoding/pretrained.py); ``kwargs`` as :meth:`from_checkpoint`."""
         return cls.from_checkpoint(pretrained.resolve(name), **kwargs)
 
     @classmethod
@@ -99,7 +98,8 @@ class Translator:
         """The graphs of ``rnnsearch export`` under onnxruntime."""
         model = backends.OnnxModel(directory, int8=quantize == "int8")
         src, tgt = backends.export_codecs(model.meta)
-        return cls(model, src, tgt, from_dict(model.meta["config"]), "cpu", model.meta.get("train_state"))
+        return cls(model, src, tgt, from_dict(model.meta["config"]), "cpu", model.meta.get("train_state"),
+                   {"backend": "onnx", "quantize": quantize})
 
     def _onnx(self, quantize: str | None) -> Translator:
         from rnnsearch.decoding.export import export
