@@ -92,29 +92,34 @@ def gold_rows(pairs, gold, sure_only: bool = False) -> list[SimpleNamespace]:
 def evaluate(translator: Translator, reading: str, pairs, gold, seed: int, phrases: bool = False) -> dict:
     alignments = gold_rows(pairs, gold, reading == "gold sure links") if reading.startswith("gold") else force_align(
         translator, pairs, forms=natural_forms(translator.src_codec, translator.tgt_codec), reading=reading)
+    return {"reading": reading, **score([a.soft for a in alignments], pairs, gold, seed, phrases)}
+
+
+def score(alignments, pairs, gold, seed: int, phrases: bool, groups: dict | None = None) -> dict:
+    """Tags placed by ``alignments`` (one (French words, English words) array a pair): the exact share
+    in each group of sentences (default: the held-out half and 1-223), and the well-formed share."""
+    groups = groups or {"held_out": HELD_OUT, "first_half": range(HELD_OUT.start)}
     rng = random.Random(seed)
-    hits = {"held_out": [0, 0], "first_half": [0, 0]}
+    hits = {name: [0, 0] for name in groups}
     well_formed = 0
     for k, ((src, tgt), (_, possible), alignment) in enumerate(zip(pairs, gold, alignments)):
         words, target = src.split(), tgt.split()
         chosen = phrase_spans(len(words), possible, rng) if phrases else spans(len(words), rng)
         source = tagged(words, chosen)
         plain, elements = parse(source)
-        place(elements, token_spans(plain, words), alignment.soft, 0, len(target), (punctuation(words), punctuation(target)))
+        place(elements, token_spans(plain, words), alignment, 0, len(target), (punctuation(words), punctuation(target)))
         out = render(elements, target, " ".join(target))
         try:
             kept = sorted(re.findall(r"<[^<>]+>", out)) == sorted(re.findall(r"<[^<>]+>", source))
             well_formed += parse(out)[0].split() == target and kept
         except ValueError:
             pass
-        half = hits["held_out" if k in HELD_OUT else "first_half"]
         for element, (a, b) in zip(elements, chosen):
             linked = [t for s, t in possible if a <= s < b]
-            if linked:
-                half[0] += element.target == (min(linked), max(linked) + 1)
-                half[1] += 1
-    return {"reading": reading, **{h: {"exact": round(n / max(total, 1), 4), "spans": total}
-                                   for h, (n, total) in hits.items()},
+            for name in (name for name, rows in groups.items() if k in rows and linked):
+                hits[name][0] += element.target == (min(linked), max(linked) + 1)
+                hits[name][1] += 1
+    return {**{h: {"exact": round(n / max(total, 1), 4), "spans": total} for h, (n, total) in hits.items()},
             "well_formed": round(well_formed / len(pairs), 4)}
 
 
