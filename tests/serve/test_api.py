@@ -14,6 +14,12 @@ from rnnsearch.serve import ServeSettings, create_app
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.decoding.settings import SearchSettings
 
+def as_served(translator, texts, search):
+    """What the server answers for ``texts``: each through the text stage (text/pipeline.py) with its defaults."""
+    from rnnsearch.text.pipeline import translate_lines
+    return [t for part in translate_lines(translator, texts, search) for t in part]
+
+
 SENTENCES = ["The big dog sees a cat .", "A small white cat sleeps in the old house .", "The dog eats ."]
 
 
@@ -33,7 +39,7 @@ def test_translate_one_and_many_equal_the_python_api(translator):
                                               "return_attention": True})
         many = client.post("/translate", json={"texts": SENTENCES, "beam": 3})
     assert one.status_code == 200 and many.status_code == 200
-    expected = translator.translate(SENTENCES, SearchSettings(beam=3, n_best=2))
+    expected = as_served(translator, SENTENCES, SearchSettings(beam=3, n_best=2))
     body = one.json()
     assert body["beam"] == 3 and body["model"] == "tiny"
     t = body["translations"][0]
@@ -54,7 +60,7 @@ def test_concurrent_requests_are_batched_and_unchanged(translator):
     answer equals the sentence translated alone: batching and padding change nothing."""
     sentences = [SENTENCES[i % 3] if i % 2 else " ".join(SENTENCES[i % 3].split()[: 2 + i % 5]) + " ."
                  for i in range(30)]
-    alone = {s: translator.translate([s], SearchSettings(beam=2))[0] for s in set(sentences)}
+    alone = {s: as_served(translator, [s], SearchSettings(beam=2))[0] for s in set(sentences)}
     with client_for(translator, max_batch=16, window_ms=50) as client:
         with ThreadPoolExecutor(10) as pool:
             answers = list(pool.map(lambda s: client.post("/translate", json={"text": s, "beam": 2}), sentences))
@@ -63,7 +69,8 @@ def test_concurrent_requests_are_batched_and_unchanged(translator):
         assert r.status_code == 200
         t = r.json()["translations"][0]
         assert t["text"] == alone[s].text and t["score"] == pytest.approx(alone[s].score, abs=1e-4)
-    assert metrics["sentences"] == 30 and metrics["searches"] < 30 and metrics["mean_batch_size"] > 1
+    assert metrics["sentences"] == sum(len(alone[s].segments) for s in sentences)  # each text's sentences
+    assert metrics["searches"] < 30 and metrics["mean_batch_size"] > 1
     assert metrics["responses_by_status"] == {"200": 30} and metrics["errors"] == 0
 
 
@@ -106,8 +113,7 @@ def test_health_metrics_page_docs(translator):
     ({}, 422, "invalid_request", "body"),
     ([1, 2], 422, "invalid_request", "body"),
     ({"texts": []}, 422, "invalid_request", "texts"),
-    ({"text": ""}, 422, "empty_text", "text"),
-    ({"texts": ["ok", "   "]}, 422, "empty_text", "texts[1]"),
+    ({"text": "a", "text_handling": {"split": "maybe"}}, 422, "invalid_request", "text_handling.split"),
     ({"text": "a", "beam": 0}, 422, "invalid_request", "beam"),
     ({"text": "a", "beam": 2.5}, 422, "invalid_request", "beam"),
     ({"text": "a", "beam": 2, "n_best": 3}, 422, "invalid_request", "n_best"),
@@ -150,10 +156,23 @@ def test_limits_say_which_and_its_value(translator, settings, body, status, limi
 
 
 def test_source_length_limit_of_the_model(translator):
+    """A text longer than the model reads is translated in pieces; asked not to cut it, 413 naming it."""
     limit = translator.decode_cfg.max_src_len
+    texts = ["a b", "dog " * (limit + 1)]
     with client_for(translator, max_chars=100000, max_body_bytes=10**6) as client:
-        r = client.post("/translate", json={"texts": ["a b", "dog " * (limit + 1)]})
-    assert r.status_code == 413 and r.json()["limit"] == "decode.max_src_len" and r.json()["field"] == "texts[1]"
+        whole = client.post("/translate", json={"texts": texts, "text_handling": {"max_units": 10 * limit}})
+        pieces = client.post("/translate", json={"texts": texts, "beam": 1})
+    assert whole.status_code == 413 and whole.json()["limit"] == "decode.max_src_len"
+    assert whole.json()["field"] == "texts[1]"
+    assert pieces.status_code == 200 and all(t["text"] for t in pieces.json()["translations"])
+
+
+def test_a_blank_text_gets_an_empty_translation_and_the_others_theirs(translator):
+    with client_for(translator) as client:
+        r = client.post("/translate", json={"texts": ["The dog eats .", "   ", ""], "beam": 2})
+    assert r.status_code == 200, r.text
+    first, blank, empty = r.json()["translations"]
+    assert first["text"] and blank["text"] == empty["text"] == "" and blank["error"] is None
 
 
 def test_chunked_body_over_the_limit(translator):

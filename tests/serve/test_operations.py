@@ -33,13 +33,13 @@ def test_metrics_in_the_prometheus_format(app):
     with TestClient(app, raise_server_exceptions=False) as client:
         for text in ("The dog sees a cat .", "A cat ."):
             assert client.post("/translate", json={"text": text}).status_code == 200
-        assert client.post("/translate", json={"text": ""}).status_code == 422
+        assert client.post("/translate", json={"texts": []}).status_code == 422
         r = client.get("/metrics")
     assert r.status_code == 200 and r.headers["content-type"].startswith("text/plain")
     families = {f.name: f for f in text_string_to_metric_families(r.text)}
     samples = {(s.name, tuple(sorted(s.labels.items()))): s.value for f in families.values() for s in f.samples}
     assert samples[("rnnsearch_http_responses_total", (("status", "200"),))] >= 2
-    assert samples[("rnnsearch_errors_total", (("kind", "empty_text"),))] >= 1
+    assert samples[("rnnsearch_errors_total", (("kind", "invalid_request"),))] >= 1
     assert samples[("rnnsearch_sentences_translated_total", ())] >= 2
     assert samples[("rnnsearch_translate_latency_seconds_count", ())] >= 3
     assert samples[("rnnsearch_search_batch_sentences_count", ())] >= 2

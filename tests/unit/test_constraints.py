@@ -101,12 +101,13 @@ def test_json_input_lines(tiny_run, tmp_path, capsys):
              json.dumps({"text": SOURCES[3], "constraint": ["x"]})]
     path = tmp_path / "in.jsonl"
     path.write_text("\n".join(lines) + "\n")
-    assert main(["translate", str(tiny_run / "best.pt"), "--json-input", "--input", str(path), "--beam", "5"]) == 0
+    assert main(["translate", str(tiny_run / "best.pt"), "--json-input", "--input", str(path), "--beam", "5"]) == 3
     captured = capsys.readouterr()
+    assert captured.err.splitlines()[-1].startswith("rnnsearch translate: 2 of 5 lines not translated")
     out = captured.out.splitlines()
     assert len(out) == 5 and "maison" in out[0] and out[1] and out[2] == "" and "chapeau" not in out[3]
     assert out[4] == ""
-    warned = [w for w in captured.err.splitlines() if "warning" in w]
+    warned = [w for w in captured.err.splitlines() if "warning:" in w]
     assert len(warned) == 2 and "line 3: not translated" in warned[0] and "unknown field 'constraint'" in warned[1]
 
 

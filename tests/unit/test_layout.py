@@ -9,7 +9,7 @@ import pytest
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "rnnsearch"
 # the pipeline, bottom up: a module may import its own stage and the stages before it
-STAGES = ["errors", "config", "checkpoint", "data", "model", "decoding", "analysis", "training", "serve", "cli"]
+STAGES = ["errors", "config", "checkpoint", "data", "model", "decoding", "text", "analysis", "training", "serve", "cli"]
 RANK = {name: rank for rank, name in enumerate(STAGES)}
 RANK["checkpoint"] = RANK["config"]  # both are formats every stage reads; neither imports the other
 # the CPU, the install, whole-or-absent folders, the process's malloc and denormals: any stage

@@ -136,10 +136,10 @@ def test_cli_markup(tiny_run, tmp_path, capsys):
              "bad <b>tag</i>", "A old blue hat takes a hat on some old chairs &amp; <x id=\"1\"/> tables."]
     path = tmp_path / "in.xml"
     path.write_text("\n".join(lines) + "\n")
-    assert main(["translate", str(tiny_run / "best.pt"), "--markup", "xml", "--input", str(path), "--beam", "3"]) == 0
+    assert main(["translate", str(tiny_run / "best.pt"), "--markup", "xml", "--input", str(path), "--beam", "3"]) == 3
     captured = capsys.readouterr()
     out = captured.out.splitlines()
-    assert len(out) == 4 and out[2] == ""
+    assert len(out) == 4 and out[2] == "" and "1 of 4 lines not translated" in captured.err.splitlines()[-1]
     for source, line in zip(lines, out):
         if line:
             parse(line)

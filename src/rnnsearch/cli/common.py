@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+import typing
 from pathlib import Path
 
 from rnnsearch.errors import UsageError
@@ -23,7 +24,8 @@ def add_settings_flags(p, settings, flags: dict[str, str] | None = None) -> None
                            action="store_false" if field.default else "store_true",
                            help=("off: " if field.default else "") + field.description)
         else:
-            p.add_argument(option, dest=name, type=field.annotation, default=field.default,
+            kind = next((t for t in typing.get_args(field.annotation) if t is not type(None)), field.annotation)
+            p.add_argument(option, dest=name, type=kind, default=field.default,
                            help=f"{field.description} (default: {field.default})")
 
 

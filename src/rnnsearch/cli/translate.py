@@ -5,8 +5,8 @@ import json
 import sys
 from pathlib import Path
 
-from rnnsearch.cli.common import (MODEL_HELP, add_decoding_args, add_device_arg, load_translator, progress_bar, read_input,
-                                  search_settings)
+from rnnsearch.cli.common import (MODEL_HELP, add_decoding_args, add_device_arg, add_settings_flags, load_translator,
+                                  progress_bar, read_input, search_settings, settings_from_flags)
 from rnnsearch.errors import UsageError
 from rnnsearch.data.vocab import EOS_TOKEN
 
@@ -29,6 +29,8 @@ def register(sub) -> None:
     p.add_argument("--glossary", metavar="TSV",
                    help="terminology: lines of 'source term<TAB>target term'; a sentence whose source contains a "
                         "source term (as the model tokenises it, any case) must contain its target term")
+    from rnnsearch.text.pipeline import TextSettings
+    add_settings_flags(p, TextSettings)
     add_decoding_args(p)
     p.set_defaults(func=translate, tune=True)
 
@@ -69,22 +71,28 @@ def register(sub) -> None:
     p.set_defaults(func=plot_alignment)
 
 
+NOT_TRANSLATED = 3  # the exit status when some line was not translated (the others are written)
+
+
 def translate(args) -> int:
     from rnnsearch.decoding.nbest import format_nbest
     from dataclasses import replace
     from rnnsearch.decoding.source import as_source
+    from rnnsearch.text.pipeline import TextSettings, translate_lines
+    text_settings = settings_from_flags(TextSettings, args)
     translator = load_translator(args, args.checkpoint)
     where = args.input if args.input not in (None, "-") else "<stdin>"
     translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)
     texts = read_input(args.input)
+    refused: set[int] = set()  # lines not translated before the search (malformed JSON or markup)
     if args.json_input:
-        texts = [_json_source(line, n, where) for n, line in enumerate(texts, 1)]
+        texts = [_json_source(line, n, where, refused) for n, line in enumerate(texts, 1)]
     marked = None
     if args.markup:
         from rnnsearch.decoding.markup import plain_texts
         if args.json_input or args.prefix:
             raise UsageError("--markup reads plain lines: not with --json-input or --prefix")
-        marked, texts = texts, plain_texts(texts, args.markup, translator.warn)
+        marked, texts = texts, plain_texts(texts, args.markup, translator.warn, refused)
     if args.glossary:
         texts = _with_glossary(texts, args.glossary, translator)
     prefixes = _read_prefixes(args.prefix, where, len(texts)) if args.prefix else None
@@ -96,13 +104,17 @@ def translate(args) -> int:
     if not texts:
         print(f"rnnsearch translate: warning: {where} is empty: nothing to translate", file=sys.stderr)
     sources = [replace(as_source(t), prefix=prefixes[i]) for i, t in enumerate(texts)] if prefixes else texts
-    out = None  # opened once the first part is translated: a refused request leaves no file behind
+    out, failed = None, len(refused)  # opened once the first part is translated: a refused request leaves no file behind
     try:
         with progress_bar(len(texts), "translate") as advance:
             done = 0
-            for results in translator.translate_parts(sources, settings, args.buffer_size, advance):
+            parts = translate_lines(translator, sources, settings, text_settings, args.buffer_size, advance,
+                                    alignments=marked is not None)
+            for results in parts:
                 out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)
                 for i, r in enumerate(results, start=done):  # part by part, in input order
+                    blank = not as_source(sources[i]).text.strip()
+                    failed += i not in refused and (bool(r.error) or (not r.tokens and not blank))
                     if settings.n_best > 1:
                         out.write("".join(line + "\n" for line in format_nbest(i, r)))
                     else:
@@ -113,12 +125,16 @@ def translate(args) -> int:
     finally:
         if out not in (None, sys.stdout):
             out.close()
+    if failed:
+        print(f"rnnsearch translate: {failed} of {len(texts)} lines not translated; see the warnings above "
+              f"(exit status {NOT_TRANSLATED})", file=sys.stderr)
+        return NOT_TRANSLATED
     return 0
 
 
-def _json_source(line: str, n: int, where: str):
+def _json_source(line: str, n: int, where: str, refused: set[int]):
     """One line of --json-input as a Source; a malformed one is a blank Source (an empty output line),
-    with a one-line warning naming the line."""
+    with a one-line warning naming the line, and its index in ``refused``."""
     from rnnsearch.decoding.source import Source
     try:
         row = json.loads(line)
@@ -135,6 +151,7 @@ def _json_source(line: str, n: int, where: str):
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
         print(f"rnnsearch translate: warning: {where} line {n}: not translated: not a --json-input line ({exc}): "
               'write {"text": "...", "constraints": ["..."], "avoid": ["..."]}', file=sys.stderr)
+        refused.add(n - 1)
         return Source("")
 
 
@@ -147,7 +164,8 @@ def _with_markup(source: str, mode: str, translation, translator) -> str:
         except MarkupError:
             return ""
     from rnnsearch.decoding.markup import transfer
-    return transfer(source, mode, translation.source_tokens[:-1], translation, alignment_of(translator, translation))
+    rows = translation.alignment if translation.alignment is not None else alignment_of(translator, translation)
+    return transfer(source, mode, translation.source_tokens[:-1], translation, rows)
 
 
 def _with_glossary(texts: list, path: str, translator) -> list:

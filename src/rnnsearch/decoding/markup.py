@@ -222,19 +222,19 @@ def transfer(source: str, mode: str, src_units: list[str], translation, alignmen
 def alignment_of(translator, translation) -> np.ndarray:
     """The rows (T + 1, S + 1) to place tags by: the alignment head's where the model (an ensemble's first)
     has one, else the translation's attention; a model without attention (RNNencdec) has none to place them by."""
-    from rnnsearch.decoding.unk import head_model, head_rows
+    from rnnsearch.decoding.unk import as_written, head_model, head_rows
     src_units = translation.source_tokens[:-1]
-    if head_model(translator) is not None:  # an ensemble's: its first member's head
-        ids = translator.tgt_codec.vocab.encode(translation.tokens)
+    if head_model(translator) is not None:  # an ensemble's: its first member's head, over the output as written
+        ids = translator.tgt_codec.vocab.encode(as_written(translation))
         return head_rows(translator, [src_units], [ids])[0]
     if translation.attention is None:
         raise MarkupError("markup is placed through the alignments; this model has no attention (an RNNencdec)")
     return translation.attention
 
 
-def plain_texts(texts: list[str], mode: str, warn) -> list[str]:
+def plain_texts(texts: list[str], mode: str, warn, refused: set[int] | None = None) -> list[str]:
     """Each line's plain text for the search ('' where its markup is not well-formed, with a warning
-    naming the line)."""
+    naming the line, and its index added to ``refused``)."""
     plain = []
     for n, text in enumerate(texts, 1):
         try:
@@ -242,4 +242,6 @@ def plain_texts(texts: list[str], mode: str, warn) -> list[str]:
         except MarkupError as exc:
             warn(f"line {n}: not translated: {exc}")
             plain.append("")
+            if refused is not None:
+                refused.add(n - 1)
     return plain

@@ -36,3 +36,5 @@ class Translation:
     replaced: list[int] = field(default_factory=list)  # positions in tokens of <unk>s replaced (decoding/unk.py)
     error: str | None = None           # why the sentence was not translated (constraints it cannot honour)
     constraints_met: bool = True       # False: the output reached its length limit before meeting them
+    alignment: np.ndarray | None = None  # rows (T + 1, S + 1) its slots and tags were placed by (text/pipeline.py)
+    segments: list[Translation] = field(default_factory=list)  # a line's sentences, translated (text/pipeline.py)

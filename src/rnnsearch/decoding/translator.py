@@ -155,35 +155,35 @@ class Translator:
         for first in range(0, len(texts), size):
             part = [as_source(t) for t in texts[first:first + size]]
             prefixes, units = [p.prefix for p in part], [self.source_units(p.text) for p in part]
-            constraints = per_sentence(units, [(p.constraints, p.avoid) for p in part], self.tgt_codec,
-                                       settings.max_len_ratio)
+            wanted = [(p.constraints, p.avoid) for p in part]
+            constraints = per_sentence(units, wanted, self.tgt_codec, settings.max_len_ratio)
             yield self._translate(units, settings, self.prefix_units(prefixes) if any(prefixes) else None, progress,
-                                  generator, first + 1, constraints)
+                                  generator, constraints, range(first + 1, first + 1 + len(part)))
 
     def prefix_units(self, prefixes: list[str] | None) -> list[list[str]] | None:
         """The output units each output must begin with, one list per prefix text (None: none)."""
         return None if prefixes is None else [self.tgt_codec.units(p) if p.strip() else [] for p in prefixes]
 
     def source_units(self, text: str) -> list[str]:
-        """The units the model reads for one raw sentence ([] for a blank one)."""
-        return self.src_codec.units(text) if text.strip() else []
+        return self.src_codec.units(text) if text.strip() else []  # [] for a blank one
 
-    def translate_units(self, units: list[list[str]], settings: SearchSettings | None = None,
-                        prefixes: list[list[str]] | None = None, progress=None,
-                        constraints: list | None = None) -> list[Translation]:
+    def translate_units(self, units: list[list[str]], settings: SearchSettings | None = None, prefixes=None,
+                        progress=None, constraints: list | None = None, lines=None) -> list[Translation]:
         """Translate sentences given as source units (``source_units``); order is kept. ``prefixes``: the
-        output units each begins with (``prefix_units``); ``constraints``: per sentence (include, avoid) texts."""
+        output units each begins with (``prefix_units``); ``constraints``: per sentence (include, avoid) texts;
+        ``lines``: the input line of each sentence, as warnings name it (default: 1, 2, ...)."""
         settings = (settings or SearchSettings()).resolve(self.decode_cfg)
-        constraints = per_sentence(units, constraints, self.tgt_codec, settings.max_len_ratio)
-        return self._translate(units, settings, prefixes, progress, constraints=constraints)
+        return self._translate(units, settings, prefixes, progress, constraints=per_sentence(
+            units, constraints, self.tgt_codec, settings.max_len_ratio), lines=lines)
 
     def _translate(self, units: list[list[str]], settings: SearchSettings, prefixes: list[list[str]] | None,
-                   progress=None, generator: torch.Generator | None = None, first_line: int = 1,
-                   constraints: list | None = None) -> list[Translation]:
+                   progress=None, generator: torch.Generator | None = None, constraints: list | None = None,
+                   lines=None) -> list[Translation]:
         """``translate_units`` with resolved settings; ``generator``: the sampling draws' (None: a new one
-        from the seed); ``first_line``: units[0]'s line in warnings; ``constraints``: per sentence Constraints,
-        None, or why they are refused (decoding/constraints.py: per_sentence; its Translation's ``error``)."""
-        units = list(units)
+        from the seed); ``constraints``: per sentence Constraints, None, or why they are refused
+        (decoding/constraints.py: per_sentence; its Translation's ``error``); ``lines``: each sentence's
+        line in warnings (None: 1, 2, ...)."""
+        units, line = list(units), (lambda i: lines[i] if lines else i + 1)  # noqa: E731
         refused = {i: c for i, c in enumerate(constraints or []) if isinstance(c, str)}
         if constraints is not None and settings.sampling is not None:
             raise UsageError("constraints go with beam search, not sampling")
@@ -193,7 +193,7 @@ class Translator:
         limit = settings.max_src_len
         for i, u in enumerate(units):
             if len(u) > limit:
-                self.warn(f"line {first_line + i}: {len(u)} source units, translating the first {limit} "
+                self.warn(f"line {line(i)}: {len(u)} source units, translating the first {limit} "
                           f"(decode.max_src_len)")
                 units[i] = u[:limit]
         results: list[Translation | None] = [None] * len(units)
@@ -213,11 +213,11 @@ class Translator:
                 for i, result in zip(chunks[k], translations):
                     results[i] = result
                     if not result.constraints_met:
-                        self.warn(f"line {first_line + i}: the output reached its length limit before meeting "
+                        self.warn(f"line {line(i)}: the output reached its length limit before meeting "
                                   "its constraints")
                 progress(len(chunks[k]))
         for i, why in refused.items():
-            self.warn(f"line {first_line + i}: not translated: {why}")
+            self.warn(f"line {line(i)}: not translated: {why}")
             results[i] = Translation("", [], [], 0.0, None, error=why)
         return [r if r is not None else Translation("", [], [], 0.0, None) for r in results]
 

@@ -22,6 +22,7 @@ from rnnsearch.decoding.settings import SettingsError
 from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut, scoring, translating
 from rnnsearch.serve.errors import ServeError
 from rnnsearch.serve.guard import Guard
+from rnnsearch.serve.markup import plain_texts, where as _where, with_markup
 from rnnsearch.serve.metrics import Metrics
 from rnnsearch.serve.schemas import (ErrorBody, HealthResponse, Hypothesis, ModelSummary, PairScore, ScoreRequest,
                                      ScoreResponse, TranslateRequest, TranslateResponse, Translation)
@@ -98,56 +99,38 @@ def _lifespan(batcher: Batcher, settings: ServeSettings):
 
 async def _translate(req: TranslateRequest, translator, batcher: Batcher,
                      settings: ServeSettings) -> TranslateResponse:
+    """Each text split into segments (text/pipeline.py), the segments of the request batched with
+    others', each text's translation joined again; a text that cannot be translated gets its error
+    in its own entry (the others are translated), a blank one an empty translation."""
+    from rnnsearch.decoding.source import Source
+    from rnnsearch.text.pipeline import finish, segment_lines
     sources = req.sources()
     texts, field = [t.text for t in sources], ("text" if req.text is not None else "texts")
     try:
         search = translator.search_settings(beam=req.beam, n_best=req.n_best, sampling=req.sample)
     except SettingsError as exc:
         raise ServeError(422, "invalid_request", str(exc), field=exc.field) from None
-    _check(texts, field, settings)
+    _check(texts, field, settings, blank=True)
     _check_search(search, settings)
-    marked = texts
+    marked, refused = texts, {}
     if req.markup is not None:
-        texts = _plain(translator, texts, req, field)
-    units = await run_in_threadpool(lambda: [translator.source_units(t) for t in texts])
-    _check_units(units, field, search.max_src_len)
-    prefixes = _prefixes(req, len(texts), settings)
-    prefix_units = await run_in_threadpool(lambda: translator.prefix_units(prefixes) or [[]] * len(texts))
+        texts, refused = plain_texts(translator, texts, req.markup, field)
+    prefixes = _prefixes(req, len(texts), settings) or [""] * len(texts)
     if search.sampling is not None and any(t.constraints or t.avoid for t in sources):
         raise ServeError(422, "invalid_request", "constraints go with beam search, not sampling", field="sample")
-    wanted = [(tuple(t.constraints), tuple(t.avoid)) for t in sources]
+    part = [Source(text, prefix, tuple(t.constraints), tuple(t.avoid)) for text, prefix, t in zip(texts, prefixes, sources)]
+    segs = await run_in_threadpool(lambda: segment_lines(translator, part, req.text_handling))
+    _check_units([s.units for s in segs], field, search.max_src_len, lambda i: _where(field, segs[i].line))
+    prefix_units = await run_in_threadpool(lambda: translator.prefix_units([s.prefix for s in segs]))
+    wanted = [(tuple(s.constraints), tuple(s.avoid)) for s in segs]
     if req.glossary:
-        wanted = await run_in_threadpool(lambda: _with_glossary(translator, req, units, wanted))
-    results = await _submit(batcher, settings, list(zip(units, prefix_units, wanted)), translating(search))
+        wanted = await run_in_threadpool(lambda: _with_glossary(translator, req, [s.units for s in segs], wanted))
+    found = await _submit(batcher, settings, list(zip([s.units for s in segs], prefix_units, wanted)),
+                          translating(search))
+    results = await run_in_threadpool(lambda: finish(translator, part, segs, found, alignments=req.markup is not None))
     if req.markup is not None:
-        results = await run_in_threadpool(lambda: _with_markup(translator, marked, req.markup, results))
+        results = await run_in_threadpool(lambda: with_markup(marked, req.markup, results, refused))
     return _response(translator, search, results, req.return_attention)
-
-
-def _plain(translator, texts: list[str], req: TranslateRequest, field: str) -> list[str]:
-    """The texts without their markup; 422 naming the text whose markup is not well-formed."""
-    from rnnsearch.decoding.markup import MarkupError, parse
-    if getattr(translator.model, "arch", "rnnsearch") != "rnnsearch":
-        raise ServeError(422, "not_supported", "markup is placed through the alignments; this model has no "
-                         "attention (an RNNencdec)", field="markup")
-    plain = []
-    for i, text in enumerate(texts):
-        where = field if req.text is not None else f"{field}[{i}]"
-        try:
-            plain.append(parse(text, req.markup)[0])
-        except MarkupError as exc:
-            raise ServeError(422, "invalid_request", f"{where}: {exc}", field=where) from None
-        if not plain[-1].strip():
-            raise ServeError(422, "empty_text", f"{where} has no text outside its tags", field=where)
-    return plain
-
-
-def _with_markup(translator, marked: list[str], mode: str, results: list) -> list:
-    """Each translation with its source's markup put back in ``text`` (decoding/markup.py)."""
-    from dataclasses import replace
-    from rnnsearch.decoding.markup import alignment_of, transfer
-    return [replace(r, text=transfer(m, mode, r.source_tokens[:-1], r, alignment_of(translator, r))) if r.tokens
-            else r for m, r in zip(marked, results)]
 
 
 async def _score(req: ScoreRequest, translator, batcher: Batcher, settings: ServeSettings) -> ScoreResponse:
@@ -188,8 +171,9 @@ async def _submit(batcher: Batcher, settings: ServeSettings, items: list, key: t
                          settings.timeout_s) from None
 
 
-def _check(texts: list[str], field: str, s: ServeSettings, where=None) -> None:
-    """The request's size and its source texts; ``where(i)`` names text i (default text / texts[i])."""
+def _check(texts: list[str], field: str, s: ServeSettings, where=None, blank: bool = False) -> None:
+    """The request's size and its source texts; ``where(i)`` names text i (default text / texts[i]);
+    ``blank``: a blank text is allowed (it gets an empty translation)."""
     where = where or (lambda i: field if field == "text" else f"{field}[{i}]")
     if not texts:
         raise ServeError(422, "invalid_request", f"'{field}' is empty: give at least one", field=field)
@@ -197,7 +181,7 @@ def _check(texts: list[str], field: str, s: ServeSettings, where=None) -> None:
         raise ServeError(413, "max_texts", f"{len(texts)} texts in one request; at most {s.max_texts}",
                          "max_texts", s.max_texts, field)
     for i, text in enumerate(texts):
-        if not text.strip():
+        if not text.strip() and not blank:
             raise ServeError(422, "empty_text", f"{where(i)} is empty", field=where(i))
         _check_text(text, where(i), s)
 

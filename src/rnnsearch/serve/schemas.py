@@ -7,6 +7,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, field_validator, model_validator
 
 from rnnsearch.decoding.sampling import Sampling
+from rnnsearch.text.settings import TextSettings
 
 
 class Text(BaseModel):
@@ -51,6 +52,9 @@ class TranslateRequest(BaseModel):
     prefix: StrictStr | None = Field(None, description="with text: the translation begins with this text and "
                                                        "the model completes it (interactive translation)")
     prefixes: list[StrictStr] | None = Field(None, description="with texts: one prefix per text ('' for none)")
+    text_handling: TextSettings = Field(default_factory=TextSettings, description="how each text is split into "
+                                        "sentences and its items carried (text/settings.py); a blank text gets an "
+                                        "empty translation")
 
     @field_validator("texts", mode="before")
     @classmethod
@@ -91,10 +95,9 @@ class Translation(BaseModel):
     attention: list[list[float]] | None = Field(
         None, description="alpha_ij: one row per output unit and the final </s> (len(tokens) + 1), "
                           "one column per source token; rows sum to 1. Null for RNNencdec or when not asked")
-    error: str | None = Field(None, description="why this text was not translated (constraints it cannot "
-                                                "honour); its other fields are then empty")
-    constraints_met: bool = Field(True, description="false: the output reached its length limit before "
-                                                    "containing its constraints")
+    error: str | None = Field(None, description="why this text (or one of its sentences) was not translated: "
+                                                "constraints it cannot honour, markup that is not well-formed")
+    constraints_met: bool = Field(True, description="false: a term of its constraints is not in its output")
 
 
 class TranslateResponse(BaseModel):

@@ -1,0 +1,129 @@
+"""What must come through a translation unchanged: URLs, e-mail addresses, file paths, phone numbers,
+dates, version strings, inline code, and numbers and amounts (written again in the target language's
+convention: ``text/numbers.py``). A number is an item where it has a group or decimal symbol and the
+model's vocabulary lacks it; an amount where the vocabulary lacks its currency sign (``€599``: the
+model would write dollars); a plain integer (``15``), an amount in a currency the model knows
+(``$21 billion``: ``21 milliards de dollars``, its number an item where it is one), a time of day
+(``6:05 p.m.``: ``18 h 05``) and the per cent sign (``p. 100`` in the Hansards' French) are the
+model's to translate, as it learned to.
+
+``find(text, src_lang, tgt_lang)`` gives the items of one line, left to right, none overlapping: where
+two patterns match the same characters the one listed first in ``PATTERNS`` wins (a URL's digits are
+the URL's, not a number). Each item knows its ``rendering``: what the output writes in its place.
+"""
+from __future__ import annotations
+
+import re
+import sys
+import unicodedata
+from dataclasses import dataclass
+from functools import cache
+
+from rnnsearch.text import numbers
+
+VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle")
+NUMERIC = ("amount", "number")
+TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
+TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
+EXTENSIONS = ("txt|pdf|csv|tsv|docx?|xlsx?|pptx?|odt|json|ya?ml|xml|html?|zip|gz|tgz|bz2|xz|tar|py|js|ts|java|"
+              "exe|msi|dmg|png|jpe?g|gif|svg|webp|mp3|mp4|md|ini|cfg|conf|log|sh|bat|sql|xliff|xlf|po|srt|vtt")
+REFERENCE_WORDS = r"(?:[Vv]ersion|[Rr]elease|[Ss]ection|[Cc]hapter|[Aa]rticle|[Cc]lause|[Ff]igure|[Tt]able|" \
+                  r"[Ss]tep|[Pp]aragraph|[Rr]ule|[Ss]ubsection|[Aa]nnex|[Aa]ppendix|[Pp]age)"
+
+
+@dataclass(frozen=True)
+class Item:
+    start: int        # character offsets in the line
+    end: int
+    kind: str         # one of VERBATIM or NUMERIC
+    text: str         # as the source writes it
+    rendering: str    # what the output writes in its place
+
+
+@cache
+def _currency_signs() -> str:
+    """Every currency sign (Unicode category Sc) as a character class's contents."""
+    return "".join(re.escape(chr(c)) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Sc")
+
+
+@cache
+def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
+    """(kind, pattern) in priority order for a source in ``lang``."""
+    num = numbers.number_pattern(lang)
+    scales = "|".join(sorted(map(re.escape, numbers.scale_words(lang)), key=len, reverse=True)) or "(?!x)x"
+    sign = rf"(?:[A-Z]{{1,2}})?[{_currency_signs()}]"
+    found = [
+        ("email", r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+        ("url", rf"\b(?:https?|ftp)://[^\s<>\"]+|\bwww\.[^\s<>\"]+|(?<![@\w.-])[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:{TLDS})\b(?:/[^\s<>\"]*)?"),
+        ("code", r"`[^`\n]+`"),
+        ("path", rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/[\w.+-]+){{2,}}/?|\b[A-Za-z]:\\[^\s<>\"]+|\b[\w-]+\.(?:{EXTENSIONS})\b"),
+        ("handle", r"(?<![\w@])[@#][A-Za-z_]\w+"),
+        ("datetime", r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
+        ("phone", r"(?<![\w+])\+\d{1,3}(?:[\s.-]\(?\d{1,4}\)?){2,5}(?![\w-])"
+                  r"|(?<![\w+])(?:\(\d{2,4}\)[\s.-]?|\d{1,4}[.-])(?:\d{2,4}[\s.-]){1,3}\d{2,4}(?![\w-])"),
+        ("version", rf"\b[vV]\d+(?:\.\d+)+\b|\b\d+(?:\.\d+){{2,}}\b|\b{REFERENCE_WORDS} (?P<ref>\d+(?:[.,]\d+)+)\b"),
+        ("amount", rf"(?P<sign>{sign})\s?(?P<num>{num})(?:\s(?P<scale>{scales})\b)?"
+                   rf"|(?P<num2>{num})(?:\s(?P<scale2>{scales})\b)?\s?(?P<sign2>{sign})(?!\w)"),
+        ("number", rf"(?<![\w.,]){num}(?![\w])"),
+    ]
+    return [(kind, re.compile(p)) for kind, p in found]
+
+
+def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, known=None) -> list[Item]:
+    """The items of ``text`` left to right (none overlapping); a number is an item only where it has a
+    group or decimal symbol (a plain integer is the model's to copy); ``convert_numbers``: False writes
+    numbers and amounts as the source does. ``known(word)``: whether the model's source vocabulary
+    holds a word: a number it holds is the model's (it learned how its language writes it), and so
+    are a currency sign it holds and an amount's scale word (``$21 billion`` -> ``21 milliards de
+    dollars``), its number still an item where the vocabulary lacks it."""
+    known = known or (lambda word: False)
+    taken: list[Item] = []
+    held: list[tuple[int, int]] = []  # amounts left to the model: no number item inside them either
+    for pattern_kind, pattern in _patterns(src_lang):
+        for m in pattern.finditer(text):
+            kind = pattern_kind
+            start, end = m.span("ref") if m.groupdict().get("ref") else m.span()  # a reference: its number alone
+            if kind in ("url", "path"):
+                end = _trimmed(text, start, end)
+            if end <= start or any(start < t.end and t.start < end for t in taken) or any(a <= start < b for a, b in held):
+                continue
+            if kind == "amount" and known(m.group("sign") or m.group("sign2")):
+                held.append((start, end))
+                start, end = m.span("num") if m.group("num") else m.span("num2")
+                kind = "number"
+            item_text = text[start:end]
+            if kind == "number" and (item_text.isdigit() or known(item_text)):
+                continue
+            rendering = _render(kind, m, src_lang, tgt_lang) if convert_numbers and kind in NUMERIC else item_text
+            taken.append(Item(start, end, kind, item_text, rendering if rendering is not None else item_text))
+    return sorted(taken, key=lambda t: t.start)
+
+
+def _trimmed(text: str, start: int, end: int) -> int:
+    """``end`` without the sentence's punctuation after a URL or path (a ``)`` stays when it closes one
+    the item opened)."""
+    while end > start and text[end - 1] in TRAILING:
+        if text[end - 1] == ")" and text[start:end].count("(") >= text[start:end].count(")"):
+            break
+        end -= 1
+    return end
+
+
+def _render(kind: str, m: re.Match, src_lang: str, tgt_lang: str) -> str | None:
+    """A number or amount in the target's convention (None: as written)."""
+    groups = {k: v for k, v in m.groupdict().items() if v is not None}
+    written = groups.get("num") or groups.get("num2") or m.group(0)
+    value = numbers.parse(written, src_lang)
+    if value is None:
+        return None
+    amount, decimals = value
+    if kind == "number":
+        return numbers.format_number(amount, decimals, tgt_lang)
+    scale = groups.get("scale") or groups.get("scale2")
+    if scale:
+        exponent = numbers.scale_words(src_lang)[scale.lower()]
+        text = numbers.format_scaled(amount, decimals, exponent, tgt_lang)
+    else:
+        text = numbers.format_number(amount, decimals, tgt_lang) if "." in written or "," in written or \
+            any(s in written for s in numbers.SPACES) else written
+    return numbers.place_currency(text, groups.get("sign") or groups["sign2"], tgt_lang)

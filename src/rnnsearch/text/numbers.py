@@ -1,0 +1,99 @@
+"""Numbers and amounts in one language's convention, through Babel (CLDR's data).
+
+A number as the source writes it (``18,500``, ``4.2``; French ``18 500``, ``4,2``) is read with the
+source locale's group and decimal symbols, and written with the target locale's (``18 500``, ``4,2``:
+U+202F, CLDR's French group symbol), keeping the digits after the decimal mark as written. An amount keeps its
+currency sign as written and puts it where the target locale's currency pattern does (``€25,000`` ->
+``25 000 €``); a scale word after an amount (``million``, ``billion``: CLDR's long compact forms)
+is written in the target language (``€4.2 million`` -> ``4,2 millions €``).
+"""
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+from functools import cache
+
+SPACES = " \u00a0\u202f"  # a group symbol written as a space: plain, no-break, narrow no-break
+
+
+@cache
+def _locale(lang: str):
+    from babel import Locale, UnknownLocaleError
+    try:
+        return Locale.parse(lang)
+    except (UnknownLocaleError, ValueError):
+        return Locale.parse("en")  # a language CLDR lacks: English's conventions (digits stay as written)
+
+
+@cache
+def symbols(lang: str) -> tuple[str, str]:
+    """(group, decimal) symbols of ``lang``."""
+    from babel.numbers import get_decimal_symbol, get_group_symbol
+    locale = _locale(lang)
+    return get_group_symbol(locale), get_decimal_symbol(locale)
+
+
+@cache
+def number_pattern(lang: str) -> str:
+    """A regular expression for one number as ``lang`` writes it: digits in groups of three after
+    the group symbol (any space for a space-like one), then the decimal part, if any."""
+    group, decimal = symbols(lang)
+    groups = f"[{re.escape(SPACES)}]" if group in SPACES else re.escape(group)
+    return rf"\d{{1,3}}(?:{groups}\d{{3}})+(?:{re.escape(decimal)}\d+)?|\d+{re.escape(decimal)}\d+|\d+"
+
+
+def parse(text: str, lang: str) -> tuple[Decimal, int] | None:
+    """The value of a number written as ``lang`` writes it and its digits after the decimal mark
+    (None: not such a number)."""
+    group, decimal = symbols(lang)
+    if not re.fullmatch(number_pattern(lang), text):
+        return None
+    plain = text
+    for g in (SPACES if group in SPACES else group):
+        plain = plain.replace(g, "")
+    whole, _, fraction = plain.partition(decimal)
+    try:
+        return Decimal(f"{whole}.{fraction}" if fraction else whole), len(fraction)
+    except InvalidOperation:
+        return None
+
+
+def _digits(decimals: int) -> str:
+    return "#,##0" + ("." + "0" * decimals if decimals else "")
+
+
+def format_number(value: Decimal, decimals: int, lang: str) -> str:
+    """``value`` with ``decimals`` digits after the decimal mark, in ``lang``'s convention."""
+    from babel.numbers import format_decimal
+    return format_decimal(value, format=_digits(decimals), locale=_locale(lang))
+
+
+@cache
+def scale_words(lang: str) -> dict[str, int]:
+    """Scale words of ``lang`` (CLDR's long compact forms) and the power of ten each stands for:
+    {'million': 6, 'billion': 9, ...} from 10^6 up (``thousand`` is left to the model)."""
+    words = {}
+    for forms in _locale(lang).compact_decimal_formats["long"].values():
+        for power, pattern in dict(forms).items():
+            word = str(getattr(pattern, "pattern", pattern)).replace("0", "").strip()
+            exponent = len(power) - 1
+            if word and exponent >= 6 and exponent % 3 == 0:
+                words.setdefault(word.lower(), exponent)
+    return words
+
+
+def format_scaled(value: Decimal, decimals: int, exponent: int, lang: str) -> str:
+    """``value`` x 10^exponent as ``lang``'s scale word writes it (4.2, 6 -> ``4,2 millions``)."""
+    from babel.numbers import format_compact_decimal
+    return format_compact_decimal(value * Decimal(10) ** exponent, format_type="long", locale=_locale(lang),
+                                  fraction_digits=decimals)
+
+
+def place_currency(amount: str, sign: str, lang: str) -> str:
+    """``amount`` with its currency ``sign`` (unchanged) where ``lang``'s currency pattern puts it:
+    before (``$2.15``) or after, with the pattern's space (``2,15 $``)."""
+    pattern = _locale(lang).currency_formats["standard"].pattern.split(";")[0]
+    if pattern.startswith("¤"):
+        return sign + amount if len(sign) == 1 else f"{sign}\u00a0{amount}"
+    space = pattern[pattern.index("¤") - 1] if pattern.index("¤") > 0 and pattern[pattern.index("¤") - 1] in SPACES else ""
+    return amount + space + sign

@@ -1,0 +1,165 @@
+"""Lines of running text through a translator: ``translate_lines(translator, lines)``.
+
+Each line is split into sentences (``text/sentences.py``); each sentence's items (URLs, e-mail
+addresses, paths, phone numbers, numbers and amounts, code: ``text/items.py``) and the names its
+model's vocabulary lacks become slots the model copies (``text/slots.py``); a sentence far longer
+than the model was trained on is cut into pieces. The sentences of all lines of a part are searched
+together, batched as any sentences are; each output gets its slots back, and a line's outputs are
+joined with the source's spacing between its sentences: one Translation per line, always, whose
+tokens, source tokens, attention (block-diagonal over its sentences), alignment and score cover the
+whole line (``join``), and whose ``segments`` are its sentences' own.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+
+from rnnsearch.data.vocab import EOS_TOKEN
+from rnnsearch.decoding.markup import alignment_of, punctuation
+from rnnsearch.decoding.settings import SearchSettings
+from rnnsearch.decoding.source import Source, Translation, as_source
+from rnnsearch.text import slots
+from rnnsearch.text.segments import Segment, segments_of
+from rnnsearch.text.settings import TextSettings
+
+
+@dataclass
+class LineStats:
+    """What the slots did over a translation: items carried, and those the model did not copy."""
+    slots: int = 0
+    put_back: list[str] = field(default_factory=list)
+
+
+def translate_lines(translator, lines: Sequence[str | Source], search: SearchSettings | None = None,
+                    settings: TextSettings | None = None, part_size: int | None = None, progress=None,
+                    stats: LineStats | None = None, alignments: bool = False) -> Iterator[list[Translation]]:
+    """One Translation per line, in parts of ``part_size`` lines (None: one part) yielded in order.
+    ``search``: SearchSettings; ``settings``: TextSettings; ``progress``: called with lines done;
+    ``stats``: counts what the slots did (LineStats); ``alignments``: give every line its
+    ``alignment`` (what --markup places tags by), not only those with slots."""
+    settings = settings or TextSettings()
+    search = (search or SearchSettings()).resolve(translator.decode_cfg)
+    size = part_size or max(len(lines), 1)
+    for first in range(0, len(lines), size):
+        part = [as_source(t) for t in lines[first:first + size]]
+        segs = segment_lines(translator, part, settings)
+        done = _line_progress(segs, len(part), progress)
+        prefixes = translator.prefix_units([s.prefix for s in segs]) if any(s.prefix for s in segs) else None
+        found = translator.translate_units([s.units for s in segs], search, prefixes, done,
+                                           [(s.constraints, s.avoid) for s in segs],
+                                           lines=[first + s.line + 1 for s in segs])
+        yield finish(translator, part, segs, found, stats, alignments)
+
+
+def segment_lines(translator, part: list[Source], settings: TextSettings) -> list[Segment]:
+    """The segments of each line of ``part``, in order (``text/segments.py``)."""
+    return [s for n, source in enumerate(part) for s in segments_of(translator, source, n, settings)]
+
+
+def finish(translator, part: list[Source], segs: list[Segment], found: list[Translation],
+           stats: LineStats | None = None, alignments: bool = False) -> list[Translation]:
+    """Each line's Translation from its segments' translations (``found``, in the order of ``segs``):
+    slots restored, joined; ``constraints_met`` false where a term the line asks for is not in its output."""
+    restored = [_restored(translator, s, t, stats, alignments) for s, t in zip(segs, found)]
+    by_line: list[list] = [[] for _ in part]
+    for s, t in zip(segs, restored):
+        by_line[s.line].append((t, s.after))
+    joined = [join(pieces) for pieces in by_line]
+    for n, (source, t) in enumerate(zip(part, joined)):
+        if t.tokens and any(term.lower() not in t.text.lower() for term in source.constraints):
+            joined[n] = replace(t, constraints_met=False)
+    return joined
+
+
+def _line_progress(segs: list[Segment], lines: int, progress):
+    """A progress callback over segments (done in any order) that reports lines, in proportion."""
+    if progress is None:
+        return None
+    state = {"segments": 0, "lines": 0}
+
+    def advance(n: int) -> None:
+        state["segments"] += n
+        now = lines if state["segments"] >= len(segs) else state["segments"] * lines // max(len(segs), 1)
+        if now > state["lines"]:
+            progress(now - state["lines"])
+            state["lines"] = now
+    return advance
+
+
+def _restored(translator, segment: Segment, translation: Translation, stats: LineStats | None,
+              alignments: bool) -> Translation:
+    """The segment's translation (each of its n best) with its slots restored and (``alignments``,
+    or where it has slots) the alignment its tags and slots are placed by."""
+    if not translation.tokens or not (segment.items or alignments):
+        return _capitalised(translation) if segment.capital else translation
+    hyps = []
+    for n, hyp in enumerate(translation.nbest or [translation]):
+        rows = alignment_of(translator, hyp)  # (T + 1, S + 1)
+        hyp, put_back = slots.restore(hyp, segment.items, rows, translator.tgt_codec, punctuation)
+        hyps.append(hyp)
+        if stats is not None and n == 0:
+            stats.slots += len(segment.items)
+            stats.put_back += put_back
+    hyps = [_capitalised(h) if segment.capital else h for h in hyps]
+    hyps[0].nbest = hyps
+    return hyps[0]
+
+
+def _capitalised(translation: Translation) -> Translation:
+    """The output with its first letter upper-case (its source began with one the model read lower-case)."""
+    text = translation.text
+    return replace(translation, text=text[:1].upper() + text[1:]) if text[:1].islower() else translation
+
+
+def join(pieces: list[tuple[Translation, str]]) -> Translation:
+    """One line's Translation from its segments' (translation, spacing after): text joined with the
+    spacing, tokens and source tokens end to end (one </s>), attention and alignment block-diagonal
+    (each block's </s> column summed into the last), scores added; the first error is the line's."""
+    if len(pieces) == 1:
+        return replace(pieces[0][0], segments=[pieces[0][0]])
+    parts = [t for t, _ in pieces]
+    text = "".join(t.text + (after if t.text else "") for t, after in pieces).strip()
+    tokens = [tok for t in parts for tok in t.tokens]
+    source = [u for t in parts for u in t.source_tokens[:-1]] + [EOS_TOKEN]
+    offsets = np.cumsum([0] + [len(t.tokens) for t in parts])
+    replaced = [int(o) + i for t, o in zip(parts, offsets) for i in t.replaced]
+    errors = [f"sentence {n} of {len(parts)}: {t.error}" for n, t in enumerate(parts, 1) if t.error]
+    many = any(len(t.nbest) > 1 for t in parts)
+    nbest = [_nth(parts, k) for k in range(max(len(t.nbest) or 1 for t in parts))] if many else []
+    joined = Translation(text, tokens, source, float(sum(t.score for t in parts)),
+                         _blocks([t.attention for t in parts], parts), replaced=replaced,
+                         error=errors[0] if errors else None, constraints_met=all(t.constraints_met for t in parts),
+                         alignment=_blocks([t.alignment for t in parts], parts), segments=parts)
+    if nbest:
+        joined.nbest = [joined] + sorted(nbest[1:], key=lambda t: -t.score)
+    return joined
+
+
+def _nth(parts: list[Translation], k: int) -> Translation:
+    """The line's k-th hypothesis: each sentence's k-th best (its best where it has fewer)."""
+    chosen = [(t.nbest[k] if k < len(t.nbest) else t) for t in parts]
+    text = " ".join(t.text for t in chosen if t.text)
+    return Translation(text, [tok for t in chosen for tok in t.tokens],
+                       [u for t in chosen for u in t.source_tokens[:-1]] + [EOS_TOKEN],
+                       float(sum(t.score for t in chosen)), None)
+
+
+def _blocks(matrices: list, parts: list[Translation]) -> np.ndarray | None:
+    """Block-diagonal rows (sum T + 1, sum S + 1) of each part's (T + 1, S + 1) matrix; None if any is."""
+    if any(m is None for m in matrices):
+        return None
+    rows = sum(len(t.tokens) for t in parts) + 1
+    cols = sum(len(t.source_tokens) - 1 for t in parts) + 1
+    out = np.zeros((rows, cols), dtype=np.float32)
+    r = c = 0
+    for m, t in zip(matrices, parts):
+        n, s = len(t.tokens), len(t.source_tokens) - 1
+        out[r:r + n, c:c + s] = m[:n, :s]
+        out[r:r + n, -1] += m[:n, s]
+        r, c = r + n, c + s
+    m, s = matrices[-1], len(parts[-1].source_tokens) - 1  # the </s> row: the last part's
+    out[-1, c - s:c] = m[-1, :s]
+    out[-1, -1] = m[-1, s]
+    return out

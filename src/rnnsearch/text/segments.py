@@ -1,0 +1,111 @@
+"""What the model reads of a line: its segments (sentences, or pieces of one too long), each as
+source units with slots (``text/slots.py``) for its items and for the names its vocabulary lacks,
+and the glossary's target terms it must contain (or, where the model cannot write a term, a slot
+standing for it, aligned to its source term)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rnnsearch.data.vocab import UNK
+from rnnsearch.decoding.source import Source
+from rnnsearch.text import items as found_items
+from rnnsearch.text import sentences, slots
+from rnnsearch.text.settings import TextSettings
+
+
+@dataclass
+class Segment:
+    """One sentence (or piece of one) as the model reads it."""
+    line: int                       # its line in the part
+    units: list[str]                # source units, slots as slot.marker(k)
+    items: list[tuple[str, str]]    # slot k's (source text, rendering)
+    after: str = ""                 # written after its translation in the line
+    prefix: str = ""
+    constraints: tuple = ()
+    avoid: tuple = ()
+    capital: bool = False           # its first unit was read in lower case: its output begins with a capital
+
+
+def can_carry(translator) -> bool:
+    """Whether the translator's outputs can be matched to slots: word vocabularies and an alignment
+    (an attention model, or one with an alignment head)."""
+    return (translator.src_codec.mode == "word" and translator.tgt_codec.mode == "word"
+            and (translator.align_head is not None or getattr(translator.model, "arch", "rnnsearch") == "rnnsearch"))
+
+
+def segments_of(translator, source: Source, line: int, settings: TextSettings) -> list[Segment]:
+    """The segments of one line: its sentences (the line whole where it has constraints or is not to be
+    split), each cut into pieces where too long; the prefix goes with the first."""
+    text = source.text
+    if not text.strip():
+        return [Segment(line, [], [])]
+    carry = settings.placeholders and can_carry(translator)
+    vocab = translator.src_codec.vocab
+    items = found_items.find(text, translator.src_codec.lang, translator.tgt_codec.lang, settings.convert_numbers,
+                             known=lambda word: vocab.encode([word])[0] != UNK)
+    whole = not settings.split or source.constraints
+    keep = [(i.start, i.end) for i in items]
+    spans = [(0, len(text))] if whole else sentences.split(text, translator.src_codec.lang, keep)
+    items = items if carry else []
+    limit = settings.max_units or 2 * translator.config.data.max_len
+    out = []
+    for a, b in spans:
+        units, slot_items = sentence_units(translator, text, a, b, items, carry)
+        if not units:
+            continue
+        gap = text[a:b][len(text[a:b].rstrip()):]
+        capital = text[a:b].lstrip()[:1].isupper() and units[0][:1].islower()
+        cuts = sentences.pieces(units, limit)
+        for n, (c, d) in enumerate(cuts):
+            out.append(Segment(line, units[c:d], _renumbered(units[c:d], slot_items), " " if n < len(cuts) - 1 else gap,
+                               avoid=source.avoid, constraints=source.constraints, capital=capital and n == 0))
+    if not out:
+        return [Segment(line, [], [])]
+    out[-1].after = ""
+    out[0].prefix = source.prefix
+    return out
+
+
+def sentence_units(translator, text: str, a: int, b: int, items, carry: bool) -> tuple[list[str], list]:
+    """The units of text[a:b] with its items and (``carry``) its names outside the vocabulary as slots
+    (a capitalised word outside it whose lower-case form is in it read in lower case), and each slot's
+    (source text, rendering)."""
+    units, slot_items, at = [], [], a
+    for item in (i for i in items if a <= i.start and i.end <= b):
+        units += translator.source_units(text[at:item.start])
+        units.append(slots.marker(len(slot_items)))
+        slot_items.append((item.text, item.rendering))
+        at = item.end
+    units += translator.source_units(text[at:b])
+    if carry:
+        vocab = translator.src_codec.vocab
+        for j, (unit, i) in enumerate(zip(units, vocab.encode(units))):
+            if i != UNK or slots.slot_index(unit) is not None:
+                continue
+            if _name_like(unit, vocab):
+                units[j] = slots.marker(len(slot_items))
+                slot_items.append((unit, unit))
+            elif unit[:1].isupper():
+                units[j] = unit.lower()  # "Online" -> "online", a word the model knows
+    return units, slot_items
+
+
+def _name_like(unit: str, vocab) -> bool:
+    """A unit outside the vocabulary that reads as a name or code: capitalised (its lower-case form not
+    a word the vocabulary has: "Online" is a word, "Okonkwo" a name) or holding a digit."""
+    if any(c.isdigit() for c in unit):
+        return True
+    return unit[:1].isupper() and vocab.encode([unit.lower()])[0] == UNK
+
+
+def _renumbered(units: list[str], slot_items: list) -> list[tuple[str, str]]:
+    """The slot items of a piece of a sentence, renumbered from 0 in ``units`` (in place)."""
+    mine = []
+    for j, unit in enumerate(units):
+        k = slots.slot_index(unit)
+        if k is not None:
+            units[j] = slots.marker(len(mine))
+            mine.append(slot_items[k])
+    return mine
+
+

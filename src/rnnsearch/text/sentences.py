@@ -1,0 +1,96 @@
+"""Sentences of a line, and pieces of a sentence too long for the model.
+
+A line is split with sentencex (maintained, ~300 languages), then two of its kinds of split are
+undone: after a word that the Moses sentence splitter's nonbreaking-prefix list of the language
+holds (``M.`` and ``Mme`` in French, ``Dr.`` and ``No. 5`` in English; the lists ship with
+sacremoses), and inside an item that must come through whole (a URL or amount: ``text/items.py``).
+On our own cases sentencex split ``M. Tremblay`` in French, which pysbd did not; pysbd kept
+``« C'est fini. » Puis`` as one sentence and took 140x longer; with the Moses lists sentencex
+gets both right (tests/unit/test_text_sentences.py). Each sentence keeps the spacing after it, so
+joining the sentences gives the line back.
+
+A sentence longer than the model was trained on (``data.max_len`` units) is translated in pieces,
+cut at the clause mark (; : , and dashes) nearest its middle, again while a piece is too long, and
+in windows of the limit where a piece has no such mark (``pieces``).
+"""
+from __future__ import annotations
+
+import re
+from functools import cache
+
+CLAUSE_MARKS = {";", ":", ",", "—", "–", "-"}
+
+
+@cache
+def _nonbreaking(lang: str) -> tuple[frozenset, frozenset]:
+    """The Moses nonbreaking prefixes of ``lang``: (always, before a number only)."""
+    from sacremoses.corpus import NonbreakingPrefixes
+    try:
+        words = list(NonbreakingPrefixes().words(lang))
+    except (OSError, KeyError, ValueError):
+        words = list(NonbreakingPrefixes().words("en"))
+    always = frozenset(w for w in words if " " not in w and not w.startswith("#"))
+    numeric = frozenset(w.split()[0] for w in words if w.endswith("#NUMERIC_ONLY#"))
+    return always, numeric
+
+
+LAST_WORD = re.compile(r"(\S+)\.\s*$")
+
+
+def split(text: str, lang: str, keep: list[tuple[int, int]] = ()) -> list[tuple[int, int]]:
+    """The sentences of ``text`` as (start, end) character spans, the spacing after each included (the
+    spans tile the text); no sentence boundary falls inside a span of ``keep``, and the splitter reads
+    each such span as a plain word of its length (sentencex does not split a line holding a URL)."""
+    import sentencex
+    if not text.strip():
+        return [(0, len(text))]
+    original, text = text, _masked(text, keep)
+    spans, at = [], 0
+    for sentence in sentencex.segment(lang, text):
+        found = text.find(sentence, at) if sentence else -1
+        if found < 0:  # a splitter that changed the text: keep the line whole rather than lose any of it
+            return [(0, len(text))]
+        if found > at and spans:
+            spans[-1] = (spans[-1][0], found)  # characters it left out go with the sentence before
+        elif found > at:
+            found = at
+        spans.append((found, found + len(sentence)))
+        at = found + len(sentence)
+    spans[-1] = (spans[-1][0], len(text))
+    return _merged(original, spans, lang, keep)
+
+
+def _masked(text: str, keep) -> str:
+    """``text`` with each span of ``keep`` written as one lowercase word of the same length."""
+    for a, b in keep:
+        text = text[:a] + "x" * (b - a) + text[b:]
+    return text
+
+
+def _merged(text: str, spans: list[tuple[int, int]], lang: str, keep) -> list[tuple[int, int]]:
+    """``spans`` with the splits after a nonbreaking prefix or inside a kept span undone."""
+    always, numeric = _nonbreaking(lang)
+    out = [spans[0]]
+    for start, end in spans[1:]:
+        before = text[out[-1][0]:start]
+        m = LAST_WORD.search(before)
+        word = m.group(1).lstrip("([«\"'“") if m else ""
+        after = text[start:end].lstrip()
+        join = (word in always or (word in numeric and after[:1].isdigit())
+                or any(a < start < b for a, b in keep))
+        out[-1:] = [(out[-1][0], end)] if join else [out[-1], (start, end)]
+    return out
+
+
+def pieces(units: list[str], limit: int) -> list[tuple[int, int]]:
+    """(start, end) ranges of ``units``, each at most ``limit`` long: cut after the clause mark
+    nearest the middle, recursively; in windows of ``limit`` where there is none."""
+    if len(units) <= limit or limit < 2:
+        return [(0, len(units))]
+    middle = len(units) / 2
+    marks = [i for i, u in enumerate(units[1:-1], 1) if u in CLAUSE_MARKS]
+    if not marks:
+        return [(a, min(a + limit, len(units))) for a in range(0, len(units), limit)]
+    cut = min(marks, key=lambda i: abs(i + 1 - middle)) + 1
+    left = pieces(units[:cut], limit)
+    return left + [(a + cut, b + cut) for a, b in pieces(units[cut:], limit)]

@@ -1,0 +1,19 @@
+"""Text settings: how running text is cut and carried around the model, one frozen object built at the
+edge (command-line flags, an HTTP request) and passed whole to ``text/pipeline.py``."""
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class TextSettings(BaseModel):
+    """How running text is cut and carried around the model (one object, built at the edge)."""
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    split: bool = Field(True, description="split each line into sentences, translate them, and join them with the "
+                        "source's spacing (a line with constraints stays whole)")
+    placeholders: bool = Field(True, description="carry URLs, e-mail addresses, paths, phone numbers, numbers, amounts, "
+                               "code and names the vocabulary lacks through slots the model copies, restored verbatim")
+    convert_numbers: bool = Field(True, description="write numbers and amounts in the target language's "
+                                  "convention (Babel: 4.2 -> 4,2), not as the source writes them")
+    max_units: int | None = Field(None, gt=1, description="translate a sentence longer than this many units in pieces "
+                                  "cut at clause marks (default: twice the model's data.max_len)")

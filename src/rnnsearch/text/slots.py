@@ -1,0 +1,99 @@
+"""Slots: a unit the model copies in place of a source item (``text/items.py``) or of a name its
+vocabulary lacks, restored verbatim (or in the target's convention) after the search.
+
+A slot is one source unit, a character of Unicode's supplementary private use area that no
+vocabulary holds, so the model reads <unk> there and writes <unk> where it copies it. Once the
+output is known, the output's <unk>s are matched one to one with the sentence's slots through
+the alignment (the alignment head's beta_ij where the model has one, else the attention): first
+each <unk> whose best-aligned source unit is a slot, the most probable pairs first, then the
+slots and <unk>s left, the same way. A slot the output never copied is put back where the output's
+alignment crosses it least (``insertion_point``; before the sentence's closing punctuation), so that
+nothing the source wrote is lost; an <unk> matched to no slot keeps what [UNK]
+replacement gave it, unless that was a copy of a slot (then it is dropped: an item is written once).
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+
+from rnnsearch.data.vocab import UNK_TOKEN
+
+BASE = 0xF0000  # slot k is chr(BASE + k): plane 15's private use characters
+
+
+def marker(k: int) -> str:
+    return chr(BASE + k)
+
+
+def slot_index(unit: str) -> int | None:
+    """k where ``unit`` is slot k, else None."""
+    return ord(unit) - BASE if len(unit) == 1 and BASE <= ord(unit) < BASE + 0xFFFE else None
+
+
+def match(rows: np.ndarray, unks: list[int], slots: list[int]) -> dict[int, int]:
+    """Output position -> source position for the output's <unk>s ``unks`` and the source's slot
+    positions ``slots``, one to one: rows (T + 1, S + 1) of the alignment."""
+    if not unks or not slots:
+        return {}
+    best = {i: int(np.argmax(rows[i, :-1])) for i in unks}
+    pairs = sorted(((rows[i, j], i, j) for i in unks for j in slots), key=lambda x: -x[0])
+    chosen: dict[int, int] = {}
+    for natural in (True, False):
+        for _, i, j in pairs:
+            if i not in chosen and j not in chosen.values() and (best[i] == j or not natural):
+                chosen[i] = j
+    return chosen
+
+
+def insertion_point(rows: np.ndarray, j: int, tokens: list[str], punctuation: list[bool]) -> int:
+    """Where a slot at source position ``j`` the output did not copy goes: the gap between output words
+    with the most words before it aligned to source units before j and after it aligned to units after
+    j (the first such gap), before the output's closing punctuation marks."""
+    end = len(tokens)
+    while end > 0 and punctuation[end - 1]:
+        end -= 1
+    if not tokens:
+        return 0
+    aligned = rows[: len(tokens), :-1].argmax(1)  # (T,) each word's source unit
+    before = np.concatenate([[0], np.cumsum(aligned < j)])  # (T + 1,) words left of each gap aligned before j
+    after = np.concatenate([np.cumsum((aligned > j)[::-1])[::-1], [0]])  # (T + 1,) words right of it aligned after
+    return int(np.argmax((before + after)[: end + 1]))
+
+
+def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_codec, punctuation) -> tuple:
+    """``translation`` (its units read slots) with each slot's rendering in the output and ``rows``
+    as its alignment (edited as the output was), and the slots it had to put back (not copied by the
+    model). ``items``: slot k's (source text, rendering); ``rows``: the alignment (T + 1, S + 1) of its
+    output as written (<unk>s unreplaced) over its source units; ``punctuation``: tokens -> marks."""
+    src = translation.source_tokens[:-1]
+    slots = [j for j, u in enumerate(src) if slot_index(u) is not None]
+    if not slots:
+        return replace(translation, alignment=rows), []
+    written = [UNK_TOKEN if i in translation.replaced else t for i, t in enumerate(translation.tokens)]
+    chosen = match(rows, [i for i, t in enumerate(written) if t == UNK_TOKEN], slots)
+    origin: list[int | None] = []  # each output token's position in translation.tokens (None: put back)
+    tokens: list[str] = []
+    for i, token in enumerate(translation.tokens):
+        if i in chosen or slot_index(token) is None:  # a second copy of a slot is dropped
+            origin.append(i)
+            tokens.append(src[chosen[i]] if i in chosen else token)
+    kept = [i for i in origin] + [len(translation.tokens)]  # and the </s> row
+    rows = rows[kept]
+    att = None if translation.attention is None else translation.attention[kept]
+    missing = [j for j in slots if j not in chosen.values()]
+    for j in sorted(missing, reverse=True):
+        at = insertion_point(rows, j, tokens, punctuation(tokens))
+        tokens.insert(at, src[j])
+        origin.insert(at, None)
+        rows = np.insert(rows, at, np.eye(rows.shape[1], dtype=rows.dtype)[j], axis=0)
+        if att is not None:
+            att = np.insert(att, at, np.eye(att.shape[1], dtype=att.dtype)[j], axis=0)
+    text = tgt_codec.units_to_text(tokens)
+    for k, (_, rendering) in enumerate(items):
+        text = text.replace(marker(k), rendering)
+    shown = [items[slot_index(t)][1] if slot_index(t) is not None else t for t in tokens]
+    source_tokens = [items[slot_index(u)][0] if slot_index(u) is not None else u for u in translation.source_tokens]
+    replaced = [n for n, i in enumerate(origin) if i is not None and i in translation.replaced and i not in chosen]
+    return replace(translation, text=text, tokens=shown, source_tokens=source_tokens, attention=att,
+                   replaced=replaced, alignment=rows), [items[slot_index(src[j])][0] for j in missing]

@@ -1,0 +1,85 @@
+"""Items that must come through a translation (text/items.py) and numbers in a language's convention
+(text/numbers.py, through Babel)."""
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from hypothesis import given, strategies as st
+
+from rnnsearch.text import items, numbers
+
+
+def kinds(text, src="en", tgt="fr", **kw):
+    return [(i.kind, i.text, i.rendering) for i in items.find(text, src, tgt, **kw)]
+
+
+def test_urls_and_emails_whole_without_the_sentence_punctuation():
+    found = kinds("See https://www.health-region.ca/budget-2024/plan.html, or info@health-region.ca. Or www.x.org/a.")
+    assert found == [("url", "https://www.health-region.ca/budget-2024/plan.html", "https://www.health-region.ca/budget-2024/plan.html"),
+                     ("email", "info@health-region.ca", "info@health-region.ca"),
+                     ("url", "www.x.org/a", "www.x.org/a")]
+
+
+def test_a_bracket_the_url_opened_stays_in_it():
+    assert kinds("(see https://en.example.org/wiki/Foo_(bar))")[0][1] == "https://en.example.org/wiki/Foo_(bar)"
+
+
+@pytest.mark.parametrize("text, kind", [("(613) 555-0142", "phone"), ("+1 800 555 0199", "phone"),
+                                        ("613-555-0123", "phone"), ("2024-03-15", "datetime"), ("15/03/2024", "datetime"),
+                                        ("v2.3.1", "version"), ("4.2.1", "version"), ("/etc/app/config.yaml", "path"),
+                                        ("report.pdf", "path"), ("`pip install x`", "code"), ("@rnnsearch", "handle")])
+def test_verbatim_kinds_come_out_as_written(text, kind):
+    [(k, t, r)] = kinds(f"Write {text} now")
+    assert (k, t, r) == (kind, text, text)
+
+
+def test_numbers_and_amounts_in_french_convention():
+    found = {t: r.replace("\u202f", " ").replace("\u00a0", " ") for _, t, r in
+             kinds("It rose 37.5% to €4.2 million, £250 million, $2.15, €25,000 and 5,600 people; 4.2 times.")}
+    assert found == {"37.5": "37,5", "€4.2 million": "4,2 millions €", "£250 million": "250 millions £",
+                     "$2.15": "2,15 $", "€25,000": "25 000 €", "5,600": "5 600", "4.2": "4,2"}
+
+
+def test_french_numbers_into_english():
+    found = {t: r for _, t, r in kinds("Les 18 500 ménages ont payé 4,2 millions $ soit 37,5 %.", "fr", "en")}
+    assert found == {"18 500": "18,500", "4,2 millions $": "$4.2 million", "37,5": "37.5"}
+
+
+def test_verbatim_numbers_on_request_and_currency_signs_never_change():
+    assert [r for _, _, r in kinds("It costs $2.15 or 5,600 ¥.", convert_numbers=False)] == ["$2.15", "5,600 ¥"]
+    assert all(sign in r for sign, (_, _, r) in zip("$¥", kinds("It costs $2.15 or 5,600 ¥.")))
+
+
+def test_plain_integers_times_and_references_are_left_alone():
+    assert [i.text for i in items.find("In 2024 there were 15 of them at 6:05 p.m. for $40 or 83%.", "en", "fr",
+                                       known={"$"}.__contains__)] == []
+    assert kinds("It costs €599.") == [("amount", "€599", "599\u00a0€")]  # a sign the model lacks
+    assert kinds("See section 3.1 of the act.") == [("version", "3.1", "3.1")]
+
+
+@given(st.integers(0, 10**12), st.integers(0, 3))
+def test_a_number_read_back_is_the_number_written(value, decimals):
+    amount = Decimal(value).scaleb(-decimals)
+    for lang in ("en", "fr"):
+        written = numbers.format_number(amount, decimals, lang)
+        assert numbers.parse(written, lang) == (amount, decimals)
+
+
+def test_scale_words_come_from_babel():
+    assert numbers.scale_words("en")["million"] == 6 and numbers.scale_words("en")["billion"] == 9
+    assert numbers.scale_words("fr")["milliards"] == 9
+
+
+@given(st.text(alphabet="ab .,:/@$€%0123456789-()", max_size=60))
+def test_items_never_overlap_and_point_at_their_text(text):
+    found = items.find(text, "en", "fr")
+    assert all(text[i.start:i.end] == i.text for i in found)
+    assert all(a.end <= b.start for a, b in zip(found, found[1:]))
+
+
+def test_what_the_vocabulary_holds_is_left_to_the_model():
+    known = {"$", "10,000"}.__contains__
+    found = [(i.kind, i.text, i.rendering.replace("\u202f", " ")) for i in
+             items.find("It is $21 billion, $92,282, 10,000 people and €4.2 million.", "en", "fr", known=known)]
+    assert found == [("number", "92,282", "92 282"), ("amount", "€4.2 million", "4,2 millions\u00a0€")]

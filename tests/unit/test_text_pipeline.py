@@ -1,0 +1,138 @@
+"""The text stage around a model (text/slots.py, text/pipeline.py): one output line per input line,
+sentences joined with the source's spacing, items carried through slots, and a line that was not
+translated never reported as success."""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+from hypothesis import given, settings as hsettings, strategies as st
+
+from rnnsearch import SearchSettings, Source, Translator
+from rnnsearch.cli import main
+from rnnsearch.data.vocab import UNK_TOKEN
+from rnnsearch.decoding.markup import punctuation
+from rnnsearch.decoding.source import Translation
+from rnnsearch.text import slots
+from rnnsearch.text.pipeline import LineStats, TextSettings, translate_lines
+
+
+@pytest.fixture(scope="module")
+def tiny(tiny_run):
+    return Translator.from_checkpoint(str(tiny_run / "best.pt"))
+
+
+def lines_of(translator, lines, search=None, **text):
+    return [t for part in translate_lines(translator, lines, search or SearchSettings(beam=3), TextSettings(**text))
+            for t in part]
+
+
+def test_match_is_one_to_one_and_prefers_each_unks_own_slot():
+    rows = np.array([[0.1, 0.8, 0.1, 0.0], [0.0, 0.6, 0.4, 0.0], [0.0, 0.0, 0.0, 1.0]])  # (T + 1, S + 1)
+    assert slots.match(rows, [0, 1], [1, 2]) == {0: 1, 1: 2}  # both lean on slot 1: the second gets slot 2
+    assert slots.match(rows, [0], [1, 2]) == {0: 1}
+
+
+def test_a_slot_the_model_dropped_goes_back_where_the_alignment_crosses_it_least():
+    rows = np.eye(4)[[0, 2, 3, 3]]  # words aligned to source 0, 2 and a full stop; source 1 was dropped
+    assert slots.insertion_point(rows, 1, ["a", "c", "."], [False, False, True]) == 1
+    assert slots.insertion_point(rows, 3, ["a", "c", "."], [False, False, True]) == 2  # before the closing mark
+
+
+def test_restore_puts_each_item_once_and_keeps_the_shapes():
+    src = ["see", slots.marker(0), "and", slots.marker(1), "</s>"]
+    tokens = ["voir", slots.marker(0), "et", slots.marker(0)]  # [UNK] replacement copied slot 0 twice
+    attention = np.full((5, 5), 0.2, dtype=np.float32)
+    t = Translation("x", tokens, src, -1.0, attention, replaced=[1, 3])
+    rows = np.zeros((5, 5))
+    rows[[0, 2, 4], [0, 2, 4]], rows[1, 1], rows[3, 1], rows[3, 3] = 1, 0.9, 0.6, 0.4
+    from rnnsearch.data.tokenize import TextCodec
+    from rnnsearch.data.vocab import Vocab
+    codec = TextCodec("fr", "moses", Vocab.build([["voir", "et"]], 10, 1))
+    done, put_back = slots.restore(t, [("https://a.example.org", "https://a.example.org"), ("5,600", "5 600")], rows,
+                                   codec, punctuation)
+    assert done.text == "voir https://a.example.org et 5 600" and put_back == []
+    assert done.attention.shape == (len(done.tokens) + 1, 5) and done.alignment.shape == done.attention.shape
+    assert done.source_tokens == ["see", "https://a.example.org", "and", "5,600", "</s>"] and done.replaced == []
+
+
+def test_two_sentences_one_line_joined_with_the_source_spacing(tiny):
+    one, two = "The big dog sees a cat.", "A girl paints the red car."
+    [joined] = lines_of(tiny, [f"{one}  {two}"])
+    alone = lines_of(tiny, [one, two], split=False)
+    assert joined.text == f"{alone[0].text}  {alone[1].text}" and len(joined.segments) == 2
+    assert joined.tokens == alone[0].tokens + alone[1].tokens
+    assert joined.score == pytest.approx(alone[0].score + alone[1].score)
+    assert joined.attention.shape == (len(joined.tokens) + 1, len(joined.source_tokens))
+    assert np.allclose(joined.attention.sum(1), 1, atol=1e-4)
+    [whole] = lines_of(tiny, [f"{one}  {two}"], split=False)
+    assert len(whole.segments) == 1
+
+
+def test_every_line_gives_one_output_blank_lines_stay_blank(tiny):
+    out = lines_of(tiny, ["The dog sees a cat. The cat sees a dog.", "", "   ", "A girl paints."])
+    assert len(out) == 4 and out[1].text == out[2].text == "" and all(t.text for t in (out[0], out[3]))
+
+
+@hsettings(max_examples=15, deadline=None)
+@given(st.lists(st.sampled_from(["https://x.example.org/a?b=1", "info@health-region.ca", "(613) 555-0142",
+                                 "€25,000", "37.5%", "Raghunathan", "v2.3.1"]), min_size=1, max_size=4))
+def test_each_item_comes_through_once(tiny_run, items):
+    translator = _tiny(tiny_run)
+    text = "The dog sees " + " and ".join(items) + ". The cat sees a dog."
+    [out] = lines_of(translator, [text])
+    expected = {"€25,000": "25\u202f000\u00a0€", "37.5%": "37,5"}
+    for item in set(items):
+        assert out.text.count(expected.get(item, item)) >= items.count(item)
+
+
+_TINY = {}
+
+
+def _tiny(run):
+    if run not in _TINY:
+        _TINY[run] = Translator.from_checkpoint(str(run / "best.pt"))
+    return _TINY[run]
+
+
+def test_no_placeholders_gives_the_model_the_text_as_it_is(tiny):
+    stats = LineStats()
+    list(translate_lines(tiny, ["The dog sees https://x.example.org."], SearchSettings(beam=2),
+                         TextSettings(placeholders=False), stats=stats))
+    assert stats.slots == 0
+
+
+def test_a_long_sentence_is_translated_in_pieces(tiny):
+    text = " , ".join(["the big dog sees a small cat"] * 6) + " ."
+    [out] = lines_of(tiny, [text], max_units=12)
+    assert len(out.segments) > 1 and all(s.text for s in out.segments)
+
+
+def test_n_best_of_a_joined_line(tiny):
+    [out] = lines_of(tiny, ["The dog sees a cat. A girl paints the car."], SearchSettings(beam=4, n_best=3))
+    assert len(out.nbest) == 3 and out.nbest[0] is out
+    assert [t.score for t in out.nbest[1:]] == sorted((t.score for t in out.nbest[1:]), reverse=True)
+
+
+def test_the_exit_status_and_summary_when_lines_are_not_translated(tiny_run, tmp_path, capsys):
+    path = tmp_path / "in.jsonl"
+    rows = [{"text": "The dog sees a cat."}, "not json", {"text": "A girl paints.", "constraints": ["zzzunknown"]}]
+    path.write_text("".join((json.dumps(r) if isinstance(r, dict) else r) + "\n" for r in rows), encoding="utf-8")
+    code = main(["translate", str(tiny_run / "best.pt"), "--json-input", "--input", str(path), "--beam", "2"])
+    captured = capsys.readouterr()
+    assert code == 3 and len(captured.out.splitlines()) == 3 and captured.out.splitlines()[0]
+    assert "2 of 3 lines not translated; see the warnings above" in captured.err.splitlines()[-1]
+    assert main(["translate", str(tiny_run / "best.pt"), "--input", str(tmp_path / "in.jsonl"), "--beam", "2"]) == 0
+
+
+def test_a_sentence_the_model_cannot_honour_marks_its_line(tiny):
+    [out] = lines_of(tiny, [Source("The dog sees a cat. A girl paints.", constraints=("zzzunknown",))])
+    assert out.error and not out.tokens
+
+
+def test_an_unknown_capitalised_word_that_is_a_known_word_is_read_lower_case(tiny):
+    from rnnsearch.text.segments import sentence_units
+    units, found = sentence_units(tiny, "Sees the Dog Vandermeer", 0, 23, [], True)
+    assert units[:3] == ["sees", "the", "dog"] and found == [("Vandermeer", "Vandermeer")]
+    assert slots.slot_index(units[3]) == 0 and UNK_TOKEN not in units

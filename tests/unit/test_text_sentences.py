@@ -1,0 +1,52 @@
+"""Sentence splitting (text/sentences.py): sentencex with the Moses nonbreaking prefixes, the spans
+tiling the line, and long sentences cut at clause marks."""
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, strategies as st
+
+from rnnsearch.text.sentences import pieces, split
+
+
+def sentences(text, lang="en", keep=()):
+    return [text[a:b] for a, b in split(text, lang, list(keep))]
+
+
+@pytest.mark.parametrize("lang, expected", [
+    ("fr", ["M. Tremblay et Mme Roy sont arrivés. ", "Ils ont parlé."]),
+    ("fr", ["Voir p. 12 du rapport. ", "Merci."]),
+    ("fr", ["Mme Roy a dit : « C'est fini. » ", "Puis elle est partie."]),
+    ("en", ["Dr. Smith met Mr. Jones. ", "Item No. 5 was sold.  ", "They left."]),
+    ("en", ["Is it? ", "Yes! ", "It is."]),
+])
+def test_sentences_of_a_line(lang, expected):
+    assert sentences("".join(expected), lang) == expected
+
+
+def test_a_line_with_a_url_is_split_and_no_boundary_falls_inside_an_item():
+    from rnnsearch.text.items import find
+    text = "Visit https://x.example.org/a.b or write to info@x.ca. Prices rose."
+    keep = [(i.start, i.end) for i in find(text, "en", "fr")]
+    assert sentences(text, keep=keep) == ["Visit https://x.example.org/a.b or write to info@x.ca. ", "Prices rose."]
+    assert len(sentences("It costs approx. 4 dollars. Yes.", keep=[(9, 26)])) == 2  # the kept span holds no boundary
+    assert sentences("It costs approx. 4 dollars.", keep=[(9, 26)]) == ["It costs approx. 4 dollars."]
+
+
+@given(st.text(alphabet="ab .!?\n«»M", max_size=80))
+def test_the_sentences_tile_the_line(text):
+    spans = split(text, "fr")
+    assert "".join(text[a:b] for a, b in spans) == text
+    assert all(a < b for a, b in spans) or text == ""
+
+
+@given(st.lists(st.sampled_from(["w", ",", ";", "x"]), max_size=120), st.integers(2, 30))
+def test_pieces_cover_the_units_within_the_limit(units, limit):
+    cuts = pieces(units, limit)
+    assert cuts[0][0] == 0 and cuts[-1][1] == len(units)
+    assert all(b == c for (_, b), (c, _) in zip(cuts, cuts[1:]))
+    assert all(b - a <= limit for a, b in cuts) or len(units) <= limit
+
+
+def test_a_long_sentence_is_cut_after_the_clause_mark_nearest_its_middle():
+    units = "a b c , d e f ; g h i , j k l".split()
+    assert pieces(units, 8) == [(0, 8), (8, 15)]
