@@ -62,8 +62,15 @@ def test_cli_translate_keeps_lines_and_names_the_cut_line(trained_run, tmp_path,
     long = " ".join(["the big dog sees the small cat"] * 50)  # 350 words > decode.max_src_len 256
     src = tmp_path / "in.en"
     src.write_bytes(b"The dog sees a cat.\n\n   \r\n" + long.encode() + b"\nA car.\n")
-    out = tmp_path / "out.fr"
-    assert main(["translate", ckpt, "--input", str(src), "--output", str(out), "--beam", "2"]) == 0
+    out, pieces = tmp_path / "out.fr", tmp_path / "pieces.fr"
+    assert main(["translate", ckpt, "--input", str(src), "--output", str(pieces), "--beam", "2"]) == 0
+    assert "source units" not in capsys.readouterr().err  # by default the long line is translated in pieces, all of it
+    from rnnsearch import Translator
+    from rnnsearch.text.pipeline import translate_lines
+    [[whole]] = translate_lines(Translator.from_checkpoint(ckpt), [long])
+    assert len(whole.segments) == 5 and all(t.text for t in whole.segments)  # 350 units in windows of 2 x 40
+    cut = ["--max-units", "1000"]  # asked not to cut it into pieces: the model reads its first 256 units
+    assert main(["translate", ckpt, "--input", str(src), "--output", str(out), "--beam", "2", *cut]) == 0
     rows = out.read_text(encoding="utf-8").split("\n")
     assert len(rows) == 6 and rows[5] == ""  # five lines in, five out
     assert rows[1] == "" and rows[2] == "" and rows[0] and rows[3] and rows[4]
@@ -72,7 +79,8 @@ def test_cli_translate_keeps_lines_and_names_the_cut_line(trained_run, tmp_path,
     assert "sentences" not in err  # the progress bar is for terminals only
     # two lines at a time: the same output, written part by part, the warning on the same line
     parts = tmp_path / "parts.fr"
-    assert main(["translate", ckpt, "--input", str(src), "--output", str(parts), "--beam", "2", "--buffer-size", "2"]) == 0
+    assert main(["translate", ckpt, "--input", str(src), "--output", str(parts), "--beam", "2", "--buffer-size", "2",
+                 *cut]) == 0
     assert parts.read_text(encoding="utf-8") == out.read_text(encoding="utf-8")
     assert f"{src} line 4: 350 source units" in capsys.readouterr().err
     nbest = [main(["translate", ckpt, "--input", str(src), "--beam", "2", "--n-best", "2", "--buffer-size", size])
