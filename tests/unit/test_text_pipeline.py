@@ -136,3 +136,14 @@ def test_an_unknown_capitalised_word_that_is_a_known_word_is_read_lower_case(tin
     units, found = sentence_units(tiny, "Sees the Dog Vandermeer", 0, 23, [], True)
     assert units[:3] == ["sees", "the", "dog"] and found == [("Vandermeer", "Vandermeer")]
     assert slots.slot_index(units[3]) == 0 and UNK_TOKEN not in units
+
+
+def test_json_input_blank_lines_and_markup(tiny_run, tmp_path, capsys):
+    path = tmp_path / "in.jsonl"
+    rows = [json.dumps({"text": "The <b>dog</b> sees a cat."}), "", json.dumps({"text": "A girl <i>paints</i>."})]
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
+    code = main(["translate", str(tiny_run / "best.pt"), "--json-input", "--markup", "xml", "--input", str(path),
+                 "--beam", "2"])
+    out = capsys.readouterr().out.split("\n")
+    assert code == 0 and len(out) == 4 and out[1] == "" and out[3] == ""  # a blank line is no failure
+    assert out[0].count("<b>") == 1 and out[0].count("</b>") == 1 and out[2].count("<i>") == 1

@@ -90,9 +90,13 @@ def translate(args) -> int:
     marked = None
     if args.markup:
         from rnnsearch.decoding.markup import plain_texts
-        if args.json_input or args.prefix:
-            raise UsageError("--markup reads plain lines: not with --json-input or --prefix")
-        marked, texts = texts, plain_texts(texts, args.markup, translator.warn, refused)
+        from rnnsearch.decoding.source import as_source
+        if args.prefix:
+            raise UsageError("--markup places tags over the whole output: not with --prefix")
+        sources = [as_source(t) for t in texts]  # with --json-input, "text" holds the markup
+        marked = [s.text for s in sources]
+        plain = plain_texts(marked, args.markup, translator.warn, refused)
+        texts = [replace(s, text=p) for s, p in zip(sources, plain)]
     if args.glossary:
         texts = _with_glossary(texts, args.glossary, translator)
     prefixes = _read_prefixes(args.prefix, where, len(texts)) if args.prefix else None
@@ -136,6 +140,8 @@ def _json_source(line: str, n: int, where: str, refused: set[int]):
     """One line of --json-input as a Source; a malformed one is a blank Source (an empty output line),
     with a one-line warning naming the line, and its index in ``refused``."""
     from rnnsearch.decoding.source import Source
+    if not line.strip():
+        return Source("")  # a blank line: a blank output line, as in plain input
     try:
         row = json.loads(line)
         if not isinstance(row, dict) or not isinstance(row.get("text"), str):

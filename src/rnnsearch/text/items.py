@@ -1,8 +1,10 @@
 """What must come through a translation unchanged: URLs, e-mail addresses, file paths, phone numbers,
 dates, version strings, inline code, and numbers and amounts (written again in the target language's
-convention: ``text/numbers.py``). A number is an item where it has a group or decimal symbol and the
-model's vocabulary lacks it; an amount where the vocabulary lacks its currency sign (``€599``: the
-model would write dollars); a plain integer (``15``), an amount in a currency the model knows
+convention: ``text/numbers.py``). A number is an item where it has a group or decimal symbol (even one
+the vocabulary holds: the model writes ``0.3`` as a number it knows, not in the target's convention);
+an amount where the vocabulary lacks its currency sign (``€599``: the model would write dollars); a
+plain integer the vocabulary lacks or holds only among its rarer units (the model wrote ``1943`` for
+``2020``), verbatim; a frequent one (``15``, ``1999``), an amount in a currency the model knows
 (``$21 billion``: ``21 milliards de dollars``, its number an item where it is one), a time of day
 (``6:05 p.m.``: ``18 h 05``) and the per cent sign (``p. 100`` in the Hansards' French) are the
 model's to translate, as it learned to.
@@ -69,14 +71,17 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
     return [(kind, re.compile(p)) for kind, p in found]
 
 
-def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, known=None) -> list[Item]:
+def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, known=None,
+         frequent=None) -> list[Item]:
     """The items of ``text`` left to right (none overlapping); a number is an item only where it has a
     group or decimal symbol (a plain integer is the model's to copy); ``convert_numbers``: False writes
     numbers and amounts as the source does. ``known(word)``: whether the model's source vocabulary
-    holds a word: a number it holds is the model's (it learned how its language writes it), and so
-    are a currency sign it holds and an amount's scale word (``$21 billion`` -> ``21 milliards de
-    dollars``), its number still an item where the vocabulary lacks it."""
+    holds a word: a currency sign it holds and an amount's scale word are the model's (``$21 billion``
+    -> ``21 milliards de dollars``), the amount's number still an item. ``frequent(word)``: whether the
+    vocabulary holds it among its most frequent units: a plain integer is the model's only then (it
+    copies ``1999``; it wrote ``1943`` for a rare ``2020``), else an item written verbatim."""
     known = known or (lambda word: False)
+    frequent = frequent or (lambda word: True)
     taken: list[Item] = []
     held: list[tuple[int, int]] = []  # amounts left to the model: no number item inside them either
     for pattern_kind, pattern in _patterns(src_lang):
@@ -92,7 +97,7 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
                 start, end = m.span("num") if m.group("num") else m.span("num2")
                 kind = "number"
             item_text = text[start:end]
-            if kind == "number" and (item_text.isdigit() or known(item_text)):
+            if kind == "number" and item_text.isdigit() and frequent(item_text):
                 continue
             rendering = _render(kind, m, src_lang, tgt_lang) if convert_numbers and kind in NUMERIC else item_text
             taken.append(Item(start, end, kind, item_text, rendering if rendering is not None else item_text))
@@ -117,6 +122,8 @@ def _render(kind: str, m: re.Match, src_lang: str, tgt_lang: str) -> str | None:
     if value is None:
         return None
     amount, decimals = value
+    if kind == "number" and written.isdigit():
+        return written  # a year or a count as the source writes it: 2024, not 2 024
     if kind == "number":
         return numbers.format_number(amount, decimals, tgt_lang)
     scale = groups.get("scale") or groups.get("scale2")

@@ -4,6 +4,7 @@ and the glossary's target terms it must contain (or, where the model cannot writ
 standing for it, aligned to its source term)."""
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 
 from rnnsearch.data.vocab import UNK
@@ -11,6 +12,8 @@ from rnnsearch.decoding.source import Source
 from rnnsearch.text import items as found_items
 from rnnsearch.text import sentences, slots
 from rnnsearch.text.settings import TextSettings
+
+FREQUENT = 10_000  # a plain integer among the source vocabulary's 10,000 most frequent units is the model's
 
 
 @dataclass
@@ -42,7 +45,8 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
     carry = settings.placeholders and can_carry(translator)
     vocab = translator.src_codec.vocab
     items = found_items.find(text, translator.src_codec.lang, translator.tgt_codec.lang, settings.convert_numbers,
-                             known=lambda word: vocab.encode([word])[0] != UNK)
+                             known=lambda word: vocab.encode([word])[0] != UNK,
+                             frequent=lambda word: vocab.encode([word])[0] < FREQUENT)
     whole = not settings.split or source.constraints
     keep = [(i.start, i.end) for i in items]
     spans = [(0, len(text))] if whole else sentences.split(text, translator.src_codec.lang, keep)
@@ -57,7 +61,8 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
         capital = text[a:b].lstrip()[:1].isupper() and units[0][:1].islower()
         cuts = sentences.pieces(units, limit)
         for n, (c, d) in enumerate(cuts):
-            out.append(Segment(line, units[c:d], _renumbered(units[c:d], slot_items), " " if n < len(cuts) - 1 else gap,
+            piece = units[c:d]
+            out.append(Segment(line, piece, _renumbered(piece, slot_items), " " if n < len(cuts) - 1 else gap,
                                avoid=source.avoid, constraints=source.constraints, capital=capital and n == 0))
     if not out:
         return [Segment(line, [], [])]
@@ -78,22 +83,77 @@ def sentence_units(translator, text: str, a: int, b: int, items, carry: bool) ->
         at = item.end
     units += translator.source_units(text[at:b])
     if carry:
-        vocab = translator.src_codec.vocab
-        for j, (unit, i) in enumerate(zip(units, vocab.encode(units))):
-            if i != UNK or slots.slot_index(unit) is not None:
-                continue
-            if _name_like(unit, vocab):
-                units[j] = slots.marker(len(slot_items))
-                slot_items.append((unit, unit))
-            elif unit[:1].isupper():
-                units[j] = unit.lower()  # "Online" -> "online", a word the model knows
+        units = _names_as_slots(units, slot_items, translator.src_codec.vocab, text[a:b])
     return units, slot_items
 
 
+def _names_as_slots(units: list[str], slot_items: list, vocab, text: str) -> list[str]:
+    """``units`` with each name outside the vocabulary as a slot (appended to ``slot_items``), the
+    name-like units next to it in the same slot where the source wrote them space-separated ("Amélie
+    Gagnon": one slot, copied whole, not a known name beside an <unk>); a capitalised unit outside the
+    vocabulary whose lower-case form is in it read in lower case ("Online" -> "online"); a unit of
+    symbols outside it (an emoji) a slot of its own."""
+    known = vocab.encode(units)
+    kinds = []
+    for unit, i in zip(units, known):
+        if slots.slot_index(unit) is not None:
+            kinds.append("item")
+        elif i == UNK and _symbol(unit):
+            kinds.append("symbol")
+        elif i == UNK:
+            kinds.append("name" if _name_like(unit, vocab) else "word")
+        else:
+            kinds.append("known name" if _name_like(unit, vocab) else "known")
+    out, j = [], 0
+    while j < len(units):
+        if kinds[j] == "word" and units[j][:1].isupper():
+            out.append(units[j].lower())
+        elif kinds[j] == "symbol":  # an emoji or sign the model would drop
+            out.append(slots.marker(len(slot_items)))
+            slot_items.append((units[j], units[j]))
+        elif kinds[j] not in ("name", "known name"):
+            out.append(units[j])
+        else:
+            end = j
+            while end < len(units) and kinds[end] in ("name", "known name") and _word(units[end]):
+                end += 1
+            run, name = units[j:max(end, j + 1)], " ".join(units[j:max(end, j + 1)])
+            if "name" not in kinds[j:j + len(run)]:
+                out += run  # known names alone: the model's own
+            elif len(run) > 1 and name in text:
+                out.append(slots.marker(len(slot_items)))
+                slot_items.append((name, name))
+            else:
+                for unit, kind in zip(run, kinds[j:j + len(run)]):
+                    out.append(slots.marker(len(slot_items)) if kind == "name" else unit)
+                    if kind == "name":
+                        slot_items.append((unit, unit))
+            j += len(run)
+            continue
+        j += 1
+    return out
+
+
+def _symbol(unit: str) -> bool:
+    """A unit of symbols alone (an emoji, ©, ™, →; joiners and variation selectors with them)."""
+    return all(unicodedata.category(c)[0] == "S" or c in "\u200d\ufe0f\ufe0e" for c in unit) and \
+        any(unicodedata.category(c)[0] == "S" for c in unit)
+
+
+def _word(unit: str) -> bool:
+    """A unit that may be part of a name of several words: letters, hyphens and apostrophes ("Mr." and
+    "Dr." are titles the model translates, a unit with a digit a code of its own)."""
+    return all(c.isalpha() or c in "-'’" for c in unit)
+
+
+def _digit(unit: str) -> bool:
+    return any(c.isdigit() for c in unit)
+
+
 def _name_like(unit: str, vocab) -> bool:
-    """A unit outside the vocabulary that reads as a name or code: capitalised (its lower-case form not
-    a word the vocabulary has: "Online" is a word, "Okonkwo" a name) or holding a digit."""
-    if any(c.isdigit() for c in unit):
+    """A unit that reads as a name or code: capitalised (its lower-case form not a word the vocabulary
+    has: "Online" is a word, "Okonkwo" a name) or holding a digit."""
+    if _digit(unit):
         return True
     return unit[:1].isupper() and vocab.encode([unit.lower()])[0] == UNK
 

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from rnnsearch.data.vocab import UNK_TOKEN
+from rnnsearch.data.vocab import UNK, UNK_TOKEN
 
 BASE = 0xF0000  # slot k is chr(BASE + k): plane 15's private use characters
 
@@ -61,6 +61,25 @@ def insertion_point(rows: np.ndarray, j: int, tokens: list[str], punctuation: li
     return int(np.argmax((before + after)[: end + 1]))
 
 
+def _stand_ins(written: list[str], rows: np.ndarray, slots: set[int], source: set[str], vocab):
+    """The output's names written where the source had a slot: a capitalised word the source does not
+    have, whose lower-case form the target vocabulary lacks (a name: "Warren", "Halifax"), aligned to a
+    slot (the model wrote a name it knows for one it did not). Returns the first word of each such run
+    (a stand-in for the slot, matched as an <unk> is) and each later word's first (dropped with it)."""
+    first: dict[int, int] = {}
+    extra: dict[int, int] = {}
+    for i, token in enumerate(written):
+        j = int(np.argmax(rows[i, :-1]))
+        if (j not in slots or token == UNK_TOKEN or token in source or not token[:1].isupper()
+                or vocab.encode([token.lower()])[0] != UNK):
+            continue
+        if i - 1 in first and first[i - 1] == j or i - 1 in extra and first[extra[i - 1]] == j:
+            extra[i] = extra.get(i - 1, i - 1)
+        else:
+            first[i] = j
+    return set(first), extra
+
+
 def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_codec, punctuation) -> tuple:
     """``translation`` (its units read slots) with each slot's rendering in the output and ``rows``
     as its alignment (edited as the output was), and the slots it had to put back (not copied by the
@@ -71,10 +90,13 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
     if not slots:
         return replace(translation, alignment=rows), []
     written = [UNK_TOKEN if i in translation.replaced else t for i, t in enumerate(translation.tokens)]
-    chosen = match(rows, [i for i, t in enumerate(written) if t == UNK_TOKEN], slots)
+    stand_ins, extra = _stand_ins(written, rows, set(slots), set(src), tgt_codec.vocab)
+    chosen = match(rows, [i for i, t in enumerate(written) if t == UNK_TOKEN or i in stand_ins], slots)
     origin: list[int | None] = []  # each output token's position in translation.tokens (None: put back)
     tokens: list[str] = []
     for i, token in enumerate(translation.tokens):
+        if extra.get(i) in chosen:
+            continue  # the rest of a name the model wrote for a slot
         if i in chosen or slot_index(token) is None:  # a second copy of a slot is dropped
             origin.append(i)
             tokens.append(src[chosen[i]] if i in chosen else token)
