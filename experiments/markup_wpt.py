@@ -30,7 +30,8 @@ from rnnsearch.analysis.force_align import force_align
 from rnnsearch.analysis.gold_text import natural_forms
 from rnnsearch.analysis.links import read_wpt_gold
 from rnnsearch.data.io import read_lines
-from rnnsearch.decoding.markup import parse, place, punctuation, render, token_spans
+from rnnsearch.decoding.markup import parse, render
+from rnnsearch.decoding.placement import place, punctuation, token_spans
 from rnnsearch.decoding.translator import Translator
 
 WPT = Path(__file__).resolve().parents[2] / "shared" / "data" / "alignment" / "hansards_enfr"

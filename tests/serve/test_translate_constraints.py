@@ -74,3 +74,16 @@ def test_markup_per_request(translator):
     good, refused = bad.json()["translations"]
     assert good["text"] and good["error"] is None
     assert refused["text"] == "" and refused["error"].startswith("texts[1]: ") and "closes <b>" in refused["error"]
+
+
+def test_html_markup_per_request_translates_each_block(translator):
+    from rnnsearch.analysis.markup_check import damage
+    texts = ["<ul><li>the table</li><li>a chair</li></ul><!-- menu -->", "<p>the big house &copy; finds</p>",
+             '{"not": "html"}', ""]
+    with TestClient(create_app(translator), raise_server_exceptions=False) as client:
+        response = client.post("/translate", json={"texts": texts, "markup": "html", "beam": 3})
+    assert response.status_code == 200, response.text
+    out = response.json()["translations"]
+    for source, t in zip(texts[:2], out):
+        assert t["error"] is None and not damage(source, t["text"]), (source, t["text"])
+    assert out[0]["text"].count("<li>") == 2 and out[3]["text"] == "" and out[3]["error"] is None

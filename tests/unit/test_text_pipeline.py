@@ -12,7 +12,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 from rnnsearch import SearchSettings, Source, Translator
 from rnnsearch.cli import main
 from rnnsearch.data.vocab import UNK_TOKEN
-from rnnsearch.decoding.markup import punctuation
+from rnnsearch.decoding.placement import punctuation
 from rnnsearch.decoding.source import Translation
 from rnnsearch.text import slots
 from rnnsearch.text.pipeline import LineStats, TextSettings, translate_lines

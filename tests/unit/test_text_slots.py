@@ -10,7 +10,7 @@ from hypothesis import given, settings as hsettings, strategies as st
 from rnnsearch import Source, Translator
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.data.vocab import Vocab
-from rnnsearch.decoding.markup import punctuation
+from rnnsearch.decoding.placement import punctuation
 from rnnsearch.decoding.source import Translation
 from rnnsearch.text import items, slots
 from rnnsearch.text.segments import segments_of, sentence_units

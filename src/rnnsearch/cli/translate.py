@@ -78,7 +78,7 @@ def translate(args) -> int:
     from rnnsearch.decoding.nbest import format_nbest
     from dataclasses import replace
     from rnnsearch.decoding.source import as_source
-    from rnnsearch.text.pipeline import TextSettings, translate_lines
+    from rnnsearch.text.pipeline import TextSettings
     text_settings = settings_from_flags(TextSettings, args)
     translator = load_translator(args, args.checkpoint)
     where = args.input if args.input not in (None, "-") else "<stdin>"
@@ -89,16 +89,14 @@ def translate(args) -> int:
         texts = [_json_source(line, n, where, refused) for n, line in enumerate(texts, 1)]
     marked = None
     if args.markup:
-        from rnnsearch.decoding.markup import plain_texts
-        from rnnsearch.decoding.source import as_source
         if args.prefix:
             raise UsageError("--markup places tags over the whole output: not with --prefix")
-        sources = [as_source(t) for t in texts]  # with --json-input, "text" holds the markup
-        marked = [s.text for s in sources]
-        plain = plain_texts(marked, args.markup, translator.warn, refused)
-        texts = [replace(s, text=p) for s, p in zip(sources, plain)]
-    if args.glossary:
-        texts = _with_glossary(texts, args.glossary, translator)
+        from rnnsearch.text.documents import read_lines
+        marked = read_lines([as_source(t).text for t in texts], args.markup, translator.warn)  # --json-input: "text"
+        refused |= {n for n, m in enumerate(marked) if m.error}
+    glossary = _read_glossary(args.glossary, translator) if args.glossary else None
+    if glossary and not marked:
+        texts = _with_glossary(texts, glossary, translator)
     prefixes = _read_prefixes(args.prefix, where, len(texts)) if args.prefix else None
     if args.buffer_size < 1:
         raise UsageError(f"--buffer-size must be at least 1, got {args.buffer_size}")
@@ -112,17 +110,17 @@ def translate(args) -> int:
     try:
         with progress_bar(len(texts), "translate") as advance:
             done = 0
-            parts = translate_lines(translator, sources, settings, text_settings, args.buffer_size, advance,
-                                    alignments=marked is not None)
-            for results in parts:
+            for results in _parts(translator, sources, marked, glossary, (settings, text_settings), args, advance):
                 out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)
                 for i, r in enumerate(results, start=done):  # part by part, in input order
-                    blank = not as_source(sources[i]).text.strip()
+                    blank = marked is not None or not as_source(sources[i]).text.strip()  # markup: its error says
                     failed += i not in refused and (bool(r.error) or (not r.tokens and not blank))
+                    if marked is not None and marked[i].error and i not in refused:  # found in the search
+                        translator.warn(f"line {i + 1}: not translated: {marked[i].error}")
                     if settings.n_best > 1:
                         out.write("".join(line + "\n" for line in format_nbest(i, r)))
                     else:
-                        out.write((_with_markup(marked[i], args.markup, r, translator) if marked else r.text) + "\n")
+                        out.write(r.text + "\n")
                 done += len(results)
                 out.flush()
         out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)  # empty input
@@ -161,26 +159,32 @@ def _json_source(line: str, n: int, where: str, refused: set[int]):
         return Source("")
 
 
-def _with_markup(source: str, mode: str, translation, translator) -> str:
-    """The translation with the source line's markup put back (empty where the line was refused)."""
-    from rnnsearch.decoding.markup import MarkupError, alignment_of, parse, render
-    if not translation.tokens:  # a line of tags alone keeps them; a refused one stays empty
-        try:
-            return render(parse(source, mode)[1], [], "")
-        except MarkupError:
-            return ""
-    from rnnsearch.decoding.markup import transfer
-    rows = translation.alignment if translation.alignment is not None else alignment_of(translator, translation)
-    return transfer(source, mode, translation.source_tokens[:-1], translation, rows)
+def _parts(translator, sources: list, marked: list | None, glossary: list | None, settings: tuple, args, advance):
+    """The translations of the lines, part by part (``text/pipeline.translate_lines``; with --markup,
+    ``text/documents.translate_marked``, the glossary matched unit by unit)."""
+    from rnnsearch.decoding.source import as_source
+    from rnnsearch.text.documents import translate_marked
+    from rnnsearch.text.pipeline import translate_lines
+    search, text_settings = settings
+    if marked is None:
+        return translate_lines(translator, sources, search, text_settings, args.buffer_size, advance)
+    terms = (lambda units: _with_glossary(units, glossary, translator)) if glossary else None
+    return translate_marked(translator, [as_source(t) for t in sources], marked, search, text_settings,
+                            args.buffer_size, advance, terms)
 
 
-def _with_glossary(texts: list, path: str, translator) -> list:
+def _read_glossary(path: str, translator) -> list:
+    """The glossary's entries as (source units in lower case, target term)."""
+    from rnnsearch.decoding.constraints import read_glossary
+    return [([u.lower() for u in translator.source_units(src)], tgt) for src, tgt in read_glossary(path)]
+
+
+def _with_glossary(texts: list, glossary: list, translator) -> list:
     """Each text as a Source with the target terms of the glossary's entries its source contains added
     to its constraints."""
     from dataclasses import replace
-    from rnnsearch.decoding.constraints import glossary_terms, read_glossary
+    from rnnsearch.decoding.constraints import glossary_terms
     from rnnsearch.decoding.source import as_source
-    glossary = [([u.lower() for u in translator.source_units(src)], tgt) for src, tgt in read_glossary(path)]
     sources = [as_source(t) for t in texts]
     return [replace(s, constraints=s.constraints + tuple(t for t in glossary_terms(translator.source_units(s.text),
                                                                                   glossary) if t not in s.constraints))

@@ -5,8 +5,8 @@ HTML mode).
 
 An element (``<b>...</b>``) covers the run of target words that best answers to its source words
 through the alignment (the alignment head's where the model has one, else the attention): the words
-mostly aligned to them, and they mostly aligned to those words (``_best_span``), without a punctuation
-mark at an edge where its source words have none (``_without_stray_marks``); it is kept inside its
+mostly aligned to them, and they mostly aligned to those words, without a punctuation mark at an edge
+where its source words have none, never inside a word (``decoding/placement.py``); it is kept inside its
 parent's words and apart from its siblings' (in a stretch they leave free), so the output nests as the
 input did. An element around no source word, a self-closing tag (``<br/>``, HTML's void elements) and a
 placeholder (``<x id="1"/>``) go before the first target word aligned at or after their source
@@ -20,6 +20,8 @@ import re
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from rnnsearch.decoding.placement import place, punctuation, token_spans, word_edges
 
 TAG = re.compile(r"<(/?)([A-Za-z_][\w:.-]*)((?:\s[^<>]*?)?)\s*(/?)>")
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
@@ -39,6 +41,9 @@ class Element:
     end_tag: str | None = None      # None: self-closing (or void) element
     children: list = field(default_factory=list)
     left: bool = False              # a self-closing tag written right after a word (no space): kept after it
+    space: bool = False             # it stands for the spacing where it is (``&nbsp;``): written instead of it
+    spaced: bool = False            # a tag of no words the source wrote between spaces: a space after it too
+    spaced_before: bool = False     # one the source wrote after a space: a space before it where the output has none
     target: tuple[int, int] = (0, 0)  # the target words it covers (its position when empty)
 
 
@@ -58,7 +63,9 @@ def parse(text: str, mode: str = "xml") -> tuple[str, list[Element]]:
             element.end, element.end_tag = length, m.group(0)
         elif self_closing or (mode == "html" and name.lower() in VOID):
             left = bool(plain) and bool(plain[-1][-1:].strip())
-            parent.children.append(Element(m.group(0), name, length, length, left=left))
+            spaced = not left and text[m.end():m.end() + 1].isspace()
+            parent.children.append(Element(m.group(0), name, length, length, left=left, spaced=spaced,
+                                           spaced_before=bool(plain) and not left))
             if plain and plain[-1][-1:].strip() and text[m.end():m.end() + 1].strip():
                 plain.append(" ")  # <br/> between two words: they stay two words
                 length += 1
@@ -80,143 +87,70 @@ def _text(segment: str, plain: list, where: int) -> int:
     return len(plain[-1])
 
 
-def token_spans(text: str, tokens: list[str]) -> list[tuple[int, int]]:
-    """Each token's character span in ``text`` (found in order; SentencePiece's ▁ dropped); a token not
-    found where expected gets an empty span at the current position."""
-    spans, cursor = [], 0
-    for token in tokens:
-        piece = token.replace("\u2581", "")
-        at = text.find(piece, cursor) if piece else -1
-        if at < 0 or text[cursor:at].strip():
-            spans.append((cursor, cursor))
-            continue
-        spans.append((at, at + len(piece)))
-        cursor = at + len(piece)
-    return spans
-
-
-COLUMNS = 0.25  # _best_span: the weight of the source units' side (chosen on WPT 2003 sentences 1-223)
-
-
-def punctuation(tokens: list[str]) -> list[bool]:
-    """Which tokens are punctuation marks alone (no letter or digit; SentencePiece's ▁ aside)."""
-    return [bool(t.replace("\u2581", "")) and not any(c.isalnum() for c in t) for t in tokens]
-
-
-def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.ndarray, lo: int, hi: int,
-          marks: tuple[list[bool], list[bool]]) -> None:
-    """Give each element (and its children) its target words [a, b) within [lo, hi): ``soft`` (T, S)
-    holds each target word's alignment over the source units (rows sum to at most 1); ``marks``: which
-    source units and which target words are punctuation (``punctuation``)."""
-    aligned = soft.argmax(1) if soft.size else np.zeros(len(soft), dtype=int)  # (T,) each word's source unit
-    taken: list[tuple[int, int]] = []
-    for element in elements:
-        point = element.end_tag is None or element.end <= element.start  # no words of its own
-        inside = [] if point else [j for j, (a, b) in enumerate(src_spans) if a < element.end and b > element.start]
-        span = _best_span(soft, inside, _free(lo, hi, taken)) if inside else None
-        if span is None:
-            p = _position(element.start, src_spans, aligned, lo, hi, point and element.left)
-            span = (p, p)
-        else:
-            span = _without_stray_marks(span, inside, *marks)
-            taken.append(span)
-        element.target = span
-        place(element.children, src_spans, soft, *element.target, marks)
-
-
-def _without_stray_marks(span: tuple[int, int], inside: list[int], src_marks: list[bool],
-                         tgt_marks: list[bool]) -> tuple[int, int]:
-    """``span`` without the punctuation marks at an edge where the element's source words have none
-    (``<b>then</b>,`` -> ``<b>ensuite</b>,``), keeping one word at least."""
-    c, d = span
-    if not src_marks[inside[-1]]:
-        while d - c > 1 and tgt_marks[d - 1]:
-            d -= 1
-    if not src_marks[inside[0]]:
-        while d - c > 1 and tgt_marks[c]:
-            c += 1
-    return c, d
-
-
-def _free(lo: int, hi: int, taken: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The stretches of [lo, hi) that no sibling's span covers."""
-    stretches, start = [], lo
-    for a, b in sorted(taken):
-        if a > start:
-            stretches.append((start, min(a, hi)))
-        start = max(start, b)
-    return stretches + ([(start, hi)] if start < hi else [])
-
-
-def _best_span(soft: np.ndarray, inside: list[int], stretches: list[tuple[int, int]]) -> tuple[int, int] | None:
-    """The target words [c, d), within one stretch, that best answer to the source units ``inside``:
-    the most of sum_t (2 m_t - 1) + COLUMNS sum_s (2 n_s - 1), t over [c, d), s over ``inside``, m_t the
-    share of word t's alignment on those units, n_s the share of unit s's (its column, normalised) on
-    [c, d): the words mostly aligned inside, and the units mostly aligned there (the earliest such
-    span of equal score; None: no target word)."""
-    on = soft[:, inside]  # (T, I)
-    rows = on.sum(1)  # (T,) m_t
-    columns = on / np.maximum(on.sum(0, keepdims=True), 1e-9)  # (T, I)
-    best, span = -np.inf, None
-    for lo, hi in stretches:
-        r = np.concatenate([[0.0], np.cumsum(2 * rows[lo:hi] - 1)])  # (W + 1,)
-        c = np.concatenate([np.zeros((1, len(inside))), np.cumsum(columns[lo:hi], 0)])  # (W + 1, I)
-        score = (r[None, :] - r[:, None]) + COLUMNS * (2 * (c[None, :, :] - c[:, None, :]) - 1).sum(2)  # (W + 1, W + 1)
-        score[np.tril_indices(hi - lo + 1)] = -np.inf  # d > c only
-        at = int(score.argmax())
-        if score.flat[at] > best:
-            best, span = score.flat[at], (lo + at // (hi - lo + 1), lo + at % (hi - lo + 1))
-    return span
-
-
-def _position(char: int, src_spans, aligned: np.ndarray, lo: int, hi: int, left: bool = False) -> int:
-    """Before the first target word in [lo, hi) aligned to a source word at or after ``char``; ``left``:
-    after the last one aligned to the source word that ends there, where there is one."""
-    if left:
-        before = [j for j, (_, b) in enumerate(src_spans) if b == char]
-        words = [i for i in range(lo, hi) if before and aligned[i] == before[-1]]
-        if words:
-            return max(words) + 1
-    after = [j for j, (a, _) in enumerate(src_spans) if a >= char]
-    first = after[0] if after else len(src_spans)
-    return next((i for i in range(lo, hi) if aligned[i] >= first), hi)
-
-
-def render(elements: list[Element], tokens: list[str], text: str) -> str:
-    """The detokenised ``text`` of ``tokens`` with the placed elements' tags put back, the text escaped."""
+def render(elements: list[Element], tokens: list[str], text: str, entities: dict[str, list[str]] | None = None) -> str:
+    """The detokenised ``text`` of ``tokens`` with the placed elements' tags put back, the text escaped
+    (``entities``: a character -> the entities the source wrote it as, in order)."""
     spans = token_spans(text, tokens)
-    events: dict[int, list[tuple[bool, str]]] = {}  # boundary -> (kept after the word before, tag), in order
+    events: dict[int, list[tuple[bool, str, bool, bool]]] = {}  # boundary -> (kept after the word before, tag,
+    # it stands for the spacing there, a space before it where the output has none), in order
 
     def walk(nodes):
         for node in sorted(nodes, key=lambda n: (n.target[0], n.target[1] > n.target[0])):
             a, b = node.target
-            events.setdefault(a, []).append((node.left, node.start_tag))
+            tag = node.start_tag + " " * (node.spaced and a < len(tokens))
+            events.setdefault(a, []).append((node.left, tag, node.space, node.spaced_before and a > 0))
             walk(node.children)
             if node.end_tag is not None:
-                events.setdefault(b, []).append((True, node.end_tag))
+                events.setdefault(b, []).append((True, node.end_tag, False, False))
     walk(elements)
+    queues = {c: list(raws) for c, raws in (entities or {}).items()}
+
+    def escaped(s: str) -> str:
+        s = html.escape(s, quote=False)
+        return "".join(_entity(c, queues) for c in s) if queues else s
     out, cursor = [], 0
     for k in range(len(tokens) + 1):
         start = spans[k][0] if k < len(tokens) else len(text)
         tags = events.get(k, [])
-        closes = next((n for n, (left, _) in enumerate(tags) if not left), len(tags))
+        closes = next((n for n, (left, _, _, _) in enumerate(tags) if not left), len(tags))
         gap = text[cursor:start]
-        out += [t for _, t in tags[:closes]] + [html.escape(gap, quote=False)] + [t for _, t in tags[closes:]]
+        if any(space for _, _, space, _ in tags) and not gap.strip():
+            gap = ""
+        if not gap and closes < len(tags) and tags[closes][3] and out and out[-1][-1:] not in "'\u2019":
+            gap = " "
+        out += [t for _, t, _, _ in tags[:closes]] + [escaped(gap)] + [t for _, t, _, _ in tags[closes:]]
         if k < len(tokens):
-            out.append(html.escape(text[start:spans[k][1]], quote=False))
+            out.append(escaped(text[start:spans[k][1]]))
             cursor = spans[k][1]
     return "".join(out)
+
+
+def _entity(char: str, queues: dict[str, list[str]]) -> str:
+    """``char`` as the source wrote it: its next entity in the source's order (the last one again once
+    they are used up), or itself."""
+    written = queues.get(char)
+    if not written:
+        return char
+    return written.pop(0) if len(written) > 1 else written[0]
 
 
 def transfer(source: str, mode: str, src_units: list[str], translation, alignment: np.ndarray) -> str:
     """The translation of ``source``'s plain text with ``source``'s markup put back: ``alignment``
     (T + 1, S + 1) rows of the output's words over the source units (</s> last in both)."""
     plain, elements = parse(source, mode)
+    return put_back(plain, elements, src_units, translation, alignment)
+
+
+def put_back(plain: str, elements: list[Element], src_units: list[str], translation, alignment: np.ndarray,
+             entities: dict[str, list[str]] | None = None) -> str:
+    """The translation of ``plain`` with ``elements`` (parsed from its source) placed through
+    ``alignment`` (T + 1, S + 1), a tag never inside a target word (``word_edges``)."""
     src_spans = token_spans(plain, src_units)
     tokens = translation.tokens
     marks = punctuation(src_units), punctuation(tokens)
-    place(elements, src_spans, alignment[: len(tokens), : len(src_units)], 0, len(tokens), marks)
-    return render(elements, tokens, translation.text)
+    edges = word_edges(tokens, translation.text)
+    place(elements, src_spans, alignment[: len(tokens), : len(src_units)], 0, len(tokens), marks, edges)
+    return render(elements, tokens, translation.text, entities)
 
 
 def alignment_of(translator, translation) -> np.ndarray:
@@ -230,18 +164,3 @@ def alignment_of(translator, translation) -> np.ndarray:
     if translation.attention is None:
         raise MarkupError("markup is placed through the alignments; this model has no attention (an RNNencdec)")
     return translation.attention
-
-
-def plain_texts(texts: list[str], mode: str, warn, refused: set[int] | None = None) -> list[str]:
-    """Each line's plain text for the search ('' where its markup is not well-formed, with a warning
-    naming the line, and its index added to ``refused``)."""
-    plain = []
-    for n, text in enumerate(texts, 1):
-        try:
-            plain.append(parse(text, mode)[0])
-        except MarkupError as exc:
-            warn(f"line {n}: not translated: {exc}")
-            plain.append("")
-            if refused is not None:
-                refused.add(n - 1)
-    return plain

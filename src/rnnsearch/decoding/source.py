@@ -14,6 +14,7 @@ class Source:
     prefix: str = ""   # the output begins with this text, and the model completes it ("": no prefix)
     constraints: tuple[str, ...] = ()  # words or phrases (raw text) the output must contain
     avoid: tuple[str, ...] = ()        # words or phrases the output must not contain
+    keep: tuple[tuple[int, int], ...] = ()  # character spans of text carried verbatim (text/segments.py)
 
     @property
     def constrained(self) -> bool:

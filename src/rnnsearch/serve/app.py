@@ -22,7 +22,7 @@ from rnnsearch.decoding.settings import SettingsError
 from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut, scoring, translating
 from rnnsearch.serve.errors import ServeError
 from rnnsearch.serve.guard import Guard
-from rnnsearch.serve.markup import plain_texts, where as _where, with_markup
+from rnnsearch.serve.markup import read_texts, where as _where, with_errors_named
 from rnnsearch.serve.metrics import Metrics
 from rnnsearch.serve.schemas import (ErrorBody, HealthResponse, Hypothesis, ModelSummary, PairScore, ScoreRequest,
                                      ScoreResponse, TranslateRequest, TranslateResponse, Translation)
@@ -103,6 +103,7 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     others', each text's translation joined again; a text that cannot be translated gets its error
     in its own entry (the others are translated), a blank one an empty translation."""
     from rnnsearch.decoding.source import Source
+    from rnnsearch.text.documents import assemble, unit_sources
     from rnnsearch.text.pipeline import finish, segment_lines
     sources = req.sources()
     texts, field = [t.text for t in sources], ("text" if req.text is not None else "texts")
@@ -112,15 +113,16 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
         raise ServeError(422, "invalid_request", str(exc), field=exc.field) from None
     _check(texts, field, settings, blank=True)
     _check_search(search, settings)
-    marked, refused = texts, {}
-    if req.markup is not None:
-        texts, refused = plain_texts(translator, texts, req.markup, field)
     prefixes = _prefixes(req, len(texts), settings) or [""] * len(texts)
     if search.sampling is not None and any(t.constraints or t.avoid for t in sources):
         raise ServeError(422, "invalid_request", "constraints go with beam search, not sampling", field="sample")
     part = [Source(text, prefix, tuple(t.constraints), tuple(t.avoid)) for text, prefix, t in zip(texts, prefixes, sources)]
+    if req.markup is not None:
+        lines, marked = part, read_texts(translator, texts, req.markup)
+        part = unit_sources(lines, marked)
+    owner = [n for n, m in enumerate(marked) for _ in m.units] if req.markup is not None else range(len(part))
     segs = await run_in_threadpool(lambda: segment_lines(translator, part, req.text_handling))
-    _check_units([s.units for s in segs], field, search.max_src_len, lambda i: _where(field, segs[i].line))
+    _check_units([s.units for s in segs], field, search.max_src_len, lambda i: _where(field, owner[segs[i].line]))
     prefix_units = await run_in_threadpool(lambda: translator.prefix_units([s.prefix for s in segs]))
     wanted = [(tuple(s.constraints), tuple(s.avoid)) for s in segs]
     if req.glossary:
@@ -129,7 +131,7 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
                           translating(search))
     results = await run_in_threadpool(lambda: finish(translator, part, segs, found, alignments=req.markup is not None))
     if req.markup is not None:
-        results = await run_in_threadpool(lambda: with_markup(marked, req.markup, results, refused))
+        results = with_errors_named(await run_in_threadpool(lambda: assemble(translator, marked, results)), field)
     return _response(translator, search, results, req.return_attention)
 
 

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from rnnsearch.data.vocab import EOS_TOKEN
-from rnnsearch.decoding.markup import alignment_of, punctuation
+from rnnsearch.decoding.markup import alignment_of
+from rnnsearch.decoding.placement import punctuation
 from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source, Translation, as_source
 from rnnsearch.text import slots
@@ -34,11 +35,13 @@ class LineStats:
 
 def translate_lines(translator, lines: Sequence[str | Source], search: SearchSettings | None = None,
                     settings: TextSettings | None = None, part_size: int | None = None, progress=None,
-                    stats: LineStats | None = None, alignments: bool = False) -> Iterator[list[Translation]]:
+                    stats: LineStats | None = None, alignments: bool = False,
+                    numbers: Sequence[int] | None = None) -> Iterator[list[Translation]]:
     """One Translation per line, in parts of ``part_size`` lines (None: one part) yielded in order.
     ``search``: SearchSettings; ``settings``: TextSettings; ``progress``: called with lines done;
     ``stats``: counts what the slots did (LineStats); ``alignments``: give every line its
-    ``alignment`` (what --markup places tags by), not only those with slots."""
+    ``alignment`` (what --markup places tags by), not only those with slots; ``numbers``: each line's
+    number in warnings (default: its place, from 1)."""
     settings = settings or TextSettings()
     search = (search or SearchSettings()).resolve(translator.decode_cfg)
     size = part_size or max(len(lines), 1)
@@ -49,7 +52,8 @@ def translate_lines(translator, lines: Sequence[str | Source], search: SearchSet
         prefixes = translator.prefix_units([s.prefix for s in segs]) if any(s.prefix for s in segs) else None
         found = translator.translate_units([s.units for s in segs], search, prefixes, done,
                                            [(s.constraints, s.avoid) for s in segs],
-                                           lines=[first + s.line + 1 for s in segs])
+                                           lines=[numbers[first + s.line] if numbers else first + s.line + 1
+                                                  for s in segs])
         yield finish(translator, part, segs, found, stats, alignments)
 
 

@@ -47,6 +47,7 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
     items = found_items.find(text, translator.src_codec.lang, translator.tgt_codec.lang, settings.convert_numbers,
                              known=lambda word: vocab.encode([word])[0] != UNK,
                              frequent=lambda word: vocab.encode([word])[0] < FREQUENT)
+    items = with_kept(items, source.keep, text)
     whole = not settings.split or source.constraints
     keep = [(i.start, i.end) for i in items]
     spans = [(0, len(text))] if whole else sentences.split(text, translator.src_codec.lang, keep)
@@ -69,6 +70,14 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
     out[-1].after = ""
     out[0].prefix = source.prefix
     return out
+
+
+def with_kept(items: list, keep, text: str) -> list:
+    """``items`` with the spans the user keeps (``Source.keep``: a do-not-translate span) as items of
+    their own, written as the source writes them; an item overlapping one gives way."""
+    kept = [found_items.Item(a, b, "keep", text[a:b], text[a:b]) for a, b in sorted(keep) if text[a:b].strip()]
+    free = [i for i in items if not any(i.start < k.end and k.start < i.end for k in kept)]
+    return sorted(free + kept, key=lambda i: i.start)
 
 
 def sentence_units(translator, text: str, a: int, b: int, items, carry: bool) -> tuple[list[str], list]:

@@ -1,0 +1,128 @@
+"""Lines with markup through the text stage (``translate --markup xml|html``, the API's ``"markup"``).
+
+Each line is read as units: in HTML, each block (``text/blocks.py``); in XML, the line whole
+(``decoding/markup.parse``, which refuses what is not well-formed). The units are translated as lines
+of their own (``text/pipeline.py``: sentences, slots), each output gets its unit's inline tags back
+through its alignment (``decoding/markup.put_back``: a tag never inside a word), and the line is
+written again around them: one Translation per line, whose ``text`` is the marked output.
+
+A line's ``avoid`` terms go to each of its units; its ``constraints`` to its unit where it has one,
+and a line of several blocks with constraints is not translated (a term belongs to one block: give
+each block a line of its own, or use a glossary, which is matched block by block).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+
+from rnnsearch.data.vocab import EOS_TOKEN
+from rnnsearch.decoding.markup import MarkupError, alignment_of, parse, put_back, render
+from rnnsearch.decoding.settings import SearchSettings
+from rnnsearch.decoding.source import Source, Translation
+from rnnsearch.text import blocks
+from rnnsearch.text.pipeline import join, translate_lines
+from rnnsearch.text.settings import TextSettings
+
+
+@dataclass
+class Marked:
+    """One line read for translation: its units (``page``), or why it is not translated (``error``)."""
+    page: blocks.Page
+    error: str | None = None
+
+    @property
+    def units(self) -> list[blocks.Unit]:
+        return [] if self.error else self.page.units
+
+
+def read(text: str, mode: str) -> Marked:
+    """A line's units and what lies between them (``blocks.Page``; its ``warnings``: faults of form read
+    through); in XML a line not well-formed has its ``error``."""
+    if mode == "html":
+        return Marked(blocks.read(text))
+    try:
+        plain, elements = parse(text, mode)
+    except MarkupError as exc:
+        return Marked(blocks.Page([], [], []), error=str(exc))
+    return Marked(blocks.Page([0], [blocks.Unit(plain, elements, {})], []))
+
+
+def read_lines(texts: Sequence[str], mode: str, warn) -> list[Marked]:
+    """Each line read (``read``), with ``warn`` called for each fault of form read through and each
+    line refused (``line N: ...``)."""
+    marked = []
+    for n, text in enumerate(texts, 1):
+        m = read(text, mode)
+        for warning in m.page.warnings:
+            warn(f"line {n}: {warning}")
+        if m.error:
+            warn(f"line {n}: not translated: {m.error}")
+        marked.append(m)
+    return marked
+
+
+def unit_sources(sources: Sequence[Source], marked: Sequence[Marked]) -> list[Source]:
+    """The units of every line as Sources, in order, each with its line's terms (a line with
+    constraints and several units is given an ``error`` and no units)."""
+    out = []
+    for n, (source, m) in enumerate(zip(sources, marked)):
+        if source.constraints and len(m.units) > 1:
+            marked[n].error = (f"its constraints go with one block, and it has {len(m.units)}: give each block "
+                               "a line of its own, or use a glossary (matched block by block)")
+        out += [Source(u.plain, constraints=source.constraints, avoid=source.avoid, keep=tuple(u.keep))
+                for u in m.units]
+    return out
+
+
+def assemble(translator, marked: Sequence[Marked], found: Sequence[Translation]) -> list[Translation]:
+    """Each line's Translation from its units' (``found``, in the order of ``unit_sources``): the text
+    its markup written again around the units' outputs, the rest joined as sentences are; a line with
+    a unit not translated has its ``error`` and an empty text, as a line of plain text has."""
+    out, k = [], 0
+    for m in marked:
+        mine = list(found[k:k + len(m.units)])
+        k += len(m.units)
+        out.append(_line(translator, m, mine))
+    return out
+
+
+def _line(translator, m: Marked, mine: list[Translation]) -> Translation:
+    if m.error:
+        return Translation("", [], [EOS_TOKEN], 0.0, None, error=m.error)
+    texts = [_unit_output(translator, u, t) for u, t in zip(m.units, mine)]
+    line = join([(t, " ") for t in mine]) if mine else Translation("", [], [EOS_TOKEN], 0.0, None)
+    failed = [(n, t) for n, (u, t) in enumerate(zip(m.units, mine), 1)
+              if t.error or (not t.tokens and any(c.isalnum() for c in u.plain))]
+    error = None
+    if failed:
+        n, t = failed[0]
+        error = f"block {n} of {len(mine)}: {t.error or 'not translated'}" if len(mine) > 1 else (
+            t.error or "not translated")
+    return replace(line, text="" if error else blocks.write(m.page, texts), error=error)  # not translated: empty
+
+
+def _unit_output(translator, unit: blocks.Unit, t: Translation) -> str:
+    """A unit's output with its tags put back (a unit the model gave no words keeps its tags)."""
+    if not t.tokens:
+        return render(unit.elements, [], "", unit.entities)
+    rows = t.alignment if t.alignment is not None else alignment_of(translator, t)  # (T + 1, S + 1)
+    return put_back(unit.plain, unit.elements, t.source_tokens[:-1], t, rows, unit.entities)
+
+
+def translate_marked(translator, sources: Sequence[Source], marked: Sequence[Marked],
+                     search: SearchSettings | None = None, settings: TextSettings | None = None,
+                     part_size: int | None = None, progress=None, terms=None) -> Iterator[list[Translation]]:
+    """One Translation per line (``marked``: each line read by ``read``), in parts of ``part_size``
+    lines (None: one part) yielded in order, each part's units searched together; ``terms``: the
+    unit Sources with a glossary's terms added (matched unit by unit)."""
+    size = part_size or max(len(sources), 1)
+    for first in range(0, len(sources), size):
+        lines, part = list(sources[first:first + size]), list(marked[first:first + size])
+        units = unit_sources(lines, part)
+        units = terms(units) if terms and units else units
+        numbers = [first + n + 1 for n, m in enumerate(part) for _ in m.units]  # each unit's line, in warnings
+        found = next(translate_lines(translator, units, search, settings, alignments=True, numbers=numbers),
+                     []) if units else []
+        yield assemble(translator, part, found)
+        if progress is not None:
+            progress(len(lines))
