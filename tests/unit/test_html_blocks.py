@@ -183,3 +183,15 @@ def test_cli_markup_html(tiny_run, tmp_path, capsys):
     for source, line in zip(lines, out):
         assert not [f for f in damage(source, line) if not f.endswith("emptied")], (source, line)
     assert "line 3: </i> at character 15 closes no open element: kept where it was" in captured.err
+
+
+def test_a_row_of_links_is_translated_item_by_item():
+    page = read('<a href="#">Home</a> | <a href="/news">News and <b>events</b></a> <!-- x -->')
+    assert [u.plain for u in page.units] == ["Home", "News and events"]
+    assert read("<p>Go <a>home</a> or <a>away</a>.</p>").units[0].plain == "Go home or away."  # words outside
+
+
+def test_tokens_are_found_in_any_case():
+    from rnnsearch.decoding.placement import token_spans
+    assert token_spans("Type ls to list.", ["type", "ls", "to", "list", "."]) == [(0, 4), (5, 7), (8, 10), (11, 15),
+                                                                                 (15, 16)]

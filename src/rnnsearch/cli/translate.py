@@ -174,21 +174,16 @@ def _parts(translator, sources: list, marked: list | None, glossary: list | None
 
 
 def _read_glossary(path: str, translator) -> list:
-    """The glossary's entries as (source units in lower case, target term)."""
+    """The glossary file's entries as the model reads them (``text/glossary.entries``)."""
     from rnnsearch.decoding.constraints import read_glossary
-    return [([u.lower() for u in translator.source_units(src)], tgt) for src, tgt in read_glossary(path)]
+    from rnnsearch.text.glossary import entries
+    return entries(translator, read_glossary(path))
 
 
 def _with_glossary(texts: list, glossary: list, translator) -> list:
-    """Each text as a Source with the target terms of the glossary's entries its source contains added
-    to its constraints."""
-    from dataclasses import replace
-    from rnnsearch.decoding.constraints import glossary_terms
-    from rnnsearch.decoding.source import as_source
-    sources = [as_source(t) for t in texts]
-    return [replace(s, constraints=s.constraints + tuple(t for t in glossary_terms(translator.source_units(s.text),
-                                                                                  glossary) if t not in s.constraints))
-            for s in sources]
+    """Each text as a Source with the glossary's terms its source holds (``text/glossary.apply``)."""
+    from rnnsearch.text.glossary import apply
+    return [apply(translator, glossary, t) for t in texts]
 
 
 def _read_prefixes(path: str, where: str, count: int) -> list[str]:

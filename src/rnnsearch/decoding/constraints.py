@@ -181,7 +181,7 @@ def from_text(include: tuple[str, ...], avoid: tuple[str, ...], tgt_codec, sourc
         unknown = [u for u, i in zip(units, encoded) if i == UNK]
         if unknown:
             return (f"{kind} {text!r}: {', '.join(repr(u) for u in unknown)} not in the model's target vocabulary "
-                    "(it cannot write it)")
+                    "(it cannot write it; a glossary entry with its source term carries it through a slot)")
         return encoded
 
     phrases = {"constraints": [ids("constraint", t) for t in include], "avoid": [ids("avoid", t) for t in avoid]}
@@ -218,15 +218,3 @@ def read_glossary(path) -> list[tuple[str, str]]:
             raise DataError(f"{path}:{n}: expected 'source term<TAB>target term', got {line!r}")
         terms.append((parts[0].strip(), parts[1].strip()))
     return terms
-
-
-def glossary_terms(source_units: list[str], glossary: list[tuple[list[str], str]]) -> tuple[str, ...]:
-    """The target terms of the glossary entries whose source term (as the model's units) occurs in the
-    sentence's units, compared without case; each term once, in glossary order."""
-    words = [u.lower() for u in source_units]
-    found = []
-    for term, target in glossary:
-        n = len(term)
-        if n and target not in found and any(words[i:i + n] == term for i in range(len(words) - n + 1)):
-            found.append(target)
-    return tuple(found)

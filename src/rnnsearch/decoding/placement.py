@@ -12,12 +12,15 @@ if TYPE_CHECKING:
     from rnnsearch.decoding.markup import Element
 
 def token_spans(text: str, tokens: list[str]) -> list[tuple[int, int]]:
-    """Each token's character span in ``text`` (found in order; SentencePiece's ▁ dropped); a token not
-    found where expected gets an empty span at the current position."""
+    """Each token's character span in ``text`` (found in order, in any case: the text stage reads a
+    capitalised first word in lower case; SentencePiece's ▁ dropped); a token not found where expected
+    gets an empty span at the current position."""
+    hay = text.lower() if len(text.lower()) == len(text) else text
     spans, cursor = [], 0
     for token in tokens:
         piece = token.replace("\u2581", "")
-        at = text.find(piece, cursor) if piece else -1
+        piece = piece.lower() if hay is not text and len(piece.lower()) == len(piece) else piece
+        at = hay.find(piece, cursor) if piece else -1
         if at < 0 or text[cursor:at].strip():
             spans.append((cursor, cursor))
             continue

@@ -14,11 +14,14 @@ class Source:
     prefix: str = ""   # the output begins with this text, and the model completes it ("": no prefix)
     constraints: tuple[str, ...] = ()  # words or phrases (raw text) the output must contain
     avoid: tuple[str, ...] = ()        # words or phrases the output must not contain
-    keep: tuple[tuple[int, int], ...] = ()  # character spans of text carried verbatim (text/segments.py)
+    terms: tuple[tuple[int, int, str], ...] = ()  # (start, end, target term): a glossary's terms over their
+    # source words: constraints of the sentence holding them (text/glossary.py)
+    slots: tuple[tuple[int, int, str], ...] = ()  # (start, end, written as): character spans of text carried
+    # by a slot the model copies, written out as given (the span itself: do not translate; text/segments.py)
 
     @property
     def constrained(self) -> bool:
-        return bool(self.constraints or self.avoid)
+        return bool(self.constraints or self.avoid or self.terms)
 
 
 def as_source(item: str | Source) -> Source:

@@ -17,7 +17,6 @@ from starlette.concurrency import run_in_threadpool
 
 from rnnsearch import __version__
 from rnnsearch.serve import errors
-from rnnsearch.decoding.constraints import glossary_terms
 from rnnsearch.decoding.settings import SettingsError
 from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut, scoring, translating
 from rnnsearch.serve.errors import ServeError
@@ -121,12 +120,12 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
         lines, marked = part, read_texts(translator, texts, req.markup)
         part = unit_sources(lines, marked)
     owner = [n for n, m in enumerate(marked) for _ in m.units] if req.markup is not None else range(len(part))
+    if req.glossary:
+        part = await run_in_threadpool(lambda: _with_glossary(translator, req, part))
     segs = await run_in_threadpool(lambda: segment_lines(translator, part, req.text_handling))
     _check_units([s.units for s in segs], field, search.max_src_len, lambda i: _where(field, owner[segs[i].line]))
     prefix_units = await run_in_threadpool(lambda: translator.prefix_units([s.prefix for s in segs]))
     wanted = [(tuple(s.constraints), tuple(s.avoid)) for s in segs]
-    if req.glossary:
-        wanted = await run_in_threadpool(lambda: _with_glossary(translator, req, [s.units for s in segs], wanted))
     found = await _submit(batcher, settings, list(zip([s.units for s in segs], prefix_units, wanted)),
                           translating(search))
     results = await run_in_threadpool(lambda: finish(translator, part, segs, found, alignments=req.markup is not None))
@@ -237,11 +236,11 @@ def _check_units(units: list[list[str]], field: str, limit: int, where=None) -> 
                              f"most {limit} (decode.max_src_len)", "decode.max_src_len", limit, where(i))
 
 
-def _with_glossary(translator, req: TranslateRequest, units: list[list[str]], wanted: list) -> list:
-    """Each text's (constraints, avoid) with the target terms of the glossary entries its source contains."""
-    glossary = [([u.lower() for u in translator.source_units(t.source)], t.target) for t in req.glossary]
-    return [(include + tuple(t for t in glossary_terms(u, glossary) if t not in include), avoid)
-            for u, (include, avoid) in zip(units, wanted)]
+def _with_glossary(translator, req: TranslateRequest, part: list) -> list:
+    """Each text as a Source with the request's glossary terms its source holds (text/glossary.py)."""
+    from rnnsearch.text.glossary import apply, entries
+    glossary = entries(translator, [(t.source, t.target) for t in req.glossary])
+    return [apply(translator, glossary, s) for s in part]
 
 
 def _response(translator, search, results, with_attention: bool) -> TranslateResponse:

@@ -42,7 +42,7 @@ class Unit:
     plain: str
     elements: list[Element]
     entities: dict[str, list[str]]  # a character -> the entities the source wrote it as, in order
-    keep: list[tuple[int, int]] = field(default_factory=list)  # spans of plain carried verbatim (Source.keep)
+    keep: list[tuple[int, int]] = field(default_factory=list)  # spans of plain carried verbatim (Source.slots)
 
 
 @dataclass
@@ -84,10 +84,35 @@ def _flatten(children: list[Node], text: str, page: Page) -> None:
     _emit(run, text, page)
 
 
+def _is_element(node: Node) -> bool:
+    return bool(node.tag) and not node.tag.startswith("#") and not node.opaque() and node.tag not in VOID
+
+
+def _holds_text(node: Node, text: str) -> bool:
+    return any(c.isalnum() for c in whole(node, text)[len(node.raw):])
+
+
+def _row(run: list[Node], text: str) -> bool:
+    """Whether a run is a row of inline elements (``<a>Home</a> | <a>News</a>``): two or more holding
+    text, and no letter or digit outside them. Each is then translated on its own, as a block is."""
+    items = [n for n in run if _is_element(n) and _holds_text(n, text)]
+    loose = [n for n in run if n.tag in ("", "#entity") and any(c.isalnum() for c in n.raw)]
+    return len(items) >= 2 and not loose
+
+
 def _emit(run: list[Node], text: str, page: Page) -> None:
     """A run of inline nodes as a unit (its spacing at either end kept outside), or as written where it
     holds nothing to translate."""
     if not run:
+        return
+    if _row(run, text):
+        for node in run:  # a menu: each item a unit of its own
+            if _is_element(node) and _holds_text(node, text):
+                page.pieces.append(node.raw)
+                _emit(list(node.children), text, page)
+                page.pieces.append(node.end_tag)
+            else:
+                page.pieces.append(whole(node, text))
         return
     written = "".join(whole(n, text) for n in run)
     unit = _unit(run, text)
@@ -128,13 +153,13 @@ class _Builder:
     def _after_word(self) -> bool:
         return bool(self.parts) and bool(self.parts[-1][-1:].strip())
 
-    def atom(self, raw: str, into: list, following: str = "", space: bool = False) -> None:
-        """Something kept as written and placed through the alignment, of no words; between two words
-        written together it keeps them two."""
+    def atom(self, raw: str, into: list, following: str = "", space: bool = False, seen: bool = True) -> None:
+        """Something kept as written and placed through the alignment, of no words; one a reader sees
+        (``<img>``, not a comment) between two words written together keeps them two."""
         apart = not self._after_word() and not space  # at the start, or after a space
         into.append(Element(raw, "#", self.length, self.length, left=not apart, space=space,
                             spaced=apart and following.isspace(), spaced_before=apart and bool(self.parts)))
-        if space or (self._after_word() and following.strip()):
+        if space or (seen and self._after_word() and following.strip()):
             self.add(" ")
         self.spaced = apart
 
@@ -148,7 +173,7 @@ class _Builder:
             elif n.opaque() and n.children and all(c.tag == "" for c in n.children) and n.tag in INLINE_KEPT:
                 self.kept(n, into)
             elif n.tag == "#keep" or n.opaque() or n.tag in VOID or n.raw.endswith("/>"):
-                self.atom(whole(n, self.text), into, following)
+                self.atom(whole(n, self.text), into, following, seen=n.tag != "#keep" or n.raw.startswith("</"))
             else:
                 element = Element(n.raw, n.tag, self.length)
                 into.append(element)

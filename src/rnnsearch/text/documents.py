@@ -29,7 +29,7 @@ class Marked:
     """One line read for translation: its units (``page``), or why it is not translated (``error``)."""
     page: blocks.Page
     error: str | None = None
-
+    constraints_met: bool = True  # False: refused for its constraints
     @property
     def units(self) -> list[blocks.Unit]:
         return [] if self.error else self.page.units
@@ -67,10 +67,11 @@ def unit_sources(sources: Sequence[Source], marked: Sequence[Marked]) -> list[So
     out = []
     for n, (source, m) in enumerate(zip(sources, marked)):
         if source.constraints and len(m.units) > 1:
+            marked[n].constraints_met = False
             marked[n].error = (f"its constraints go with one block, and it has {len(m.units)}: give each block "
                                "a line of its own, or use a glossary (matched block by block)")
-        out += [Source(u.plain, constraints=source.constraints, avoid=source.avoid, keep=tuple(u.keep))
-                for u in m.units]
+        out += [Source(u.plain, constraints=source.constraints, avoid=source.avoid,
+                       slots=tuple((a, b, u.plain[a:b]) for a, b in u.keep)) for u in m.units]
     return out
 
 
@@ -88,7 +89,7 @@ def assemble(translator, marked: Sequence[Marked], found: Sequence[Translation])
 
 def _line(translator, m: Marked, mine: list[Translation]) -> Translation:
     if m.error:
-        return Translation("", [], [EOS_TOKEN], 0.0, None, error=m.error)
+        return Translation("", [], [EOS_TOKEN], 0.0, None, error=m.error, constraints_met=m.constraints_met)
     texts = [_unit_output(translator, u, t) for u, t in zip(m.units, mine)]
     line = join([(t, " ") for t in mine]) if mine else Translation("", [], [EOS_TOKEN], 0.0, None)
     failed = [(n, t) for n, (u, t) in enumerate(zip(m.units, mine), 1)

@@ -37,7 +37,7 @@ REFERENCE_WORDS = r"(?:[Vv]ersion|[Rr]elease|[Ss]ection|[Cc]hapter|[Aa]rticle|[C
 class Item:
     start: int        # character offsets in the line
     end: int
-    kind: str         # one of VERBATIM or NUMERIC, or "keep" (a span the user keeps: text/segments.with_kept)
+    kind: str         # one of VERBATIM or NUMERIC, or "given" (a span of Source.slots: text/segments.with_slots)
     text: str         # as the source writes it
     rendering: str    # what the output writes in its place
 

@@ -65,14 +65,17 @@ def segment_lines(translator, part: list[Source], settings: TextSettings) -> lis
 def finish(translator, part: list[Source], segs: list[Segment], found: list[Translation],
            stats: LineStats | None = None, alignments: bool = False) -> list[Translation]:
     """Each line's Translation from its segments' translations (``found``, in the order of ``segs``):
-    slots restored, joined; ``constraints_met`` false where a term the line asks for is not in its output."""
+    slots restored, joined; ``constraints_met`` false where a term the line asks for (a constraint, a
+    glossary's term carried by a slot) is not in its output, or the line was not translated."""
     restored = [_restored(translator, s, t, stats, alignments) for s, t in zip(segs, found)]
     by_line: list[list] = [[] for _ in part]
     for s, t in zip(segs, restored):
         by_line[s.line].append((t, s.after))
     joined = [join(pieces) for pieces in by_line]
     for n, (source, t) in enumerate(zip(part, joined)):
-        if t.tokens and any(term.lower() not in t.text.lower() for term in source.constraints):
+        terms = source.constraints + tuple(t for _, _, t in source.terms) + tuple(
+            w for a, b, w in source.slots if w != source.text[a:b])  # a glossary's, carried by a slot
+        if terms and (not t.tokens or any(term.lower() not in t.text.lower() for term in terms)):
             joined[n] = replace(t, constraints_met=False)
     return joined
 
@@ -97,7 +100,7 @@ def _restored(translator, segment: Segment, translation: Translation, stats: Lin
     """The segment's translation (each of its n best) with its slots restored and (``alignments``,
     or where it has slots) the alignment its tags and slots are placed by."""
     if not translation.tokens or not (segment.items or alignments):
-        return _capitalised(translation) if segment.capital else translation
+        return _capitalised(translation, segment) if segment.capital else translation
     hyps = []
     for n, hyp in enumerate(translation.nbest or [translation]):
         rows = alignment_of(translator, hyp)  # (T + 1, S + 1)
@@ -106,15 +109,20 @@ def _restored(translator, segment: Segment, translation: Translation, stats: Lin
         if stats is not None and n == 0:
             stats.slots += len(segment.items)
             stats.put_back += put_back
-    hyps = [_capitalised(h) if segment.capital else h for h in hyps]
+    hyps = [_capitalised(h, segment) if segment.capital else h for h in hyps]
     hyps[0].nbest = hyps
     return hyps[0]
 
 
-def _capitalised(translation: Translation) -> Translation:
-    """The output with its first letter upper-case (its source began with one the model read lower-case)."""
-    text = translation.text
-    return replace(translation, text=text[:1].upper() + text[1:]) if text[:1].islower() else translation
+def _capitalised(translation: Translation, segment: Segment) -> Translation:
+    """The output with its first letter upper-case (its source began with one: a word the model read in
+    lower case, a slot or a glossary term written in lower case), its first unit too; not where it
+    begins with what a slot carries verbatim (``make test``)."""
+    text, tokens = translation.text, translation.tokens
+    if not text[:1].islower() or any(src == shown and text.startswith(shown) for src, shown in segment.items):
+        return translation
+    first = [tokens[0][:1].upper() + tokens[0][1:]] if tokens and tokens[0][:1].islower() else tokens[:1]
+    return replace(translation, text=text[:1].upper() + text[1:], tokens=first + tokens[1:])
 
 
 def join(pieces: list[tuple[Translation, str]]) -> Translation:

@@ -26,7 +26,7 @@ class Segment:
     prefix: str = ""
     constraints: tuple = ()
     avoid: tuple = ()
-    capital: bool = False           # its first unit was read in lower case: its output begins with a capital
+    capital: bool = False           # its source begins with a capital letter: so does its output
 
 
 def can_carry(translator) -> bool:
@@ -38,7 +38,8 @@ def can_carry(translator) -> bool:
 
 def segments_of(translator, source: Source, line: int, settings: TextSettings) -> list[Segment]:
     """The segments of one line: its sentences (the line whole where it has constraints or is not to be
-    split), each cut into pieces where too long; the prefix goes with the first."""
+    split), each cut into pieces where too long, with the glossary's terms whose source words it holds;
+    the prefix goes with the first."""
     text = source.text
     if not text.strip():
         return [Segment(line, [], [])]
@@ -47,7 +48,7 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
     items = found_items.find(text, translator.src_codec.lang, translator.tgt_codec.lang, settings.convert_numbers,
                              known=lambda word: vocab.encode([word])[0] != UNK,
                              frequent=lambda word: vocab.encode([word])[0] < FREQUENT)
-    items = with_kept(items, source.keep, text)
+    items = with_slots(items, source.slots, text)
     whole = not settings.split or source.constraints
     keep = [(i.start, i.end) for i in items]
     spans = [(0, len(text))] if whole else sentences.split(text, translator.src_codec.lang, keep)
@@ -59,12 +60,13 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
         if not units:
             continue
         gap = text[a:b][len(text[a:b].rstrip()):]
-        capital = text[a:b].lstrip()[:1].isupper() and units[0][:1].islower()
+        capital = text[a:b].lstrip()[:1].isupper()
         cuts = sentences.pieces(units, limit)
         for n, (c, d) in enumerate(cuts):
             piece = units[c:d]
             out.append(Segment(line, piece, _renumbered(piece, slot_items), " " if n < len(cuts) - 1 else gap,
-                               avoid=source.avoid, constraints=source.constraints, capital=capital and n == 0))
+                               avoid=source.avoid, constraints=source.constraints + _terms_in(source, a, b),
+                               capital=capital and n == 0))
     if not out:
         return [Segment(line, [], [])]
     out[-1].after = ""
@@ -72,12 +74,18 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
     return out
 
 
-def with_kept(items: list, keep, text: str) -> list:
-    """``items`` with the spans the user keeps (``Source.keep``: a do-not-translate span) as items of
-    their own, written as the source writes them; an item overlapping one gives way."""
-    kept = [found_items.Item(a, b, "keep", text[a:b], text[a:b]) for a, b in sorted(keep) if text[a:b].strip()]
-    free = [i for i in items if not any(i.start < k.end and k.start < i.end for k in kept)]
-    return sorted(free + kept, key=lambda i: i.start)
+def _terms_in(source: Source, a: int, b: int) -> tuple[str, ...]:
+    """The glossary's target terms (``Source.terms``) whose source words lie in text[a:b], each once."""
+    return tuple(dict.fromkeys(t for c, d, t in source.terms if a <= c and d <= b and t not in source.constraints))
+
+
+def with_slots(items: list, slots, text: str) -> list:
+    """``items`` with the spans the Source gives (``Source.slots``: a span not to translate, written as
+    the source writes it; a glossary's target term the model cannot write, written as that term) as
+    items of their own; an item overlapping one gives way."""
+    given = [found_items.Item(a, b, "given", text[a:b], written) for a, b, written in sorted(slots) if text[a:b].strip()]
+    free = [i for i in items if not any(i.start < k.end and k.start < i.end for k in given)]
+    return sorted(free + given, key=lambda i: i.start)
 
 
 def sentence_units(translator, text: str, a: int, b: int, items, carry: bool) -> tuple[list[str], list]:
