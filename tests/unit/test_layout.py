@@ -98,9 +98,9 @@ def test_checkpoints_enter_git_only_as_releases():
     assert tracked and not strays, f"checkpoints outside models/ and tests/fixtures/: {strays}"
 
 
-def test_the_readme_layout_names_every_file_under_src():
-    """README.md's Layout lists each module in its own folder's entry (``  data/  io.py ...``)."""
-    readme = (SRC.parents[1] / "README.md").read_text(encoding="utf-8")
+def test_the_layout_page_names_every_file_under_src():
+    """docs/layout.md lists each module in its own folder's entry (``  data/  io.py ...``)."""
+    readme = (SRC.parents[1] / "docs" / "layout.md").read_text(encoding="utf-8")
     block = readme[readme.index("```\nsrc/rnnsearch/"):]
     block = block[:block.index("```", 4)]
     sections, current = {"": ""}, ""
@@ -113,4 +113,4 @@ def test_the_readme_layout_names_every_file_under_src():
         sections[current] = sections.get(current, "") + " " + line
     for path in MODULES:
         folder = path.parent.relative_to(SRC).as_posix() if path.parent != SRC else ""
-        assert path.name in sections.get(folder, ""), f"README.md's Layout does not name {path.relative_to(SRC)}"
+        assert path.name in sections.get(folder, ""), f"docs/layout.md does not name {path.relative_to(SRC)}"

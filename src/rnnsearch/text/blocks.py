@@ -114,18 +114,17 @@ def _emit(run: list[Node], text: str, page: Page) -> None:
             else:
                 page.pieces.append(whole(node, text))
         return
-    written = "".join(whole(n, text) for n in run)
-    unit = _unit(run, text)
-    if not any(c.isalnum() for c in unit.plain):
-        page.pieces.append(written)
-        return
     lead = run[0].raw[:len(run[0].raw) - len(run[0].raw.lstrip())] if run[0].tag == "" else ""
     trail = run[-1].raw[len(run[-1].raw.rstrip()):] if run[-1].tag == "" else ""
-    run = list(run)
-    run[0] = replace(run[0], raw=run[0].raw[len(lead):]) if lead else run[0]
-    run[-1] = replace(run[-1], raw=run[-1].raw[:len(run[-1].raw) - len(trail)]) if trail else run[-1]
+    inner = list(run)
+    inner[0] = replace(inner[0], raw=inner[0].raw[len(lead):]) if lead else inner[0]
+    inner[-1] = replace(inner[-1], raw=inner[-1].raw[:len(inner[-1].raw) - len(trail)]) if trail else inner[-1]
+    unit = _unit(inner, text)
+    if not any(c.isalnum() for c in unit.plain):
+        page.pieces.append("".join(whole(n, text) for n in run))
+        return
     page.pieces += [lead, len(page.units), trail]
-    page.units.append(_unit(run, text))
+    page.units.append(unit)
 
 
 def _unit(run: list[Node], text: str) -> Unit:

@@ -163,14 +163,10 @@ def _word(unit: str) -> bool:
     return all(c.isalpha() or c in "-'’" for c in unit)
 
 
-def _digit(unit: str) -> bool:
-    return any(c.isdigit() for c in unit)
-
-
 def _name_like(unit: str, vocab) -> bool:
     """A unit that reads as a name or code: capitalised (its lower-case form not a word the vocabulary
     has: "Online" is a word, "Okonkwo" a name) or holding a digit."""
-    if _digit(unit):
+    if any(c.isdigit() for c in unit):
         return True
     return unit[:1].isupper() and vocab.encode([unit.lower()])[0] == UNK
 
