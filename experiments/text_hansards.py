@@ -26,12 +26,13 @@ from rnnsearch.decoding.source import Source
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "hansards"
 
 
-def changed(translator, lines: list[str], settings: TextSettings) -> list[int]:
-    """The lines whose segments differ from the line read whole as the model's own units."""
+def changed(translator, lines: list[str], settings: TextSettings, committed: list[str]) -> list[int]:
+    """The lines whose segments differ from the line read whole as the model's own units, and those whose
+    committed output is empty (the search no longer ends an output before its first word)."""
     out = []
     for n, line in enumerate(lines):
         segs = segments_of(translator, Source(line), 0, settings)
-        if len(segs) != 1 or segs[0].items or segs[0].units != translator.source_units(line):
+        if len(segs) != 1 or segs[0].items or segs[0].units != translator.source_units(line) or not committed[n]:
             out.append(n)
     return out
 
@@ -50,7 +51,7 @@ def main() -> None:
     refs = (DATA / f"test.{tgt}").read_text(encoding="utf-8").splitlines()
     committed = (release / f"test.hyp.{tgt}").read_text(encoding="utf-8").splitlines()
     settings = TextSettings()
-    todo = changed(translator, lines, settings) if args.changed else list(range(len(lines)))
+    todo = changed(translator, lines, settings, committed) if args.changed else list(range(len(lines)))
     stats = LineStats()
     outputs = [t.text for part in translate_lines(translator, [lines[n] for n in todo], None, settings, stats=stats)
                for t in part]

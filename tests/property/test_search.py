@@ -100,3 +100,19 @@ def test_row_topk_is_topk(rows, vocab, k, seed, ties, dead):
     torch.testing.assert_close(top, expected)
     torch.testing.assert_close(x.gather(1, columns), top)
     assert all(len(set(r)) == k for r in columns.tolist())  # k distinct columns per row
+
+
+@settings(max_examples=8, deadline=None)
+@given(batch=sentences, seed=st.integers(0, 1000), beam=st.integers(1, 4),
+       arch=st.sampled_from(["rnnsearch", "rnnencdec"]))
+def test_no_output_is_empty(batch, seed, beam, arch):
+    """A model that would end every output at once (</s> by far the most probable token) still writes
+    one token first: an empty output translates nothing."""
+    model = small_model(arch, seed=seed)
+    with torch.no_grad():
+        model.decoder.W_o.bias[EOS] += 50.0
+    src, mask = source_batch(batch)
+    for h in greedy(model, src, mask, resolved(max_len_ratio=1.5)):
+        assert len(h.tokens) >= 1
+    for hyps in beam_search(model, src, mask, resolved(beam=beam, max_len_ratio=1.5, n_best=beam)):
+        assert hyps and all(len(h.tokens) >= 1 for h in hyps)

@@ -133,9 +133,24 @@ def test_a_sentence_the_model_cannot_honour_marks_its_line(tiny):
 
 def test_an_unknown_capitalised_word_that_is_a_known_word_is_read_lower_case(tiny):
     from rnnsearch.text.segments import sentence_units
-    units, found = sentence_units(tiny, "Sees the Dog Vandermeer", 0, 23, [], True)
-    assert units[:3] == ["sees", "the", "dog"] and found == [("Vandermeer", "Vandermeer")]
-    assert slots.slot_index(units[3]) == 0 and UNK_TOKEN not in units
+    text = "Sees the Dog and Vandermeer"
+    units, found = sentence_units(tiny, text, 0, len(text), [], True)
+    assert units[:4] == ["sees", "the", "dog", "and"] and found == [("Vandermeer", "Vandermeer")]
+    assert slots.slot_index(units[4]) == 0 and UNK_TOKEN not in units
+
+
+def test_capitalised_known_words_beside_a_capitalised_word_are_a_name(tiny):
+    """Inside a sentence, two or more capitalised words are a name of several words ("Lightning
+    Experience"): a word the vocabulary holds only in lower case is carried, not read as that word;
+    the sentence's first word is read in lower case as before."""
+    from rnnsearch.text.segments import sentence_units
+    text = "Sees the Dog Vandermeer"
+    units, found = sentence_units(tiny, text, 0, len(text), [], True)
+    assert units[:2] == ["sees", "the"] and found == [("Dog Vandermeer", "Dog Vandermeer")]
+    assert slots.slot_index(units[2]) == 0 and len(units) == 3
+    text = "Dog Sees the dog"  # the first word: capitalised as any first word is
+    units, found = sentence_units(tiny, text, 0, len(text), [], True)
+    assert units[:2] == ["dog", "sees"] and not found
 
 
 def test_json_input_blank_lines_and_markup(tiny_run, tmp_path, capsys):

@@ -113,10 +113,7 @@ def translate(args) -> int:
             for results in _parts(translator, sources, marked, glossary, (settings, text_settings), args, advance):
                 out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)
                 for i, r in enumerate(results, start=done):  # part by part, in input order
-                    blank = marked is not None or not as_source(sources[i]).text.strip()  # markup: its error says
-                    failed += i not in refused and (bool(r.error) or (not r.tokens and not blank))
-                    if marked is not None and marked[i].error and i not in refused:  # found in the search
-                        translator.warn(f"line {i + 1}: not translated: {marked[i].error}")
+                    failed += i not in refused and _not_translated(i, r, sources[i], marked, translator.warn)
                     if settings.n_best > 1:
                         out.write("".join(line + "\n" for line in format_nbest(i, r)))
                     else:
@@ -132,6 +129,19 @@ def translate(args) -> int:
               f"(exit status {NOT_TRANSLATED})", file=sys.stderr)
         return NOT_TRANSLATED
     return 0
+
+
+def _not_translated(i: int, r, source, marked, warn) -> bool:
+    """Whether line i (not refused before the search) was not translated, each such line named in a
+    warning unless the search named it already."""
+    from rnnsearch.decoding.source import as_source
+    from rnnsearch.text.documents import NOTHING
+    blank = marked is not None or not as_source(source).text.strip()  # markup: its error says
+    if marked is not None and marked[i].error:  # found in the search (constraints over several blocks)
+        warn(f"line {i + 1}: not translated: {marked[i].error}")
+    elif (r.error or "").endswith(NOTHING) or (not r.error and not r.tokens and not blank):
+        warn(f"line {i + 1}: not translated: {r.error or NOTHING}")  # the search warns of its own errors
+    return bool(r.error) or (not r.tokens and not blank)
 
 
 def _json_source(line: str, n: int, where: str, refused: set[int]):

@@ -4,7 +4,9 @@ and beams. Finished sentences leave the batch.
 The beam is the paper's (Groundhog's): each step keeps the K - f best extensions of a
 sentence that already has f finished hypotheses, and a hypothesis that emits </s> is
 finished; a sentence is done when it has K finished hypotheses. Hypotheses reaching the
-length limit are ended with </s>. Scores are log p(y, </s> | x); with a length penalty
+length limit are ended with </s>. One rule the paper does not state: </s> is not a first token, so
+no output is empty (an empty best hypothesis, which the search can find for a source far from the
+training data, translates nothing; fairseq's and Sockeye's minimum length of 1 does the same). Scores are log p(y, </s> | x); with a length penalty
 alpha > 0 the finished hypotheses are ranked by score / ((5 + |y|) / 6)^alpha (Wu et al. 2016).
 
 A ``prefix`` (B, P) of output ids (PAD past each sentence's own) forces each output to begin with
@@ -40,11 +42,13 @@ def length_normalise(score: float, length: int, alpha: float) -> float:
     return score if alpha == 0 else score / (((5.0 + length) / 6.0) ** alpha)
 
 
-def _force_eos(logp: torch.Tensor, rows: torch.Tensor) -> torch.Tensor:
-    """In place: never <pad> or <s>; only </s> (with its own log-probability) in the given
-    rows (B, V) -> (B, V)."""
+def _force_eos(logp: torch.Tensor, rows: torch.Tensor, t: int) -> torch.Tensor:
+    """In place: never <pad> or <s>, never </s> at the first step t = 0 (an output is never empty);
+    only </s> (with its own log-probability) in the given rows (B, V) -> (B, V)."""
     logp[:, PAD] = float("-inf")
     logp[:, BOS] = float("-inf")
+    if t == 0:
+        logp[:, EOS] = float("-inf")
     if rows.any():
         eos = logp[:, EOS].clone()  # (B,)
         logp.masked_fill_(rows[:, None], float("-inf"))
@@ -105,7 +109,7 @@ def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, settings, prefix: t
     t = 0
     while alive.numel():
         logp, state, alpha = model.step(y, state, enc)  # (N, V)
-        logp = _force_prefix(_force_eos(logp, t + 1 >= limits[alive]), prefix, t, alive)
+        logp = _force_prefix(_force_eos(logp, t + 1 >= limits[alive], t), prefix, t, alive)
         y = pick(logp)  # (N,)
         scores += logp.gather(1, y[:, None]).squeeze(1)
         tokens.append(y)
@@ -229,7 +233,7 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, settings,
         logp, state, alpha = model.step(y, state, enc)  # (N*K, V)
         vocab = logp.size(1)
         at_limit = (t + 1 >= limits[alive]).repeat_interleave(k)  # (N*K,)
-        logp = _force_prefix(_force_eos(logp, at_limit), prefix, t, alive, k)  # (N*K, V)
+        logp = _force_prefix(_force_eos(logp, at_limit, t), prefix, t, alive, k)  # (N*K, V)
         if tracker is not None:
             tracker.restrict(logp, alive.tolist(), history, at_limit)
         best = _best_extensions(scores, logp.view(n, k, vocab), k)  # (N, K) scores, tokens, hypotheses

@@ -87,6 +87,9 @@ def assemble(translator, marked: Sequence[Marked], found: Sequence[Translation])
     return out
 
 
+NOTHING = "the model wrote nothing for it"  # a unit with words whose output is empty
+
+
 def _line(translator, m: Marked, mine: list[Translation]) -> Translation:
     if m.error:
         return Translation("", [], [EOS_TOKEN], 0.0, None, error=m.error, constraints_met=m.constraints_met)
@@ -97,8 +100,7 @@ def _line(translator, m: Marked, mine: list[Translation]) -> Translation:
     error = None
     if failed:
         n, t = failed[0]
-        error = f"block {n} of {len(mine)}: {t.error or 'not translated'}" if len(mine) > 1 else (
-            t.error or "not translated")
+        error = f"block {n} of {len(mine)}: {t.error or NOTHING}" if len(mine) > 1 else (t.error or NOTHING)
     return replace(line, text="" if error else blocks.write(m.page, texts), error=error)  # not translated: empty
 
 

@@ -121,6 +121,7 @@ def _names_as_slots(units: list[str], slot_items: list, vocab, text: str) -> lis
             kinds.append("name" if _name_like(unit, vocab) else "word")
         else:
             kinds.append("known name" if _name_like(unit, vocab) else "known")
+    kinds = _title_runs(units, kinds)
     out, j = [], 0
     while j < len(units):
         if kinds[j] == "word" and units[j][:1].isupper():
@@ -149,6 +150,25 @@ def _names_as_slots(units: list[str], slot_items: list, vocab, text: str) -> lis
             continue
         j += 1
     return out
+
+
+def _title_runs(units: list[str], kinds: list[str]) -> list[str]:
+    """``kinds`` with each capitalised word outside the vocabulary (its lower-case form in it) that
+    stands inside a sentence beside another capitalised word made a name: two or more capitalised words
+    are a name of several words ("Lightning Experience", "Live Agent"), not the words "lightning" and
+    "live" the model would translate. The sentence's first word is capitalised as any first word is: it
+    makes no name of the word after it."""
+    def capitalised(j: int) -> bool:
+        return 0 <= j < len(units) and units[j][:1].isupper() and _word(units[j])
+    out = list(kinds)
+    for j, kind in enumerate(kinds):
+        if kind == "word" and j > 0 and capitalised(j) and units[j - 1] not in OPENERS and (
+                (j > 1 and capitalised(j - 1)) or capitalised(j + 1)):
+            out[j] = "name"
+    return out
+
+
+OPENERS = {":", "(", "[", "\"", "«", "“", "‘", "'", "-", "–", "—", "•", "*"}  # after these a sentence may begin
 
 
 def _symbol(unit: str) -> bool:
