@@ -63,7 +63,8 @@ def strings(half: str, salesforce: Path, out: Path) -> tuple[Path, Path]:
         texts[lang] = {k: v for k, v in whole["text"].items() if int(k.rsplit("_", 1)[1]) > 1000}
     source, target = out / "dev_b.en", out / "enfr_fr_dev_b.json"
     source.write_text("".join(texts["en"][k] + "\n" for k in texts["fr"]), encoding="utf-8")
-    target.write_text(json.dumps({"lang": "fr", "type": "target", "text": texts["fr"]}, ensure_ascii=False), encoding="utf-8")
+    reference = {"lang": "fr", "type": "target", "text": texts["fr"]}
+    target.write_text(json.dumps(reference, ensure_ascii=False), encoding="utf-8")
     return source, target
 
 
@@ -120,6 +121,27 @@ def bounds(folder: Path, source: Path, target: Path) -> None:
         print(f"{name}: " + "; ".join(" ".join(x.split()) for x in lines))
 
 
+def record(model: str, report: str, extra: list[str]) -> None:
+    """The report's scores in the release's card ("Intended use and limitations") and release.json."""
+    import datetime
+    from rnnsearch.analysis.release import record_domain
+    from rnnsearch.decoding import pretrained
+    names = {"XML matching accuracy": "XML matching", "NE&NUM precision": "NE&NUM precision",
+             "NE&NUM recall": "NE&NUM recall", "BLEU": "BLEU"}
+    scores = {}
+    for line in report.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in names:
+            scores[names[key.strip()]] = round(float(value.strip().rstrip("%").strip()), 1 if "%" in value else 2)
+    folder = pretrained.resolve(model).parent
+    record_domain(folder, {"set": "Salesforce help strings, dev ids 1-1000 (--markup xml, beam 5, the dataset's "
+                           "evaluate.py)", "scores": scores, "sentences": 1000, "beam": 5,
+                           "command": " ".join(["python experiments/text_salesforce.py", model,
+                                                *(["--", *extra] if extra else [])]),
+                           "date": datetime.date.today().isoformat()})
+    print(f"recorded in {folder / 'README.md'}")
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("model")
@@ -128,6 +150,7 @@ def main() -> None:
     p.add_argument("--outputs", help="score these outputs (one line per string) instead of translating")
     p.add_argument("--half", choices=("a", "b"), default="a", help="a: ids 1-1000 (../shared); b: ids "
                    "1001-2000 (from the repository), the half to build on")
+    p.add_argument("--record", action="store_true", help="ids 1-1000 only: the scores into the release's card")
     p.add_argument("--bounds", action="store_true", help="print what copying source items alone scores")
     p.add_argument("--salesforce", type=Path, default=SALESFORCE, help="git directory of salesforce/localization-xml-mt")
     p.add_argument("--moses", type=Path, default=MOSES, help="git directory of moses-smt/mosesdecoder")
@@ -137,6 +160,8 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     folder = scorer(out, args.salesforce, args.moses)
+    if args.record and (args.half != "a" or args.outputs):
+        sys.exit("text_salesforce: --record records a release's own translation of ids 1-1000 (no --half b, --outputs)")
     source, target = strings(args.half, args.salesforce, out)
     if args.bounds:
         return bounds(folder, source, target)
@@ -144,7 +169,10 @@ def main() -> None:
         outputs = Path(args.outputs).read_text(encoding="utf-8").splitlines()
     else:
         outputs = translate(args.model, args.python, extra, source, out)
-    print(score(folder, outputs, target), end="")
+    report = score(folder, outputs, target)
+    print(report, end="")
+    if args.record:
+        record(args.model, report, extra)
 
 
 if __name__ == "__main__":

@@ -65,3 +65,32 @@ def test_init_and_resume_together_are_one_line_of_error(tiny_run, tmp_path, caps
                  "--init", str(tiny_run / "best.pt")])
     err = capsys.readouterr().err.strip()
     assert code == 2 and "--init starts a new run" in err and "\n" not in err
+
+
+def test_an_adapted_run_keeps_the_parents_head_and_unk_replacement(tiny_run, synth_dir, tmp_path):
+    """What the release's translations had comes along: its alignment head (marked as trained for the
+    parent's weights, said in one line) and its <unk> replacement, the default of the run's checkpoints."""
+    from rnnsearch.analysis.release import make_release
+    from rnnsearch.decoding.translator import Translator
+    from rnnsearch.model.align_head import AlignmentHead, head_state, query_size
+    from rnnsearch.training.trainer import Trainer
+    payload = checkpoint.load(tiny_run / "best.pt")
+    model = Translator.from_checkpoint(tiny_run / "best.pt").model
+    head = AlignmentHead(query_size(model), model.decoder.C_o.in_features, 8)
+    checkpoint.save(tmp_path / "with_head.pt", {**payload, "align_head": head_state(head, {"pairs": 10})})
+    parent = tmp_path / "models" / "tiny_parent"
+    make_release(tmp_path / "with_head.pt", parent, log=lambda *_: None)
+    messages: list[str] = []
+    trainer = Trainer(from_dict(demo_config(synth_dir, max_steps=1)), tmp_path / "run", init=str(parent),
+                      log=messages.append)
+    try:
+        trainer.save("last.pt")
+    finally:
+        trainer.close()
+    saved = checkpoint.load(tmp_path / "run" / "last.pt")
+    assert saved["align_head"]["record"] == {"pairs": 10, "for_parent": str(parent)}
+    assert saved["meta"]["init"]["replace_unk"] == "copy"
+    assert any("its alignment head comes along" in m and "train-align-head" in m for m in messages)
+    adapted = Translator.from_checkpoint(tmp_path / "run" / "last.pt")
+    assert adapted.replace_unk == "copy" and adapted.align_head is not None
+    assert Translator.from_checkpoint(tiny_run / "best.pt").replace_unk is None  # a run of its own: as written

@@ -324,7 +324,7 @@ def test_a_broken_head_entry_names_the_file(tiny_run, tmp_path):
 
 
 def test_the_card_says_whether_the_head_reads_the_target_context():
-    from rnnsearch.analysis.release import head_lines
+    from rnnsearch.analysis.model_card import head_lines
     record = {"pairs": 100, "links": "links.txt", "epochs": 1, "cpu_s": 36.0, "held_out": 20, "held_out_ce": [0.5]}
     plain = " ".join(head_lines({"dims": {"att": 8, "context": 0}, "record": record}, "m"))
     wide = " ".join(head_lines({"dims": {"att": 8, "context": 4}, "record": record}, "m"))

@@ -18,14 +18,11 @@ import os
 import shutil
 from pathlib import Path
 
-import yaml
-
 from rnnsearch import __version__, checkpoint
 from rnnsearch.analysis.evaluate import evaluate
-from rnnsearch.config import from_dict
+from rnnsearch.analysis.model_card import model_card
 from rnnsearch.data.io import read_parallel
 from rnnsearch.decoding import pretrained, unk
-from rnnsearch.decoding.average import describe
 from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.errors import UsageError
@@ -144,121 +141,34 @@ def manifest_of(name: str, folder: Path, payload: dict, ckpt, scores: dict | Non
             "train_state": payload.get("train_state"), "test": scores}
 
 
-def model_card(m: dict, payload: dict) -> str:
-    """README.md of a release: what it is, its data, recipe, compute and scores, and how to use it."""
-    cfg = from_dict(payload["config"])
-    s = m.get("train_state") or {}
-    src, tgt = payload["src_codec"], payload["tgt_codec"]
-    lines = [f"# {m['name']}", "", m["description"] or f"An {m['arch']} model trained with rnnsearch.", "",
-             "## Use", "", "```bash", f"rnnsearch translate models/{m['name']} --input text.{cfg.data.src_lang}",
-             "```", "", "```python", "import torch", "from rnnsearch import Translator",
-             f"translator = Translator.from_pretrained({m['name']!r})",
-             f"torch.hub.load(CLONE, {m['name']!r}, source='local')  # the same, through hubconf.py", "```", "",
-             "## Model", "",
-             f"- {m['arch']}, {m['parameters']:,} parameters, weights stored in {STORED[m['dtype']]} "
-             f"({m['bytes'] / 2**20:.1f} MiB, SHA-256 `{m['sha256']}`)",
-             f"- {cfg.data.src_lang} -> {cfg.data.tgt_lang}; vocabularies: {len(src['itos'])} / {len(tgt['itos'])} "
-             f"units ({cfg.vocab.mode}, {cfg.data.tokenizer} tokenisation)",
-             "", "## Data", "",
-             f"- training: `{cfg.data.dir}` split `{cfg.data.train}`, pairs of at most {cfg.data.max_len} units"
-             f" ({cfg.data.max_train_pairs or 'all'} pairs read); dev: `{cfg.data.dev}`", "",
-             "## Compute", "",
-             f"- {s.get('step', 0):,} updates, epoch {s.get('epoch', 0)}, {s.get('tgt_tokens', 0) / 1e6:.1f}M target "
-             f"tokens; {s.get('cpu_s', 0) / 3600:.2f} core-hours (CPU time of the training loop), "
-             f"{s.get('elapsed_s', 0) / 3600:.2f} wall hours; best dev BLEU {s.get('best_bleu', 0):.2f} "
-             f"at update {s.get('best_step', 0):,}", f"- source checkpoint: `{m['source']}`; released {m['created']} "
-             f"by rnnsearch {m['rnnsearch']}", *averaged_lines(payload.get("meta") or {}),
-             *parent_lines(payload.get("meta") or {}), ""]
-    lines += test_lines(m.get("test")) + head_lines(payload.get("align_head"), m["name"])
-    lines += alignment_lines(m.get("alignment") or [], m["name"])
-    lines += ["## Recipe (the resolved config)", "", "```yaml",
-              yaml.safe_dump(payload["config"], sort_keys=False).rstrip(), "```", ""]
-    return "\n".join(lines)
-
-
-def averaged_lines(meta: dict) -> list[str]:
-    """The card's line on parameters averaged over checkpoints (`rnnsearch average`), if they are."""
-    paths = meta.get("averaged_from") or []
-    return [f"- parameters: {describe(paths)}"] if paths else []
-
-
-def parent_lines(meta: dict) -> list[str]:
-    """The card's line on the model it was adapted from (`rnnsearch train --init`), if it was."""
-    init = meta.get("init")
-    if not init:
-        return []
-    was = f" (update {init['updates']:,}" + (f", {init['core_hours']} core-hours" if init.get("core_hours") else "") + ")"
-    return [f"- adapted from `{init['name']}`{was if init.get('updates') else ''} by `rnnsearch train --init`, "
-            f"which started from its weights and vocabularies"]
-
-
-STORED = {"bfloat16": "bfloat16 (byte planes, the high bytes deflated)",
-          "int8": "int8 (matrices, a float32 scale per row; vectors in bfloat16)"}
-
-
-def test_lines(t: dict | None) -> list[str]:
-    if not t:
-        return ["## Test", "", "Not measured at release (`rnnsearch release --src F --ref F`).", ""]
-    nounk = "-" if t["bleu_no_unk"] is None else f"{t['bleu_no_unk']:.2f}"
-    return ["## Test", "", f"`{t['src']}` -> `{t['ref']}` ({t['n']} sentences), beam {t['beam']}, measured "
-            "from this release's weights:", "", "| BLEU (All) | BLEU (No UNK) | chrF |", "|---:|---:|---:|",
-            f"| {t['bleu']:.2f} | {nounk} ({t['n_no_unk']} sentences) | {t['chrf']:.2f} |", "",
-            f"sacreBLEU: `{t['signature']}`; chrF: `{t['chrf_signature']}`. The output is `{t['output']}` "
-            f"(`sacrebleu {t['ref']} -i {t['output']}`).", ""] + unk_lines(t.get("unk_replaced")) + ([
-             f"Parity: the same weights in bfloat16 score {t['parity']['bfloat16_bleu']:.2f} BLEU (tolerance "
-             f"{t['parity']['tolerance']}).", ""] if t.get("parity") else [])
-
-
-def unk_lines(u: dict | None) -> list[str]:
-    """The card's line on <unk> replacement, the default output's, and the scores without it."""
-    if not u:
-        return []
-    return [f"The output replaces each `<unk>` the model writes ({u['tokens']:,} of them) by its aligned source "
-            f"word (`{u['mode']}`, the default of a release); with each `<unk>` kept as written (`--keep-unk`) "
-            f"the same search scores BLEU {u['bleu_keep_unk']:.2f}, chrF {u['chrf_keep_unk']:.2f}.", ""]
-
-
-def head_lines(entry: dict | None, name: str) -> list[str]:
-    """The model card's section on an alignment head (`rnnsearch train-align-head`), if there is one."""
-    if not entry:
-        return []
-    r, dims = entry.get("record") or {}, entry["dims"]
-    held = [x for x in r.get("held_out_ce") or [] if x is not None]
-    return ["## Alignment head", "", f"`rnnsearch align models/{name} --head` reads word alignments from a head of size "
-            f"{dims['att']}" + (f" (a bidirectional GRU of {dims['context']} a direction over its queries: `--context "
-                                f"{dims['context']}`)" if dims.get("context") else "") +
-            " trained over the frozen model (the translation is the model's alone) on "
-            f"{r.get('pairs', 0):,} training pairs with the links of `{r.get('links', '?')}`, {r.get('epochs', 0)} epochs, "
-            f"{r.get('cpu_s', 0) / 3600:.2f} core-hours" + (f"; ce per linked target word on {r.get('held_out', 0):,} "
-                                                           f"held-out pairs: {held[-1]:.4f}" if held else "") + ".", ""]
-
-
 def record_alignment(folder: str | Path, entry: dict) -> dict:
     """Add a measured alignment (``rnnsearch align --gold --record``: the gold file, the reading's
     flags, AER, precision, recall) to a release's manifest and model card; an entry of the same gold
     file and flags replaces the earlier one. The weights are not touched. Returns the manifest."""
+    return _record(folder, "alignment", entry, ("gold", "flags"), "--record")
+
+
+def record_domain(folder: str | Path, entry: dict) -> dict:
+    """Add a measurement on text unlike the training data (``rnnsearch evaluate --record SET``,
+    experiments/text_salesforce.py ``--record``: the set, its scores by name, the command that printed
+    them) to a release's manifest and its card's "Intended use and limitations"; an entry of the same
+    set and command replaces the earlier one. Returns the manifest."""
+    return _record(folder, "out_of_domain", entry, ("set", "command"), "--record")
+
+
+def _record(folder: str | Path, key: str, entry: dict, same: tuple[str, ...], flag: str) -> dict:
+    """``entry`` into the list ``key`` of a release's manifest (replacing one equal on ``same``), and
+    the card written again; each file whole: the old or the new. The weights are not touched."""
     folder = Path(folder)
     if not pretrained.is_release(folder):
-        raise UsageError(f"{folder}: not a release folder (no {pretrained.RELEASE_FILE}): --record writes into a "
+        raise UsageError(f"{folder}: not a release folder (no {pretrained.RELEASE_FILE}): {flag} writes into a "
                          "release's model card")
     manifest = pretrained.read_manifest(folder)
-    kept = [e for e in manifest.get("alignment") or [] if (e["gold"], e["flags"]) != (entry["gold"], entry["flags"])]
-    manifest["alignment"] = kept + [entry]
+    kept = [e for e in manifest.get(key) or [] if tuple(e[k] for k in same) != tuple(entry[k] for k in same)]
+    manifest[key] = kept + [entry]
     card = model_card(manifest, checkpoint.load(folder / manifest["weights"]))
     for name, text in (("README.md", card), (pretrained.RELEASE_FILE, json.dumps(manifest, indent=1) + "\n")):
         tmp = folder / f".{name}.partial"
         tmp.write_text(text, encoding="utf-8")
-        os.replace(tmp, folder / name)  # each file whole: the old or the new
+        os.replace(tmp, folder / name)
     return manifest
-
-
-def alignment_lines(entries: list[dict], name: str) -> list[str]:
-    """The model card's table of alignments measured against gold links (``record_alignment``)."""
-    if not entries:
-        return []
-    rows = [f"| {'`' + e['flags'] + '`' if e['flags'] else '(none)'} | `{e['pairs']}` | `{e['gold']}` "
-            f"({e['sentences']} sentences) | {e['aer']:.4f} | {e['precision']:.4f} | {e['recall']:.4f} | {e['date']} |"
-            for e in entries]
-    return ["## Alignment quality", "", f"Word alignments read by `rnnsearch align models/{name} --pairs PAIRS "
-            "--gold GOLD FLAGS` (AER, precision and recall over the corpus, Och & Ney 2003):", "",
-            "| FLAGS | PAIRS | GOLD | AER | precision | recall | measured |", "|---|---|---|---:|---:|---:|---|", *rows, ""]

@@ -1,14 +1,12 @@
-"""``rnnsearch translate``, ``score``, ``evaluate`` and ``plot-alignment``."""
+"""``rnnsearch translate`` (``score``, ``evaluate`` and ``plot-alignment``: cli/scoring.py)."""
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
-from rnnsearch.cli.common import (MODEL_HELP, add_decoding_args, add_device_arg, add_settings_flags, load_translator,
+from rnnsearch.cli.common import (MODEL_HELP, add_decoding_args, add_settings_flags, load_translator,
                                   progress_bar, read_input, search_settings, settings_from_flags)
 from rnnsearch.errors import UsageError
-from rnnsearch.data.vocab import EOS_TOKEN
 
 
 def register(sub) -> None:
@@ -29,53 +27,20 @@ def register(sub) -> None:
     p.add_argument("--glossary", metavar="TSV",
                    help="terminology: lines of 'source term<TAB>target term'; a sentence whose source contains a "
                         "source term (as the model tokenises it, any case) must contain its target term")
+    p.add_argument("--json-output", action="store_true",
+                   help='each output line a JSON object: {"text", "score", "confidence": {"logprob" (per unit), '
+                        '"unk_share", "low"} (null: not translated), "constraints_met", "error"} and, with '
+                        '--n-best above 1, "nbest": [{"text", "score"}]')
     from rnnsearch.text.pipeline import TextSettings
     add_settings_flags(p, TextSettings)
     add_decoding_args(p)
     p.set_defaults(func=translate, tune=True)
-
-    p = sub.add_parser("score", help="log p(target | source) of given sentence pairs, one line per pair")
-    p.add_argument("checkpoint", help=MODEL_HELP)
-    p.add_argument("--src", required=True, help="source sentences (raw text)")
-    p.add_argument("--tgt", required=True, help="target sentences, line i pairs with source line i")
-    p.add_argument("--output", help="output file (default: standard output)")
-    p.add_argument("--normalize", action="store_true", help="write the log-probability per target unit")
-    p.add_argument("--json", action="store_true", help="one JSON object per pair: logprob, units, unknown")
-    p.add_argument("--units", action="store_true", help="with --json, also each target unit and its "
-                   "log-probability (tokens, unit_logprobs: </s> last)")
-    p.add_argument("--batch-size", type=int, default=None, help="pairs read at once")
-    p.add_argument("--dtype", choices=["float32", "bf16"], default="float32", help="bf16: products in bfloat16")
-    add_device_arg(p)
-    p.set_defaults(func=score, tune=True)
-
-    p = sub.add_parser("evaluate", help="sacreBLEU, the paper's Table 1 columns and BLEU by length")
-    p.add_argument("checkpoint", help=MODEL_HELP)
-    p.add_argument("--src", required=True, help="the test set's source sentences (raw text)")
-    p.add_argument("--ref", required=True, help="its reference translations, line i for source line i")
-    p.add_argument("--compare", nargs="+", metavar="CKPT", help="more checkpoints for one table and plot")
-    p.add_argument("--names", help="comma-separated model names for the table and plot")
-    p.add_argument("--plot", help="write BLEU by source length as a PNG here")
-    p.add_argument("--hyp-out", help="write the translations here (one model only)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    add_decoding_args(p, n_best=False)
-    p.set_defaults(func=evaluate, tune=True)
-
-    p = sub.add_parser("plot-alignment", help="the paper's Figure 3 for one sentence")
-    p.add_argument("checkpoint", help=MODEL_HELP)
-    p.add_argument("--sentence", help="the source sentence")
-    p.add_argument("--input", help="a file of source sentences (with --line)")
-    p.add_argument("--line", type=int, default=1, help="1-based line of --input")
-    p.add_argument("--out", required=True, help="PNG file to write")
-    p.add_argument("--beam", type=int, default=None, help="beam size (1 = greedy; default: the model's decode.beam)")
-    add_device_arg(p)
-    p.set_defaults(func=plot_alignment)
 
 
 NOT_TRANSLATED = 3  # the exit status when some line was not translated (the others are written)
 
 
 def translate(args) -> int:
-    from rnnsearch.decoding.nbest import format_nbest
     from dataclasses import replace
     from rnnsearch.decoding.source import as_source
     from rnnsearch.text.pipeline import TextSettings
@@ -114,10 +79,7 @@ def translate(args) -> int:
                 out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)
                 for i, r in enumerate(results, start=done):  # part by part, in input order
                     failed += i not in refused and _not_translated(i, r, sources[i], marked, translator.warn)
-                    if settings.n_best > 1:
-                        out.write("".join(line + "\n" for line in format_nbest(i, r)))
-                    else:
-                        out.write(r.text + "\n")
+                    out.write(_written(i, r, settings.n_best, args.json_output, text_settings, translator.warn))
                 done += len(results)
                 out.flush()
         out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)  # empty input
@@ -129,6 +91,26 @@ def translate(args) -> int:
               f"(exit status {NOT_TRANSLATED})", file=sys.stderr)
         return NOT_TRANSLATED
     return 0
+
+
+def _written(i: int, r, n_best: int, as_json: bool, text_settings, warn) -> str:
+    """What line i's translation writes: its text, its n best ('i ||| text ||| score'), or (``as_json``)
+    one JSON object with its confidence; a warning where that is below ``--min-confidence``."""
+    from rnnsearch.decoding.nbest import format_nbest
+    from rnnsearch.text.confidence import confidence
+    c = confidence(r, text_settings.min_confidence) if as_json or text_settings.min_confidence is not None else None
+    if c is not None and c.low:
+        warn(f"line {i + 1}: low confidence: {c.logprob:.3f} per unit, below --min-confidence "
+             f"{text_settings.min_confidence}: check this translation")
+    if as_json:
+        row = {"text": r.text, "score": round(r.score, 4), "confidence": c.as_dict() if c else None,
+               "constraints_met": r.constraints_met, "error": r.error}
+        if n_best > 1:
+            row["nbest"] = [{"text": h.text, "score": round(h.score, 4)} for h in r.nbest]
+        return json.dumps(row, ensure_ascii=False) + "\n"
+    if n_best > 1:
+        return "".join(line + "\n" for line in format_nbest(i, r))
+    return r.text + "\n"
 
 
 def _not_translated(i: int, r, source, marked, warn) -> bool:
@@ -203,92 +185,3 @@ def _read_prefixes(path: str, where: str, count: int) -> list[str]:
         raise UsageError(f"{path} has {len(prefixes)} prefixes but {where} has {count} lines: "
                          "give one per input line (blank for none)")
     return prefixes
-
-
-def score(args) -> int:
-    import math
-    from rnnsearch.data.io import read_parallel
-    from rnnsearch.decoding.translator import Translator
-    if args.units and not args.json:
-        raise UsageError("--units adds fields to the JSON lines: give --json too")
-    srcs, tgts = read_parallel(args.src, args.tgt)
-    translator = Translator.from_pretrained(args.checkpoint, device=args.device, dtype=args.dtype)
-    scores = translator.score(srcs, tgts, batch_size=args.batch_size, details=args.units)
-    out = open(args.output, "w", encoding="utf-8") if args.output else sys.stdout
-    try:
-        for s in scores:
-            if args.json:
-                row = {"logprob": s.logprob, "units": s.units, "unknown": s.unknown}
-                if args.units:
-                    row.update(tokens=list(s.tokens), unit_logprobs=[round(x, 6) for x in s.unit_logprobs])
-                out.write(json.dumps(row, ensure_ascii=False) + "\n")
-            else:
-                out.write(f"{s.per_unit if args.normalize else s.logprob:.6f}\n")
-    finally:
-        if out is not sys.stdout:
-            out.close()
-    units, total = sum(s.units for s in scores), sum(s.logprob for s in scores)
-    print(f"rnnsearch score: {len(scores)} pairs, {units} target units ({sum(s.unknown for s in scores)} <unk>), "
-          f"log-prob {total:.2f}, perplexity {math.exp(-total / units) if units else float('nan'):.2f}",
-          file=sys.stderr)
-    return 0
-
-
-def evaluate(args) -> int:
-    from rnnsearch.analysis.evaluate import evaluate as score, format_table
-    from rnnsearch.data.io import read_parallel
-    from rnnsearch.extras import require
-    if args.plot:
-        require("plot", "evaluate --plot")
-    srcs, refs = read_parallel(args.src, args.ref)
-    paths = [args.checkpoint] + (args.compare or [])
-    names = args.names.split(",") if args.names else [Path(p).parent.name + "/" + Path(p).name for p in paths]
-    if len(names) != len(paths):
-        raise UsageError(f"--names gives {len(names)} names for {len(paths)} checkpoints")
-    results = {}
-    for name, path in zip(names, paths):
-        with progress_bar(len(srcs), name) as advance:
-            translator = load_translator(args, path)
-            results[name] = score(translator, srcs, refs, search_settings(args, translator), advance)
-        if args.hyp_out and len(paths) == 1:
-            Path(args.hyp_out).write_text("".join(h + "\n" for h in results[name]["hypotheses"]), encoding="utf-8")
-    for r in results.values():
-        r.pop("hypotheses")
-    if args.plot:
-        from rnnsearch.analysis.plot import plot_bleu_by_length
-        plot_bleu_by_length({n: r["by_length"] for n, r in results.items()}, args.plot,
-                            unit=results[names[0]]["length_unit"])
-    if args.json:
-        print(json.dumps(results[names[0]] if len(paths) == 1 else results, indent=None))
-    else:
-        print(format_table(results))
-        print(f"\nsacreBLEU signature: {results[names[0]]['signature']}")
-        print(f"chrF signature: {results[names[0]]['chrf_signature']}")
-        if args.plot:
-            print(f"plot: {args.plot}")
-    return 0
-
-
-def plot_alignment(args) -> int:
-    from rnnsearch.extras import require
-    require("plot", "rnnsearch plot-alignment")
-    from rnnsearch.analysis.plot import plot_alignment as plot
-    from rnnsearch.data.io import read_lines
-    from rnnsearch.decoding.translator import Translator
-    if (args.sentence is None) == (args.input is None):
-        raise UsageError("give either --sentence TEXT or --input FILE --line N")
-    if args.sentence is not None:
-        text = args.sentence
-    else:
-        lines = read_lines(args.input)
-        if not 1 <= args.line <= len(lines):
-            raise UsageError(f"--line {args.line}: {args.input} has {len(lines)} lines")
-        text = lines[args.line - 1]
-    from rnnsearch.cli.common import flag
-    translator = Translator.from_pretrained(args.checkpoint, device=args.device)
-    result = translator.translate([text], translator.search_settings(flag, beam=args.beam))[0]
-    if result.attention is None:
-        raise UsageError("this model has no attention (arch: rnnencdec): nothing to plot")
-    plot(result.attention, result.source_tokens, result.tokens + [EOS_TOKEN], args.out, title=result.text)
-    print(f"{text}\n-> {result.text}\nalignment: {args.out}")
-    return 0

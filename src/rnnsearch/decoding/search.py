@@ -6,8 +6,9 @@ sentence that already has f finished hypotheses, and a hypothesis that emits </s
 finished; a sentence is done when it has K finished hypotheses. Hypotheses reaching the
 length limit are ended with </s>. One rule the paper does not state: </s> is not a first token, so
 no output is empty (an empty best hypothesis, which the search can find for a source far from the
-training data, translates nothing; fairseq's and Sockeye's minimum length of 1 does the same). Scores are log p(y, </s> | x); with a length penalty
-alpha > 0 the finished hypotheses are ranked by score / ((5 + |y|) / 6)^alpha (Wu et al. 2016).
+training data, translates nothing; fairseq's and Sockeye's minimum length of 1 does the same).
+Scores are log p(y, </s> | x); with a length penalty alpha > 0 the finished hypotheses are ranked
+by score / ((5 + |y|) / 6)^alpha (Wu et al. 2016).
 
 A ``prefix`` (B, P) of output ids (PAD past each sentence's own) forces each output to begin with
 those tokens, which keep their log-probabilities; the search continues from there (interactive

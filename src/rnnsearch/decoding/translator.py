@@ -72,8 +72,8 @@ class Translator:
         translator.averaged_from = list((payload.get("meta") or {}).get("averaged_from") or [])
         release = pretrained.release_name(path)
         translator.name = release or cfg.name
-        if release:  # clean output by default, where it can be had
-            unk.release_default(translator, Path(pretrained.weights_path(path)).parent)
+        unk.default_replacement(translator, Path(pretrained.weights_path(path)).parent if release else None,
+                                (payload.get("meta") or {}).get("init"))  # clean output by default, where it can be had
         if "align_head" in payload:
             translator.align_head = load_head(payload["align_head"], path).to(device)
         if backend == "onnx":

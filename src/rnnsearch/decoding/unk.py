@@ -51,6 +51,15 @@ def release_default(translator, release: Path) -> None:
         translator.set_unk_replacement(mode, lexicon)
 
 
+def default_replacement(translator, release: Path | None, init: dict | None) -> None:
+    """A release replaces <unk> by default (``release_default``), as does a run adapted from one
+    (``train --init``: ``meta.init.replace_unk``); any other checkpoint writes them as they are."""
+    if release is not None:
+        release_default(translator, release)
+    elif init and init.get("replace_unk") and problem(translator, init["replace_unk"], None) is None:
+        translator.set_unk_replacement(init["replace_unk"])
+
+
 HEAD_PAIRS = 8  # (source, output) pairs per pass of the head: its (B, T, S, A) tensor stays under ~60 MB
 
 

@@ -131,7 +131,7 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     results = await run_in_threadpool(lambda: finish(translator, part, segs, found, alignments=req.markup is not None))
     if req.markup is not None:
         results = with_errors_named(await run_in_threadpool(lambda: assemble(translator, marked, results)), field)
-    return _response(translator, search, results, req.return_attention)
+    return _response(translator, search, results, req.return_attention, req.text_handling.min_confidence)
 
 
 async def _score(req: ScoreRequest, translator, batcher: Batcher, settings: ServeSettings) -> ScoreResponse:
@@ -243,15 +243,21 @@ def _with_glossary(translator, req: TranslateRequest, part: list) -> list:
     return [apply(translator, glossary, s) for s in part]
 
 
-def _response(translator, search, results, with_attention: bool) -> TranslateResponse:
+def _response(translator, search, results, with_attention: bool, min_confidence: float | None) -> TranslateResponse:
+    from rnnsearch.text.confidence import confidence
+
     def attention(r):
         if not with_attention or r.attention is None:
             return None
         return [[round(float(a), 4) for a in row] for row in r.attention]
+
+    def trust(r):
+        c = confidence(r, min_confidence)
+        return None if c is None else c.as_dict()
     return TranslateResponse(model=translator.name, beam=search.beam, sample=search.sampling, translations=[
         Translation(text=r.text, tokens=r.tokens, source_tokens=r.source_tokens, score=r.score,
                     nbest=[Hypothesis(text=h.text, tokens=h.tokens, score=h.score) for h in r.nbest],
-                    attention=attention(r), error=r.error, constraints_met=r.constraints_met)
+                    attention=attention(r), error=r.error, constraints_met=r.constraints_met, confidence=trust(r))
         for r in results])
 
 

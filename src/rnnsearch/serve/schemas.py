@@ -86,6 +86,13 @@ class Hypothesis(BaseModel):
     score: float = Field(description="log p(output, </s> | source)")
 
 
+class Confidence(BaseModel):
+    """What the model says of its own translation (text/confidence.py)."""
+    logprob: float = Field(description="log p(output, </s> | source) per output unit, each sentence's </s> counted")
+    unk_share: float = Field(description="share of the output units the model wrote as <unk>")
+    low: bool = Field(description="logprob is below text_handling.min_confidence")
+
+
 class Translation(BaseModel):
     text: str = Field(description="the best translation, detokenised")
     tokens: list[str] = Field(description="its output units, </s> excluded")
@@ -98,6 +105,7 @@ class Translation(BaseModel):
     error: str | None = Field(None, description="why this text (or one of its sentences) was not translated: "
                                                 "constraints it cannot honour, markup that is not well-formed")
     constraints_met: bool = Field(True, description="false: a term of its constraints is not in its output")
+    confidence: Confidence | None = Field(None, description="how far to trust it; null: nothing was translated")
 
 
 class TranslateResponse(BaseModel):

@@ -17,3 +17,6 @@ class TextSettings(BaseModel):
                                   "convention (Babel: 4.2 -> 4,2), not as the source writes them")
     max_units: int | None = Field(None, gt=1, description="translate a sentence longer than this many units in pieces "
                                   "cut at clause marks (default: twice the model's data.max_len)")
+    min_confidence: float | None = Field(None, le=0, description="flag each line whose translation's log-probability "
+                                         "per unit is below this, with a warning (text/confidence.py; docs/text.md "
+                                         "gives the value chosen for each release)")

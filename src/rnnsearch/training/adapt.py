@@ -7,7 +7,10 @@ config's ``model`` section (but ``model.dropout``, a training choice), its ``voc
 ``data.tokenizer`` are the parent's: values the config file writes otherwise are replaced, and the
 run says which; a ``--set`` that asks for another value is refused, naming the key, as is a config
 whose languages are not the parent's. The checkpoints record the parent (``meta.init``), a release
-made from them names it, and ``--resume`` continues such a run as any other. With ``data.prepared``,
+made from them names it, and ``--resume`` continues such a run as any other. What the parent's
+translations had comes along: its alignment head (trained for the parent's weights, and so marked:
+``rnnsearch train-align-head`` trains one for the new weights) and, from a release, its ``<unk>``
+replacement (``meta.init.replace_unk``, which the run's checkpoints then do by default). With ``data.prepared``,
 the dataset is prepared with the parent's vocabularies (``rnnsearch prepare CONFIG --init MODEL``).
 """
 from __future__ import annotations
@@ -92,8 +95,25 @@ def parent_codecs(parent: Parent) -> tuple[TextCodec, TextCodec]:
 
 
 def parent_record(parent: Parent) -> dict:
-    """What a checkpoint keeps of its parent (``meta.init``)."""
+    """What a checkpoint keeps of its parent (``meta.init``): where it came from, and ``replace_unk``,
+    the <unk> replacement its translations had by default (a release with attention and a word
+    vocabulary: ``copy``; None otherwise)."""
     state = parent.payload.get("train_state") or {}
+    cfg = parent.payload.get("config") or {}
+    replaces = pretrained.release_name(parent.path) is not None and \
+        cfg.get("model", {}).get("arch", "rnnsearch") == "rnnsearch" and cfg.get("vocab", {}).get("mode", "word") == "word"
     return {"name": parent.name, "file": str(parent.path), "updates": state.get("step"),
             "core_hours": round(state.get("cpu_s", 0) / 3600, 2) if state.get("cpu_s") else None,
-            "data": (parent.payload.get("config") or {}).get("data", {}).get("dir")}
+            "data": cfg.get("data", {}).get("dir"), "replace_unk": "copy" if replaces else None}
+
+
+def inherited_head(parent: Parent, log) -> dict | None:
+    """The parent's alignment head, marked as trained for the parent's weights (``record.for_parent``),
+    with one line saying so and how to train one for the new weights; None if it has none."""
+    head = parent.payload.get("align_head")
+    if not head:
+        return None
+    log(f"--init {parent.name}: its alignment head comes along (tags, slots and <unk> are placed by it), trained "
+        "for its weights, not these: once adapted, train one for them with `rnnsearch train-align-head "
+        "OUT/best.pt --links LINKS --out NEW.pt`")
+    return {**head, "record": {**(head.get("record") or {}), "for_parent": parent.name}}

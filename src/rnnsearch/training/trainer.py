@@ -23,7 +23,7 @@ from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.decoding.translator import Translator
 from rnnsearch.model import build_model
 from rnnsearch.training import distributed
-from rnnsearch.training.adapt import adapt_config, parent_codecs, parent_record, start_from
+from rnnsearch.training.adapt import adapt_config, inherited_head, parent_codecs, parent_record, start_from
 from rnnsearch.training.log import RunLog
 from rnnsearch.training.optim import count_parameters, make_optimizer, make_scheduler
 from rnnsearch.training.rundir import RunDir
@@ -56,6 +56,7 @@ class Trainer:
         if payload is not None or self.parent is not None:
             source = payload if payload is not None else self.parent.payload
             codecs = (TextCodec.from_state(source["src_codec"]), TextCodec.from_state(source["tgt_codec"]))
+        self.head = (payload or {}).get("align_head") or (inherited_head(self.parent, self.log) if self.parent else None)
         random.seed(t.seed)
         np.random.seed(t.seed)
         self.src_codec, self.tgt_codec, self.train_data, self.dev = load_corpora(cfg, self.log, codecs)
@@ -149,7 +150,8 @@ class Trainer:
                 "train_state": dataclasses.asdict(self.state), "rng": rngs[0], "rng_ranks": rngs,
                 "meta": {"rnnsearch": __version__, "torch": str(torch.__version__),
                          "parameters": count_parameters(self.model), "world_size": self.ctx.world,
-                         **({"init": self.init_record} if self.init_record else {})}}
+                         **({"init": self.init_record} if self.init_record else {})},
+                **({"align_head": self.head} if self.head else {})}
 
     def save(self, *names: str) -> None:
         """Write the checkpoint(s) in order; every rank takes part, rank 0 writes."""

@@ -1,0 +1,39 @@
+"""How much a translation can be trusted, from what the model itself says about it (#85):
+``confidence(translation)``.
+
+- ``logprob``: log p(y, </s> | x) / (|y| + 1), the output's log-probability per unit, each sentence's
+  </s> counted (a line of several sentences: their scores summed over all their units). A sentence
+  far from what the model was trained on gets a low one: the model is unsure of every word.
+- ``unk_share``: the share of output units the model wrote as <unk> (replaced by a source word or
+  kept): words it could not write. (A slot's copy, which carries a URL, number or name on purpose, is
+  not one.)
+
+``low`` is set where ``logprob`` is below a threshold the caller gives (``--min-confidence``); the
+value for each release was chosen on held-out data (experiments/confidence.py, docs/text.md).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rnnsearch.data.vocab import UNK_TOKEN
+from rnnsearch.decoding.source import Translation
+
+
+@dataclass(frozen=True)
+class Confidence:
+    logprob: float           # per output unit, </s> included
+    unk_share: float         # of the output units
+    low: bool = False        # logprob below the caller's threshold
+
+    def as_dict(self) -> dict:
+        return {"logprob": round(self.logprob, 4), "unk_share": round(self.unk_share, 4), "low": self.low}
+
+
+def confidence(t: Translation, threshold: float | None = None) -> Confidence | None:
+    """The confidence of ``t`` (None: nothing was translated, a blank line or one not translated)."""
+    if not t.tokens or t.error:
+        return None
+    ends = max(len(t.segments), 1)  # one </s> per sentence
+    logprob = t.score / (len(t.tokens) + ends)
+    unks = set(t.replaced) | {i for i, tok in enumerate(t.tokens) if tok == UNK_TOKEN}
+    return Confidence(logprob, len(unks) / len(t.tokens), threshold is not None and logprob < threshold)
