@@ -87,6 +87,15 @@ def test_entities_are_kept():
         assert entity in out
 
 
+def test_a_currency_signs_entity_is_its_amounts_sign():
+    """``&euro;25`` is an amount (the text stage's item), not a sign apart; written back as the entity."""
+    source = "<p>It costs &euro;25 and &copy; stays.</p>"
+    (unit,) = read(source).units
+    assert "€25" in unit.plain and [unit.plain[a:b] for a, b in unit.keep] == ["©"]
+    out = _through(source)
+    assert "&euro;" in out and "€" not in out and not damage(source, out), out
+
+
 def test_inline_code_and_marked_spans_are_carried_verbatim():
     (unit,) = read('<p>Run <code>make test</code> on <span translate="no">Parliament Online</span>.</p>').units
     assert [unit.plain[a:b] for a, b in unit.keep] == ["make test", "Parliament Online"]

@@ -147,6 +147,18 @@ def test_cli_markup(tiny_run, tmp_path, capsys):
     assert "line 3: not translated: </i> at character 10 closes <b>" in captured.err
 
 
+def test_json_and_markup_warnings_come_in_the_order_of_their_lines(tiny_run, tmp_path, capsys):
+    import json
+    rows = [json.dumps({"text": "The <b>dog</i> sees."}), '{"text": "A cat."', json.dumps({"text": "A <i>hat</b>."})]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    assert main(["translate", str(tiny_run / "best.pt"), "--json-input", "--markup", "html", "--input", str(path),
+                 "--beam", "2"]) == 3
+    warned = [x for x in capsys.readouterr().err.splitlines() if ": warning: " in x]
+    lines = [int(x.split(" line ")[1].split(":")[0]) for x in warned]
+    assert lines == sorted(lines) and lines.count(2) == 1 and len(warned) == 5
+
+
 def test_a_line_of_tags_alone_keeps_them(tiny_run, tmp_path, capsys):
     path = tmp_path / "in.html"
     path.write_text('<p><br></p>\n<img src="a.png">\n')

@@ -162,3 +162,16 @@ def test_json_input_blank_lines_and_markup(tiny_run, tmp_path, capsys):
     out = capsys.readouterr().out.split("\n")
     assert code == 0 and len(out) == 4 and out[1] == "" and out[3] == ""  # a blank line is no failure
     assert out[0].count("<b>") == 1 and out[0].count("</b>") == 1 and out[2].count("<i>") == 1
+
+
+@given(st.text(alphabet="ab ’‘“”–—'\"-", max_size=30))
+def test_typographic_marks_are_read_as_plain_ones_one_for_one(text):
+    from rnnsearch.text.typography import for_model
+    plain = for_model(text)
+    assert len(plain) == len(text) and not set(plain) & set("’‘“”–—")
+
+
+def test_a_curly_apostrophe_is_read_as_the_straight_one(tiny):
+    from rnnsearch.text.segments import sentence_units
+    curly, straight = "The dog’s hat – a “hat”", 'The dog\'s hat - a "hat"'
+    assert sentence_units(tiny, curly, 0, len(curly), [], True) == sentence_units(tiny, straight, 0, len(straight), [], True)

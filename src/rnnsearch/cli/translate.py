@@ -49,16 +49,9 @@ def translate(args) -> int:
     where = args.input if args.input not in (None, "-") else "<stdin>"
     translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)
     texts = read_input(args.input)
-    refused: set[int] = set()  # lines not translated before the search (malformed JSON or markup)
-    if args.json_input:
-        texts = [_json_source(line, n, where, refused) for n, line in enumerate(texts, 1)]
-    marked = None
-    if args.markup:
-        if args.prefix:
-            raise UsageError("--markup places tags over the whole output: not with --prefix")
-        from rnnsearch.text.documents import read_lines
-        marked = read_lines([as_source(t).text for t in texts], args.markup, translator.warn)  # --json-input: "text"
-        refused |= {n for n, m in enumerate(marked) if m.error}
+    if args.markup and args.prefix:
+        raise UsageError("--markup places tags over the whole output: not with --prefix")
+    texts, marked, refused = _read_sources(texts, args, translator)
     glossary = _read_glossary(args.glossary, translator) if args.glossary else None
     if glossary and not marked:
         texts = _with_glossary(texts, glossary, translator)
@@ -126,7 +119,30 @@ def _not_translated(i: int, r, source, marked, warn) -> bool:
     return bool(r.error) or (not r.tokens and not blank)
 
 
-def _json_source(line: str, n: int, where: str, refused: set[int]):
+def _read_sources(texts: list[str], args, translator) -> tuple[list, list | None, set[int]]:
+    """The input lines as --json-input and --markup read them: the sources, each line's markup (None:
+    no --markup), and the lines not translated before the search (malformed JSON or markup), with
+    the warnings of both readings in the order of their lines."""
+    import re
+    from rnnsearch.decoding.source import as_source
+    early: list[str] = []
+    refused: set[int] = set()
+    if args.json_input:
+        texts = [_json_source(line, n, early.append, refused) for n, line in enumerate(texts, 1)]
+    marked = None
+    if args.markup:
+        from rnnsearch.text.documents import read_lines
+        marked = read_lines([as_source(t).text for t in texts], args.markup, early.append)  # --json-input: "text"
+        refused |= {n for n, m in enumerate(marked) if m.error}
+    def line_of(message: str) -> int:
+        found = re.match(r"line (\d+)", message)
+        return int(found.group(1)) if found else 0
+    for message in sorted(early, key=line_of):  # stable: one line's warnings keep their order
+        translator.warn(message)
+    return texts, marked, refused
+
+
+def _json_source(line: str, n: int, warn, refused: set[int]):
     """One line of --json-input as a Source; a malformed one is a blank Source (an empty output line),
     with a one-line warning naming the line, and its index in ``refused``."""
     from rnnsearch.decoding.source import Source
@@ -145,8 +161,8 @@ def _json_source(line: str, n: int, where: str, refused: set[int]):
                 raise ValueError(f'"{k}" must be a list of strings')
         return Source(row["text"], constraints=tuple(lists["constraints"]), avoid=tuple(lists["avoid"]))
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
-        print(f"rnnsearch translate: warning: {where} line {n}: not translated: not a --json-input line ({exc}): "
-              'write {"text": "...", "constraints": ["..."], "avoid": ["..."]}', file=sys.stderr)
+        warn(f"line {n}: not translated: not a --json-input line ({exc}): "
+             'write {"text": "...", "constraints": ["..."], "avoid": ["..."]}')
         refused.add(n - 1)
         return Source("")
 

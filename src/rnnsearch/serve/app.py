@@ -131,7 +131,8 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     results = await run_in_threadpool(lambda: finish(translator, part, segs, found, alignments=req.markup is not None))
     if req.markup is not None:
         results = with_errors_named(await run_in_threadpool(lambda: assemble(translator, marked, results)), field)
-    return _response(translator, search, results, req.return_attention, req.text_handling.min_confidence)
+    notes = [list(m.page.warnings) for m in marked] if req.markup is not None else [[] for _ in results]
+    return _response(translator, search, results, req.return_attention, req.text_handling.min_confidence, notes)
 
 
 async def _score(req: ScoreRequest, translator, batcher: Batcher, settings: ServeSettings) -> ScoreResponse:
@@ -243,7 +244,10 @@ def _with_glossary(translator, req: TranslateRequest, part: list) -> list:
     return [apply(translator, glossary, s) for s in part]
 
 
-def _response(translator, search, results, with_attention: bool, min_confidence: float | None) -> TranslateResponse:
+def _response(translator, search, results, with_attention: bool, min_confidence: float | None,
+              notes: list[list[str]]) -> TranslateResponse:
+    """The response: each translation with its confidence and its warnings (``notes``: each text's
+    faults of markup read through, to which a confidence below ``min_confidence`` is added)."""
     from rnnsearch.text.confidence import confidence
 
     def attention(r):
@@ -251,14 +255,16 @@ def _response(translator, search, results, with_attention: bool, min_confidence:
             return None
         return [[round(float(a), 4) for a in row] for row in r.attention]
 
-    def trust(r):
+    out = []
+    for r, warnings in zip(results, notes):
         c = confidence(r, min_confidence)
-        return None if c is None else c.as_dict()
-    return TranslateResponse(model=translator.name, beam=search.beam, sample=search.sampling, translations=[
-        Translation(text=r.text, tokens=r.tokens, source_tokens=r.source_tokens, score=r.score,
-                    nbest=[Hypothesis(text=h.text, tokens=h.tokens, score=h.score) for h in r.nbest],
-                    attention=attention(r), error=r.error, constraints_met=r.constraints_met, confidence=trust(r))
-        for r in results])
+        if c is not None and c.low:
+            warnings = warnings + [f"low confidence: {c.logprob:.3f} per unit, below min_confidence {min_confidence}"]
+        out.append(Translation(text=r.text, tokens=r.tokens, source_tokens=r.source_tokens, score=r.score,
+                               nbest=[Hypothesis(text=h.text, tokens=h.tokens, score=h.score) for h in r.nbest],
+                               attention=attention(r), error=r.error, constraints_met=r.constraints_met,
+                               confidence=None if c is None else c.as_dict(), warnings=warnings))
+    return TranslateResponse(model=translator.name, beam=search.beam, sample=search.sampling, translations=out)
 
 
 def _health(translator, settings: ServeSettings, metrics: Metrics, checkpoint, draining: bool) -> HealthResponse:

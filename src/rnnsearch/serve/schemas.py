@@ -106,6 +106,8 @@ class Translation(BaseModel):
                                                 "constraints it cannot honour, markup that is not well-formed")
     constraints_met: bool = Field(True, description="false: a term of its constraints is not in its output")
     confidence: Confidence | None = Field(None, description="how far to trust it; null: nothing was translated")
+    warnings: list[str] = Field([], description="what was read through (markup not well-formed: each fault and its "
+                                "character) or is doubtful (a confidence below min_confidence); the text is translated")
 
 
 class TranslateResponse(BaseModel):

@@ -12,8 +12,9 @@ a tag of no words placed through the alignment (like ``<img>``).
 
 Entities: ``&amp; &lt; &gt;`` are the characters of the text they stand for (escaped again in the
 output), as are a letter's (``&eacute;``: the letter), an apostrophe's and a hyphen's (written again
-as the source did); a space's (``&nbsp;``) stays between the words it separates, as a tag of no
-words; any other symbol's or mark's (``&copy;``, ``&euro;``, ``&mdash;``, ``&quot;``) is a span the
+as the source did), and a currency sign's (``&euro;25`` is an amount, its sign written ``&euro;``
+again); a space's (``&nbsp;``) stays between the words it separates, as a tag of no words; any other
+symbol's or mark's (``&copy;``, ``&mdash;``, ``&quot;``) is a span the
 model carries verbatim (``Unit.keep``), written again as the source wrote it; an entity the parser
 does not know is kept as written, as a tag of no words.
 
@@ -197,7 +198,7 @@ class _Builder:
             self.atom(raw, into, following, space=True)
         elif category == "Cf":
             self.atom(raw, into, following)
-        elif category[:1] in ("S", "P") and char not in IN_WORDS:
+        elif category[:1] in ("S", "P") and char not in IN_WORDS and category != "Sc":  # a currency sign: an amount's
             self.keep.append((self.length, self.length + 1))
             self.add(char)
             self.entities.setdefault(char, []).append(raw)

@@ -18,6 +18,7 @@ from functools import cache
 from rnnsearch.data.vocab import UNK
 from rnnsearch.decoding.placement import token_spans
 from rnnsearch.decoding.source import Source, as_source
+from rnnsearch.text.typography import for_model
 
 
 @dataclass(frozen=True)
@@ -52,7 +53,7 @@ def entries(translator, pairs: list[tuple[str, str]]) -> list[Entry]:
     lang, codec = translator.src_codec.lang, translator.tgt_codec
     out = []
     for source, target in pairs:
-        units, written = translator.source_units(source), codec.units(target) if target.strip() else []
+        units, written = translator.source_units(for_model(source)), codec.units(target) if target.strip() else []
         if units and written:
             out.append(Entry(tuple(stems(units, lang)), target, UNK not in codec.vocab.encode(written)))
     return out
@@ -78,8 +79,8 @@ def apply(translator, glossary: list[Entry], text: str | Source) -> Source:
     or, where the model cannot write it, a slot over them (``Source.slots``); none overlaps another
     (the longest source term first)."""
     source = as_source(text)
-    units = translator.source_units(source.text)
-    spans = token_spans(source.text, units)
+    units = translator.source_units(for_model(source.text))
+    spans = token_spans(for_model(source.text), units)
     found = stems(units, translator.src_codec.lang)
     terms, slots = list(source.terms), list(source.slots)
     for entry in sorted(glossary, key=lambda e: -len(e.stems)):  # the longest term over the same words

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from rnnsearch.data.vocab import UNK
 from rnnsearch.decoding.source import Source
+from rnnsearch.text.typography import for_model
 from rnnsearch.text import items as found_items
 from rnnsearch.text import sentences, slots
 from rnnsearch.text.settings import TextSettings
@@ -94,11 +95,11 @@ def sentence_units(translator, text: str, a: int, b: int, items, carry: bool) ->
     (source text, rendering)."""
     units, slot_items, at = [], [], a
     for item in (i for i in items if a <= i.start and i.end <= b):
-        units += translator.source_units(text[at:item.start])
+        units += translator.source_units(for_model(text[at:item.start]))
         units.append(slots.marker(len(slot_items)))
         slot_items.append((item.text, item.rendering))
         at = item.end
-    units += translator.source_units(text[at:b])
+    units += translator.source_units(for_model(text[at:b]))
     if carry:
         units = _names_as_slots(units, slot_items, translator.src_codec.vocab, text[a:b])
     return units, slot_items

@@ -1,0 +1,14 @@
+"""Typographic marks as the model reads them: a curly apostrophe or quote and an en or em dash are
+read as the straight apostrophe, the straight quote and the hyphen the training text writes (the
+Hansards' vocabulary has ``'s``, ``"`` and ``-``, not ``’s``, ``“`` or ``–``: ``The minister’s office``
+was read as unknown marks, and the model dropped the words beside them). One character for one, so
+every offset into the text stays valid; the output is the model's, with its own marks.
+"""
+from __future__ import annotations
+
+FOR_MODEL = str.maketrans("\u2019\u2018\u201b\u201c\u201d\u201f\u2013\u2014", "'''\"\"\"--")
+
+
+def for_model(text: str) -> str:
+    """``text`` with its typographic apostrophes, quotes and dashes as the plain ones (same length)."""
+    return text.translate(FOR_MODEL)
