@@ -12,7 +12,7 @@ import importlib.util
 from rnnsearch.errors import UserError
 
 EXTRAS = {
-    "serve": ("fastapi", "fastapi_offline", "uvicorn", "prometheus_client"),
+    "serve": ("fastapi", "fastapi_offline", "uvicorn", "prometheus_client", "py3langid"),
     "plot": ("matplotlib",),
     "onnx": ("onnx", "onnxruntime"),
     "tensorboard": ("tensorboard",),

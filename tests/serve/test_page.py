@@ -44,9 +44,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(checkpoint: Path, port: int, *extra: str) -> subprocess.Popen:
-    """`rnnsearch serve` in a subprocess; returns once /health answers."""
-    proc = subprocess.Popen([sys.executable, "-m", "rnnsearch", "serve", str(checkpoint), "--port", str(port),
+def start_server(checkpoint: Path, port: int, *extra: str, more: tuple = ()) -> subprocess.Popen:
+    """`rnnsearch serve` in a subprocess (``more``: models after the first); returns once /health answers."""
+    proc = subprocess.Popen([sys.executable, "-m", "rnnsearch", "serve", str(checkpoint), *more, "--port", str(port),
                              "--log-level", "warning", *extra],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     deadline = time.time() + 120

@@ -13,7 +13,14 @@ FLAGS = {"timeout_s": "--timeout", "drain_s": "--drain-timeout"}  # fields whose
 def register(sub) -> None:
     from rnnsearch.serve.settings import ServeSettings
     p = sub.add_parser("serve", help="HTTP API and web page: translations with their alignments")
-    p.add_argument("checkpoint", help=MODEL_HELP)
+    p.add_argument("checkpoint", help=MODEL_HELP + "; rnnsearch's own routes use it")
+    p.add_argument("more", nargs="*", metavar="MODEL", help="more models, one per (source, target) pair: the "
+                   "LibreTranslate routes (/translate with q, /languages, /detect) send each request to the model "
+                   "of its pair (both Hansards directions in one server)")
+    p.add_argument("--api-keys", metavar="FILE", help="LibreTranslate's API keys: one key a line (a tab and its "
+                   "requests per minute, optionally); an unknown key gets 403; off by default")
+    p.add_argument("--req-limit", type=int, default=0, metavar="N", help="LibreTranslate routes: requests per "
+                   "minute per client (its key, else its address) before 429 (default 0: no limit)")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (0.0.0.0: every interface)")
     p.add_argument("--port", type=int, default=8000, help="the port to listen on")
     add_device_arg(p)
@@ -31,13 +38,25 @@ def serve(args) -> int:
     from rnnsearch.serve import ServeSettings, create_app
     from rnnsearch.serve.server import serve as run_server
     settings = settings_from_flags(ServeSettings, args, FLAGS)
-    translator = Translator.from_pretrained(args.checkpoint, device=args.device, backend=args.backend,
-                                            quantize=args.quantize, dtype=args.dtype)
-    set_shortlist(args, translator)
-    app = create_app(translator, settings, checkpoint=args.checkpoint)
-    print(f"rnnsearch serve: {translator.name} on http://{args.host}:{args.port}/ "
+    from rnnsearch.errors import UsageError
+    from rnnsearch.serve.access import Access, read_api_keys
+    if args.req_limit < 0:
+        raise UsageError(f"--req-limit must be 0 (no limit) or more, got {args.req_limit}")
+    if args.shortlist and args.more:
+        raise UsageError("--shortlist is one model's lexicon (one direction): serve a single model with it")
+    access = Access(read_api_keys(args.api_keys) if args.api_keys else None, args.req_limit)
+    models = []
+    for name in [args.checkpoint, *args.more]:
+        models.append(Translator.from_pretrained(name, device=args.device, backend=args.backend,
+                                                 quantize=args.quantize, dtype=args.dtype))
+        set_shortlist(args, models[-1])
+    translator = models[0]
+    app = create_app(translator, settings, checkpoint=args.checkpoint, others=tuple(models[1:]), access=access)
+    pairs = ", ".join(f"{t.src_codec.lang}->{t.tgt_codec.lang} {t.name}" for t in models)
+    print(f"rnnsearch serve: {pairs} on http://{args.host}:{args.port}/ "
           f"(API docs at /docs; batching {'on' if settings.batching else 'off'}; {args.backend}"
           f"{' int8' if args.quantize else ''}{' bf16' if args.dtype == 'bf16' else ''}"
-          f"{' shortlist ' + args.shortlist if args.shortlist else ''})", file=sys.stderr)
+          f"{' shortlist ' + args.shortlist if args.shortlist else ''}; LibreTranslate API: keys "
+          f"{'on' if access.keys_on else 'off'}, {args.req_limit or 'no'} limit)", file=sys.stderr)
     run_server(app, args.host, args.port, args.log_level, settings.drain_s)
     return 0

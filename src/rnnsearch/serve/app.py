@@ -16,7 +16,9 @@ from prometheus_client import CONTENT_TYPE_LATEST
 from starlette.concurrency import run_in_threadpool
 
 from rnnsearch import __version__
-from rnnsearch.serve import errors
+from rnnsearch.errors import UsageError
+from rnnsearch.serve import checks, errors, libretranslate
+from rnnsearch.serve.access import Access
 from rnnsearch.decoding.settings import SettingsError
 from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut, scoring, translating
 from rnnsearch.serve.errors import ServeError
@@ -30,20 +32,27 @@ from rnnsearch.serve.settings import ServeSettings
 STATIC = Path(__file__).parent / "static"
 
 
-def create_app(translator, settings: ServeSettings | None = None, checkpoint: str | None = None):
+def create_app(translator, settings: ServeSettings | None = None, checkpoint: str | None = None,
+               others: tuple = (), access: Access | None = None):
+    """The app over ``translator`` (rnnsearch's own routes) and ``others``: every model answers the
+    LibreTranslate routes for its (source, target) pair (serve/libretranslate.py), under ``access``
+    (API keys and request limits; default: none)."""
     settings = settings or ServeSettings()
-    translator.warn = logging.getLogger("rnnsearch.serve").info  # each text's refusal is in its response
     metrics = Metrics()
-    batcher = Batcher(translator, settings, metrics)
+    routes = _routes((translator, *others), settings, metrics)
+    batcher = routes[translator.src_codec.lang, translator.tgt_codec.lang][1]
 
     error_body = {"model": ErrorBody}
-    app = FastAPIOffline(title="rnnsearch", version=__version__, lifespan=_lifespan(batcher, settings),
+    app = FastAPIOffline(title="rnnsearch", version=__version__,
+                         lifespan=_lifespan([b for _, b in routes.values()], settings),
                          redoc_url=None,
                          description="Translations with their soft alignments (Bahdanau et al. 2014).")
     app.state.batcher, app.state.metrics, app.state.draining = batcher, metrics, False
     app.add_middleware(Guard, metrics=metrics, max_body_bytes=settings.max_body_bytes, state=app.state)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     errors.install(app)
+    libretranslate.install(app, routes, settings, access or Access(),
+                           lambda req, t, b: _translate(req, t, b, settings))
 
     @app.post("/translate", response_model=TranslateResponse, response_model_exclude_none=False,
               responses={400: error_body, 413: error_body, 415: error_body, 422: error_body, 503: error_body})
@@ -84,15 +93,29 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
     return app
 
 
-def _lifespan(batcher: Batcher, settings: ServeSettings):
+def _routes(models: tuple, settings: ServeSettings, metrics: Metrics) -> dict:
+    """{(source, target): (translator, its batcher)}: one model per direction."""
+    routes = {}
+    for t in models:
+        pair = (t.src_codec.lang, t.tgt_codec.lang)
+        if pair in routes:
+            raise UsageError(f"two models translate {pair[0]} -> {pair[1]}: serve one model per direction")
+        t.warn = logging.getLogger("rnnsearch.serve").info  # each text's refusal is in its response
+        routes[pair] = (t, Batcher(t, settings, metrics))
+    return routes
+
+
+def _lifespan(batchers: list[Batcher], settings: ServeSettings):
     @asynccontextmanager
     async def lifespan(app):
         if settings.threads:
             import torch
             torch.set_num_threads(settings.threads)
-        batcher.start()
+        for b in batchers:
+            b.start()
         yield
-        await batcher.stop()
+        for b in batchers:
+            await b.stop()
     return lifespan
 
 
@@ -110,9 +133,9 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
         search = translator.search_settings(beam=req.beam, n_best=req.n_best, sampling=req.sample)
     except SettingsError as exc:
         raise ServeError(422, "invalid_request", str(exc), field=exc.field) from None
-    _check(texts, field, settings, blank=True)
-    _check_search(search, settings)
-    prefixes = _prefixes(req, len(texts), settings) or [""] * len(texts)
+    checks.check(texts, field, settings, blank=True)
+    checks.check_search(search, settings)
+    prefixes = checks.prefixes(req, len(texts), settings) or [""] * len(texts)
     if search.sampling is not None and any(t.constraints or t.avoid for t in sources):
         raise ServeError(422, "invalid_request", "constraints go with beam search, not sampling", field="sample")
     part = [Source(text, prefix, tuple(t.constraints), tuple(t.avoid)) for text, prefix, t in zip(texts, prefixes, sources)]
@@ -123,7 +146,7 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     if req.glossary:
         part = await run_in_threadpool(lambda: _with_glossary(translator, req, part))
     segs = await run_in_threadpool(lambda: segment_lines(translator, part, req.text_handling))
-    _check_units([s.units for s in segs], field, search.max_src_len, lambda i: _where(field, owner[segs[i].line]))
+    checks.check_units([s.units for s in segs], field, search.max_src_len, lambda i: _where(field, owner[segs[i].line]))
     prefix_units = await run_in_threadpool(lambda: translator.prefix_units([s.prefix for s in segs]))
     wanted = [(tuple(s.constraints), tuple(s.avoid)) for s in segs]
     found = await _submit(batcher, settings, list(zip([s.units for s in segs], prefix_units, wanted)),
@@ -143,10 +166,10 @@ async def _score(req: ScoreRequest, translator, batcher: Batcher, settings: Serv
     pairs = [(req.source, req.target)] if one else [(p.source, p.target) for p in req.pairs]
     field = "source" if one else "pairs"
     where = lambda i: field if one else f"pairs[{i}].source"  # noqa: E731
-    _check([src for src, _ in pairs], field, settings, where=where)
-    _check_targets([tgt for _, tgt in pairs], one, settings)
+    checks.check([src for src, _ in pairs], field, settings, where=where)
+    checks.check_targets([tgt for _, tgt in pairs], one, settings)
     units = await run_in_threadpool(lambda: [translator.source_units(src) for src, _ in pairs])
-    _check_units(units, field, translator.decode_cfg.max_src_len, where)
+    checks.check_units(units, field, translator.decode_cfg.max_src_len, where)
     scores = await _submit(batcher, settings, pairs, scoring(req.return_units or req.return_attention))
     return ScoreResponse(model=translator.name, scores=[_pair_score(s, req) for s in scores])
 
@@ -173,68 +196,16 @@ async def _submit(batcher: Batcher, settings: ServeSettings, items: list, key: t
                          settings.timeout_s) from None
 
 
-def _check(texts: list[str], field: str, s: ServeSettings, where=None, blank: bool = False) -> None:
-    """The request's size and its source texts; ``where(i)`` names text i (default text / texts[i]);
-    ``blank``: a blank text is allowed (it gets an empty translation)."""
-    where = where or (lambda i: field if field == "text" else f"{field}[{i}]")
-    if not texts:
-        raise ServeError(422, "invalid_request", f"'{field}' is empty: give at least one", field=field)
-    if len(texts) > s.max_texts:
-        raise ServeError(413, "max_texts", f"{len(texts)} texts in one request; at most {s.max_texts}",
-                         "max_texts", s.max_texts, field)
-    for i, text in enumerate(texts):
-        if not text.strip() and not blank:
-            raise ServeError(422, "empty_text", f"{where(i)} is empty", field=where(i))
-        _check_text(text, where(i), s)
 
 
-def _check_search(search, s: ServeSettings) -> None:
-    """The server's limit on the search (resolved SearchSettings, which check themselves)."""
-    if search.beam > s.max_beam:
-        raise ServeError(422, "max_beam", f"beam {search.beam} is over the limit {s.max_beam}", "max_beam",
-                         s.max_beam, "beam")
-    if search.sampling and search.n_best > s.max_beam:
-        raise ServeError(422, "max_beam", f"n_best {search.n_best} draws per sentence are over the limit "
-                         f"{s.max_beam}", "max_beam", s.max_beam, "n_best")
 
 
-def _prefixes(req: TranslateRequest, count: int, s: ServeSettings) -> list[str] | None:
-    """The request's prefixes, one per text, checked (None: none)."""
-    if req.prefix is None and req.prefixes is None:
-        return None
-    if req.prefix is not None:
-        _check_text(req.prefix, "prefix", s)
-        return [req.prefix]
-    if len(req.prefixes) != count:
-        raise ServeError(422, "invalid_request", f"{len(req.prefixes)} prefixes for {count} texts: give one "
-                         "per text ('' for none)", field="prefixes")
-    for i, prefix in enumerate(req.prefixes):
-        _check_text(prefix, f"prefixes[{i}]", s)
-    return req.prefixes
 
 
-def _check_text(text: str, where: str, s: ServeSettings) -> None:
-    bad = next((i for i, c in enumerate(text) if "\ud800" <= c <= "\udfff"), None)
-    if bad is not None:  # JSON escapes can carry them; they are not text and cannot be encoded
-        raise ServeError(422, "invalid_text", f"{where} holds a lone surrogate (U+{ord(text[bad]):04X}) at "
-                         f"character {bad}: not Unicode text", field=where)
-    if len(text) > s.max_chars:
-        raise ServeError(413, "max_chars", f"{where} has {len(text)} characters; at most {s.max_chars}",
-                         "max_chars", s.max_chars, where)
 
 
-def _check_targets(targets: list[str], one: bool, s: ServeSettings) -> None:
-    """A target may be blank (it scores p(</s> | source)), but not over the limits."""
-    for i, text in enumerate(targets):
-        _check_text(text, "target" if one else f"pairs[{i}].target", s)
 
 
-def _check_units(units: list[list[str]], field: str, limit: int, where=None) -> None:
-    where = where or (lambda i: field if field == "text" else f"{field}[{i}]")
-    for i, u in enumerate(units):
-        if len(u) > limit:
-            raise ServeError(413, "max_src_len", f"{where(i)} has {len(u)} source tokens; the model reads at "
-                             f"most {limit} (decode.max_src_len)", "decode.max_src_len", limit, where(i))
 
 
 def _with_glossary(translator, req: TranslateRequest, part: list) -> list:

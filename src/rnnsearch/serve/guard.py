@@ -1,7 +1,8 @@
 """The ASGI middleware in front of every route: a request id for every request (the client's
 X-Request-ID when it is a sane token, else a new one; returned in the X-Request-ID header and in
 error bodies, and written in the server log next to any internal error); the body limit, checked
-before the body is read; refusal of new /translate and /score requests while the server drains
+before the body is read; a LibreTranslate client's /translate sent to its route
+(serve/libretranslate.py); refusal of new /translate and /score requests while the server drains
 (503 with Retry-After); a safe 500 for any exception the routes let through (serve/errors.py); and
 the metrics of every response, with the in-flight count the drain waits on."""
 from __future__ import annotations
@@ -13,6 +14,7 @@ import uuid
 from fastapi.responses import JSONResponse
 
 from rnnsearch.serve.errors import internal_error_body
+from rnnsearch.serve.libretranslate import PATH as LIBRETRANSLATE, is_libretranslate
 from rnnsearch.serve.metrics import Metrics
 from rnnsearch.serve.schemas import ErrorBody
 
@@ -49,6 +51,8 @@ class Guard:
             err = ErrorBody(error=f"request body over {self.max_body_bytes} bytes", kind="max_body_bytes",
                             limit="max_body_bytes", value=self.max_body_bytes, request_id=request_id)
             return await self._refuse(scope, receive, tagged_send, 413, err)
+        if translate and is_libretranslate(scope, body):  # LibreTranslate's client: its own route
+            scope["path"], scope["raw_path"] = LIBRETRANSLATE, LIBRETRANSLATE.encode()
         replay = [{"type": "http.request", "body": body, "more_body": False}]
 
         async def replayed_receive():

@@ -1,0 +1,188 @@
+"""LibreTranslate's HTTP API beside rnnsearch's own, so that its clients (libretranslatepy,
+deep-translator, browser extensions, CAT-tool plug-ins) work unchanged: ``POST /translate`` with
+``q`` (a string or a list), ``source`` (a code, or ``auto``), ``target``, ``format`` (text or html),
+``alternatives`` and ``api_key``, sent as JSON, as a form or as query parameters; ``GET /languages``;
+``POST /detect``; ``GET /frontend/settings``; ``POST /translate_file`` (refused as LibreTranslate refuses
+it where files are off). Answers and errors are LibreTranslate's: ``{"translatedText", "alternatives",
+"detectedLanguage"}``, ``{"error": ...}`` with 400, 403, 429 and 500.
+
+``/translate`` is rnnsearch's own route too: a request is LibreTranslate's when it is a form, or has
+``q`` in its query or its JSON (serve/guard.py sends it to ``/libretranslate/translate``). Each
+(source, target) pair is served by the model that translates it (``rnnsearch serve MODEL [MODEL ...]``).
+"""
+from __future__ import annotations
+
+import json
+from functools import cache
+from urllib.parse import parse_qs
+
+from fastapi import Request
+from fastapi.responses import JSONResponse
+from pydantic import ValidationError
+
+from rnnsearch.serve.access import Access
+from rnnsearch.serve.errors import ServeError
+from rnnsearch.serve.schemas import TranslateRequest
+
+PATH = "/libretranslate/translate"  # where a LibreTranslate request to /translate is sent
+
+
+def is_libretranslate(scope, body: bytes) -> bool:
+    """Whether a ``POST /translate`` is LibreTranslate's: a form, ``q`` in the query, or ``q`` in its JSON."""
+    headers = dict(scope.get("headers") or [])
+    kind = headers.get(b"content-type", b"").decode("latin-1").lower()
+    if "q" in parse_qs(scope.get("query_string", b"").decode("latin-1")) or "form" in kind:
+        return True
+    try:
+        return isinstance(row := json.loads(body or b"null"), dict) and "q" in row
+    except (ValueError, RecursionError):  # not JSON, or nested past the parser: rnnsearch's route says so
+        return False
+
+
+@cache
+def language_name(code: str) -> str:
+    """English's name of a language code (Babel: 'fr' -> 'French')."""
+    from babel import Locale, UnknownLocaleError
+    try:
+        return Locale.parse(code).get_display_name("en").capitalize()
+    except (UnknownLocaleError, ValueError):
+        return code
+
+
+def error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+async def params(request: Request) -> dict:
+    """The request's parameters, as LibreTranslate reads them: its JSON, or its form and query."""
+    if "json" in request.headers.get("content-type", "").lower():
+        try:
+            row = json.loads(await request.body() or b"null")
+        except (ValueError, RecursionError):
+            row = None
+        if not isinstance(row, dict):
+            raise ServeError(400, "malformed_json", "Invalid JSON format")
+        return row
+    values = dict(request.query_params)
+    kind = request.headers.get("content-type", "").lower()
+    if "multipart" in kind:
+        raise ServeError(400, "content_type", "send the parameters as JSON or as a form "
+                         "(application/x-www-form-urlencoded), not multipart")
+    if "form" in kind:
+        body = (await request.body()).decode("utf-8", errors="replace")
+        values.update({k: v[-1] for k, v in parse_qs(body, keep_blank_values=True).items()})
+    return values
+
+
+def install(app, routes: dict, settings, access: Access, translate) -> None:
+    """The LibreTranslate routes over ``routes`` ({(source, target): (translator, batcher)});
+    ``translate(req, translator, batcher)`` answers a TranslateRequest as rnnsearch's /translate does."""
+    sources = sorted({s for s, _ in routes})
+
+    def refused(request: Request, values: dict) -> JSONResponse | None:
+        no = access.check(values.get("api_key") or None, request.client.host if request.client else "")
+        return error(*no) if no else None
+
+    @app.post(PATH, include_in_schema=False)
+    async def lt_translate(request: Request):
+        try:
+            values = await params(request)
+        except ServeError as exc:
+            return error(400, exc.body.error)
+        return refused(request, values) or await _translate(values, routes, sources, settings, translate)
+
+    @app.get("/languages", tags=["LibreTranslate"])
+    async def languages() -> list[dict]:
+        """Each source language with the target languages it is translated into (LibreTranslate's)."""
+        return [{"code": s, "name": language_name(s), "targets": sorted(t for a, t in routes if a == s)}
+                for s in sources]
+
+    @app.post("/detect", tags=["LibreTranslate"])
+    async def detect(request: Request):
+        """The languages the text may be in, the likeliest first, among those this server translates from."""
+        try:
+            values = await params(request)
+        except ServeError as exc:
+            return error(400, exc.body.error)
+        if not values.get("q"):
+            return error(400, "Invalid request: missing q parameter")
+        return refused(request, values) or [{"confidence": round(100 * p, 1), "language": code}
+                                            for code, p in detected(str(values["q"]), tuple(sources))]
+
+    @app.get("/frontend/settings", tags=["LibreTranslate"])
+    async def frontend_settings() -> dict:
+        """What a LibreTranslate front end reads before it asks anything."""
+        first = next(iter(routes))
+        return {"charLimit": settings.max_chars, "frontendTimeout": 500, "apiKeys": access.keys_on,
+                "keyRequired": False, "suggestions": False, "filesTranslation": False, "supportedFilesFormat": [],
+                "language": {"source": {"code": first[0], "name": language_name(first[0])},
+                             "target": {"code": first[1], "name": language_name(first[1])}}}
+
+    @app.post("/translate_file", tags=["LibreTranslate"])
+    async def translate_file():
+        """Files are not translated through this API (``rnnsearch translate-file`` is the command's)."""
+        return error(403, "Files translation are disabled on this server.")
+
+
+def detected(text: str, languages: tuple[str, ...]) -> list[tuple[str, float]]:
+    """(language, probability) for each of ``languages``, the likeliest first (py3langid)."""
+    identifier = _identifier(languages)
+    return [(code, float(p)) for code, p in identifier.rank(text)]
+
+
+@cache
+def _identifier(languages: tuple[str, ...]):
+    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
+    identifier = LanguageIdentifier.from_modelpath(MODEL_DIR / MODEL_FILE, norm_probs=True)
+    if len(languages) > 1:
+        identifier.set_languages(list(languages))
+    return identifier
+
+
+async def _translate(values: dict, routes: dict, sources: list[str], settings, translate):
+    """LibreTranslate's /translate over rnnsearch's (each text through the text stage, as ours)."""
+    q, source, target = values.get("q"), values.get("source"), values.get("target")
+    for name, value in (("q", q), ("source", source), ("target", target)):
+        if not value:
+            return error(400, f"Invalid request: missing {name} parameter")
+    try:
+        alternatives = max(0, int(values.get("alternatives") or 0))
+    except (TypeError, ValueError):
+        return error(400, "Invalid request: alternatives parameter is not a number")
+    form = values.get("format") or "text"
+    if form not in ("text", "html"):
+        return error(400, f"{form} format is not supported")
+    texts = q if isinstance(q, list) else [q]
+    if not all(isinstance(t, str) for t in texts):
+        return error(400, "Invalid request: q must be a string or a list of strings")
+    found = None
+    if source == "auto":
+        found = detected(" ".join(texts), tuple(sources))[0]
+        source = found[0]
+    if source not in sources:
+        return error(400, f"{source} is not supported")
+    if (source, target) not in routes:
+        return error(400, f"{language_name(target)} ({target}) is not available as a target language from "
+                          f"{language_name(source)} ({source})")
+    translator, batcher = routes[source, target]
+    beam = max(translator.decode_cfg.beam, alternatives + 1)
+    try:
+        req = TranslateRequest(texts=texts, markup="html" if form == "html" else None, beam=beam,
+                               n_best=1 if form == "html" else alternatives + 1)
+        got = await translate(req, translator, batcher)
+    except ServeError as exc:
+        return error(exc.status if exc.status in (429, 503) else 400, exc.body.error)
+    except ValidationError as exc:
+        return error(400, f"Invalid request: {exc.errors()[0].get('msg', 'invalid')}")
+    failed = next((t.error for t in got.translations if t.error), None)
+    if failed:
+        return error(500, f"Cannot translate text: {failed}")
+    out = [t.text for t in got.translations]
+    others = [[h.text for h in t.nbest[1:] if h.text != t.text] for t in got.translations]
+    result = {"translatedText": out if isinstance(q, list) else out[0]}
+    if alternatives:
+        result["alternatives"] = others if isinstance(q, list) else others[0]
+    if found is not None:
+        detected_as = {"confidence": round(100 * found[1], 1), "language": found[0]}
+        result["detectedLanguage"] = [detected_as] * len(texts) if isinstance(q, list) else detected_as
+    return JSONResponse(result)

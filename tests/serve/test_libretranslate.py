@@ -1,0 +1,70 @@
+"""LibreTranslate's routes over the tiny model (serve/libretranslate.py): its parameters as JSON, form or
+query, its answers and its errors; rnnsearch's own /translate beside it; keys and limits (serve/access.py)."""
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from rnnsearch import Translator
+from rnnsearch.errors import UsageError
+from rnnsearch.serve import ServeSettings, create_app
+from rnnsearch.serve.access import Access, read_api_keys
+
+
+@pytest.fixture(scope="module")
+def client(tiny_run):
+    app = create_app(Translator.from_checkpoint(str(tiny_run / "best.pt")), ServeSettings(window_ms=1))
+    with TestClient(app, raise_server_exceptions=False) as c:
+        yield c
+
+
+def test_libretranslate_requests_in_every_encoding(client):
+    body = {"q": "The dog sees a cat.", "source": "en", "target": "fr"}
+    as_json, as_form = client.post("/translate", json=body), client.post("/translate", data=body)
+    as_query = client.post("/translate", params=body)
+    assert as_json.status_code == as_form.status_code == as_query.status_code == 200, as_form.text
+    assert as_json.json() == as_form.json() == as_query.json() and as_json.json()["translatedText"]
+    many = client.post("/translate", json={**body, "q": ["A dog.", ""], "alternatives": 2}).json()
+    assert len(many["translatedText"]) == 2 and many["translatedText"][1] == "" and len(many["alternatives"]) == 2
+    html = client.post("/translate", json={**body, "q": "<p>The <b>dog</b> sees a cat.</p>", "format": "html"}).json()
+    assert html["translatedText"].startswith("<p>") and html["translatedText"].count("<b>") == 1
+    ours = client.post("/translate", json={"text": "The dog sees a cat.", "beam": 2})
+    assert ours.status_code == 200 and "translations" in ours.json()
+
+
+@pytest.mark.parametrize("body, message", [
+    ({"source": "en", "target": "fr"}, "Invalid request: missing q parameter"),
+    ({"q": "x", "target": "fr"}, "Invalid request: missing source parameter"),
+    ({"q": "x", "source": "en", "target": "de"}, "German (de) is not available as a target language from English (en)"),
+    ({"q": "x", "source": "xx", "target": "fr"}, "xx is not supported"),
+    ({"q": "x", "source": "en", "target": "fr", "format": "pdf"}, "pdf format is not supported"),
+    ({"q": "x", "source": "en", "target": "fr", "alternatives": "two"},
+     "Invalid request: alternatives parameter is not a number"),
+])
+def test_libretranslate_errors(client, body, message):
+    got = client.post("/translate", data=body)
+    assert got.status_code == 400 and got.json() == {"error": message}
+
+
+def test_languages_detect_settings_and_files(client):
+    assert client.get("/languages").json() == [{"code": "en", "name": "English", "targets": ["fr"]}]
+    assert client.post("/detect", data={"q": "The dog sees a cat."}).json()[0]["language"] == "en"
+    assert client.get("/frontend/settings").json()["apiKeys"] is False
+    files = client.post("/translate_file")
+    assert files.status_code == 403 and files.json() == {"error": "Files translation are disabled on this server."}
+
+
+def test_access_keys_and_limits(tmp_path):
+    now = [0.0]
+    access = Access({"a": None, "b": 1}, req_limit=2, clock=lambda: now[0])
+    assert access.check("zzz", "1.2.3.4") == (403, "Invalid API key")
+    assert [access.check(None, "1.2.3.4") for _ in range(3)] == [None, None, (429, "Slowdown: 2 per 1 minute")]
+    assert access.check("b", "5.6.7.8") is None and access.check("b", "5.6.7.8") == (429, "Slowdown: 1 per 1 minute")
+    now[0] = 61.0
+    assert access.check("b", "5.6.7.8") is None and Access().check("any", "x") is None
+    path = tmp_path / "keys.txt"
+    path.write_text("# keys\nk1\nk2\t30\n", encoding="utf-8")
+    assert read_api_keys(path) == {"k1": None, "k2": 30}
+    path.write_text("k1\nk2\tmany\n", encoding="utf-8")
+    with pytest.raises(UsageError, match=r"keys.txt line 2: expected 'KEY' or 'KEY<TAB>REQUESTS PER MINUTE'"):
+        read_api_keys(path)
