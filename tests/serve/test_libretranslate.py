@@ -68,3 +68,17 @@ def test_access_keys_and_limits(tmp_path):
     path.write_text("k1\nk2\tmany\n", encoding="utf-8")
     with pytest.raises(UsageError, match=r"keys.txt line 2: expected 'KEY' or 'KEY<TAB>REQUESTS PER MINUTE'"):
         read_api_keys(path)
+
+
+def test_keys_and_limits_hold_on_rnnsearchs_own_routes_too(tiny_run):
+    from rnnsearch.serve.access import Access
+    app = create_app(Translator.from_checkpoint(str(tiny_run / "best.pt")), ServeSettings(window_ms=1),
+                     access=Access({"k": 1}, req_limit=0))
+    with TestClient(app, raise_server_exceptions=False) as c:
+        wrong = c.post("/translate", json={"text": "A dog.", "api_key": "nope"})
+        first = c.post("/translate", json={"text": "A dog.", "api_key": "k", "beam": 2})
+        second = c.post("/score", json={"source": "A dog.", "target": "Un chien.", "api_key": "k"})
+        free = c.post("/translate", json={"text": "A dog.", "beam": 2})  # no key: the default limit, none here
+    assert wrong.status_code == 403 and wrong.json()["kind"] == "api_key"
+    assert first.status_code == 200 and second.status_code == 429 and second.json()["kind"] == "req_limit"
+    assert free.status_code == 200

@@ -204,3 +204,25 @@ def test_tokens_are_found_in_any_case():
     from rnnsearch.decoding.placement import token_spans
     assert token_spans("Type ls to list.", ["type", "ls", "to", "list", "."]) == [(0, 4), (5, 7), (8, 10), (11, 15),
                                                                                  (15, 16)]
+
+
+def test_units_read_with_plain_marks_are_found_in_typographic_text():
+    """The model reads ``’s`` as ``'s`` (text/typography.py); its units are still found in the text as
+    written, so an element after a typographic apostrophe keeps its words (it came out empty, at the end)."""
+    from rnnsearch.decoding.markup import parse
+    from rnnsearch.decoding.placement import token_spans
+    plain, elements = parse("The minister’s <i>office</i> is “open”.", "xml")
+    units = ["The", "minister", "'s", "office", "is", '"', "open", '"', "."]
+    assert [plain[a:b] for a, b in token_spans(plain, units)] == ["The", "minister", "’s", "office", "is", "“",
+                                                                  "open", "”", "."]
+    rows = np.eye(len(units) + 1)
+    out = put_back(plain, elements, units, Output(units, plain), rows)
+    assert out == "The minister’s <i>office</i> is “open”."
+
+
+def test_a_unit_of_no_words_keeps_its_tags_around_it(tiny_run, tmp_path, capsys):
+    path = tmp_path / "in.html"
+    path.write_text("<p><b>—</b> <i>…</i></p>\n<ul><li>•</li><li>A dog.</li></ul>\n", encoding="utf-8")
+    assert main(["translate", str(tiny_run / "best.pt"), "--markup", "html", "--input", str(path), "--beam", "2"]) == 0
+    first, second = capsys.readouterr().out.splitlines()
+    assert first == "<p><b>—</b> <i>…</i></p>" and second.startswith("<ul><li>•</li><li>")

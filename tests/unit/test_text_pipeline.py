@@ -175,3 +175,12 @@ def test_a_curly_apostrophe_is_read_as_the_straight_one(tiny):
     from rnnsearch.text.segments import sentence_units
     curly, straight = "The dog’s hat – a “hat”", 'The dog\'s hat - a "hat"'
     assert sentence_units(tiny, curly, 0, len(curly), [], True) == sentence_units(tiny, straight, 0, len(straight), [], True)
+
+
+def test_a_sentence_of_no_letter_or_digit_is_written_as_it_is(tiny):
+    """An emoji, an ellipsis, a dash: nothing to translate, so nothing of the model's own is written
+    (a release wrote 'MME 🔥 🔥' for '🔥🔥' and "D'accord." for '.')."""
+    out = lines_of(tiny, ["🔥🔥", "...", "The dog sees a cat. ...", "—"])
+    assert [t.text for t in out[:2]] == ["🔥🔥", "..."] and out[3].text == "—"
+    assert out[2].text.endswith(" ...") and len(out[2].segments) == 2 and out[2].attention is not None
+    assert all(t.tokens and not t.error for t in out)

@@ -26,7 +26,8 @@ def register(sub) -> None:
     add_device_arg(p)
     p.set_defaults(func=score, tune=True)
 
-    p = sub.add_parser("evaluate", help="sacreBLEU, the paper's Table 1 columns and BLEU by length")
+    p = sub.add_parser("evaluate", help="sacreBLEU, the paper's Table 1 columns and BLEU by length (each line translated "
+                       "as one sentence, as the paper did: no sentence splitting or slots)")
     p.add_argument("checkpoint", help=MODEL_HELP)
     p.add_argument("--src", required=True, help="the test set's source sentences (raw text)")
     p.add_argument("--ref", required=True, help="its reference translations, line i for source line i")

@@ -17,10 +17,11 @@ def register(sub) -> None:
     p.add_argument("more", nargs="*", metavar="MODEL", help="more models, one per (source, target) pair: the "
                    "LibreTranslate routes (/translate with q, /languages, /detect) send each request to the model "
                    "of its pair (both Hansards directions in one server)")
-    p.add_argument("--api-keys", metavar="FILE", help="LibreTranslate's API keys: one key a line (a tab and its "
-                   "requests per minute, optionally); an unknown key gets 403; off by default")
-    p.add_argument("--req-limit", type=int, default=0, metavar="N", help="LibreTranslate routes: requests per "
-                   "minute per client (its key, else its address) before 429 (default 0: no limit)")
+    p.add_argument("--api-keys", metavar="FILE", help="API keys, as LibreTranslate's: one key a line (a tab and its "
+                   "requests per minute, optionally); an unknown key gets 403 on every route that translates or "
+                   "scores; a request without one gets --req-limit; off by default")
+    p.add_argument("--req-limit", type=int, default=0, metavar="N", help="requests per minute per client (its key, "
+                   "else its address) before 429, on every route that translates or scores (default 0: no limit)")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (0.0.0.0: every interface)")
     p.add_argument("--port", type=int, default=8000, help="the port to listen on")
     add_device_arg(p)

@@ -52,7 +52,7 @@ def parse(text: str, mode: str = "xml") -> tuple[str, list[Element]]:
     plain, root, stack, pos = [], Element("", "", 0), [], 0
     length = 0
     for m in TAG.finditer(text):
-        length += _text(text[pos:m.start()], plain, m.start())
+        length += _text(text[pos:m.start()], plain, m.start(), mode)
         closing, name, self_closing = m.group(1), m.group(2), m.group(4)
         parent = stack[-1] if stack else root
         if closing:
@@ -74,15 +74,24 @@ def parse(text: str, mode: str = "xml") -> tuple[str, list[Element]]:
             parent.children.append(element)
             stack.append(element)
         pos = m.end()
-    _text(text[pos:], plain, pos)
+    _text(text[pos:], plain, pos, mode)
     if stack:
         raise MarkupError(f"<{stack[-1].name}> is never closed")
     return "".join(plain), root.children
 
 
-def _text(segment: str, plain: list, where: int) -> int:
+XML_ENTITIES = {"amp", "lt", "gt", "quot", "apos"}  # the named entities XML defines (others: &#...; or the character)
+NAMED = re.compile(r"&([A-Za-z][A-Za-z0-9]*);")
+
+
+def _text(segment: str, plain: list, where: int, mode: str = "xml") -> int:
     if "<" in segment or ">" in segment:
         raise MarkupError(f"a '<' or '>' that is not part of a tag near character {where} (write &lt; or &gt;)")
+    undefined = next((m for m in NAMED.finditer(segment) if m.group(1) not in XML_ENTITIES), None) if mode == "xml" else None
+    if undefined is not None:
+        raise MarkupError(f"&{undefined.group(1)}; at character {where + undefined.start()} is not an XML entity "
+                          "(XML has &amp; &lt; &gt; &quot; &apos; and &#...;): write the character itself, or read "
+                          "the line as HTML (--markup html)")
     plain.append(html.unescape(segment))
     return len(plain[-1])
 

@@ -11,15 +11,21 @@ import numpy as np
 if TYPE_CHECKING:
     from rnnsearch.decoding.markup import Element
 
+# typographic marks and the plain ones the model reads for them (text/typography.py): one for one
+PLAIN_MARKS = str.maketrans("\u2019\u2018\u201b\u201c\u201d\u201f\u2013\u2014", "\'\'\'\"\"\"--")
+
+
 def token_spans(text: str, tokens: list[str]) -> list[tuple[int, int]]:
     """Each token's character span in ``text`` (found in order, in any case: the text stage reads a
-    capitalised first word in lower case; SentencePiece's ▁ dropped); a token not found where expected
-    gets an empty span at the current position."""
-    hay = text.lower() if len(text.lower()) == len(text) else text
+    capitalised first word in lower case; a typographic mark as the plain one it reads, ``PLAIN_MARKS``;
+    SentencePiece's ▁ dropped); a token not found where expected gets an empty span at the current
+    position."""
+    plain = text.translate(PLAIN_MARKS)
+    hay = plain.lower() if len(plain.lower()) == len(plain) else plain
     spans, cursor = [], 0
     for token in tokens:
-        piece = token.replace("\u2581", "")
-        piece = piece.lower() if hay is not text and len(piece.lower()) == len(piece) else piece
+        piece = token.replace("\u2581", "").translate(PLAIN_MARKS)
+        piece = piece.lower() if hay is not plain and len(piece.lower()) == len(piece) else piece
         at = hay.find(piece, cursor) if piece else -1
         if at < 0 or text[cursor:at].strip():
             spans.append((cursor, cursor))

@@ -9,6 +9,7 @@ import logging
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from fastapi import Request
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from fastapi_offline import FastAPIOffline
@@ -37,36 +38,36 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
     """The app over ``translator`` (rnnsearch's own routes) and ``others``: every model answers the
     LibreTranslate routes for its (source, target) pair (serve/libretranslate.py), under ``access``
     (API keys and request limits; default: none)."""
-    settings = settings or ServeSettings()
-    metrics = Metrics()
+    settings, access, metrics = settings or ServeSettings(), access or Access(), Metrics()
     routes = _routes((translator, *others), settings, metrics)
     batcher = routes[translator.src_codec.lang, translator.tgt_codec.lang][1]
 
     error_body = {"model": ErrorBody}
     app = FastAPIOffline(title="rnnsearch", version=__version__,
-                         lifespan=_lifespan([b for _, b in routes.values()], settings),
-                         redoc_url=None,
+                         lifespan=_lifespan([b for _, b in routes.values()], settings), redoc_url=None,
                          description="Translations with their soft alignments (Bahdanau et al. 2014).")
     app.state.batcher, app.state.metrics, app.state.draining = batcher, metrics, False
     app.add_middleware(Guard, metrics=metrics, max_body_bytes=settings.max_body_bytes, state=app.state)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     errors.install(app)
-    libretranslate.install(app, routes, settings, access or Access(),
+    libretranslate.install(app, routes, settings, access,
                            lambda req, t, b: _translate(req, t, b, settings))
 
     @app.post("/translate", response_model=TranslateResponse, response_model_exclude_none=False,
               responses={400: error_body, 413: error_body, 415: error_body, 422: error_body, 503: error_body})
-    async def translate(req: TranslateRequest) -> TranslateResponse:
+    async def translate(req: TranslateRequest, request: Request) -> TranslateResponse:
         """Translate one or more sentences; optionally with n-best lists and attention matrices, or
         with outputs drawn from the model's distribution (``sample``: n_best draws per sentence)."""
+        _admit(access, req.api_key, request)
         return await _translate(req, translator, batcher, settings)
 
     @app.post("/score", response_model=ScoreResponse,
               responses={400: error_body, 413: error_body, 415: error_body, 422: error_body, 501: error_body,
                          503: error_body})
-    async def score(req: ScoreRequest) -> ScoreResponse:
+    async def score(req: ScoreRequest, request: Request) -> ScoreResponse:
         """log p(target | source) of given translations, read with teacher forcing: to rerank
         candidates from elsewhere or to filter pairs by the model's belief in them."""
+        _admit(access, req.api_key, request)
         return await _score(req, translator, batcher, settings)
 
     @app.get("/health", responses={503: {"model": HealthResponse}})
@@ -91,6 +92,14 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
         return HTMLResponse((STATIC / "index.html").read_text(encoding="utf-8"))
 
     return app
+
+
+def _admit(access: Access, key: str | None, request: Request) -> None:
+    """The keys and limits of ``rnnsearch serve --api-keys/--req-limit`` on rnnsearch's own routes too."""
+    refused = access.check(key, request.client.host if request.client else "")
+    if refused:
+        status, message = refused
+        raise ServeError(status, "api_key" if status == 403 else "req_limit", message)
 
 
 def _routes(models: tuple, settings: ServeSettings, metrics: Metrics) -> dict:

@@ -33,6 +33,8 @@ class TranslateRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     text: StrictStr | None = Field(None, description="one source sentence")
+    api_key: StrictStr | None = Field(None, description="with rnnsearch serve --api-keys: the client's key (none: "
+                                      "the default limit)")
     texts: list[Text] | None = Field(None, description="several source sentences, each a string or an object "
                                      "with its own constraints and avoid")
     constraints: list[StrictStr] = Field([], description="with text: words or phrases the translation must "
@@ -129,6 +131,7 @@ class ScoreRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     source: StrictStr | None = Field(None, description="one source sentence")
+    api_key: StrictStr | None = Field(None, description="with rnnsearch serve --api-keys: the client's key")
     target: StrictStr | None = Field(None, description="its translation, to score")
     pairs: list[Pair] | None = Field(None, description="several (source, target) pairs")
     return_units: StrictBool = Field(False, description="include the units read and each target unit's "

@@ -98,7 +98,10 @@ def _line_progress(segs: list[Segment], lines: int, progress):
 def _restored(translator, segment: Segment, translation: Translation, stats: LineStats | None,
               alignments: bool) -> Translation:
     """The segment's translation (each of its n best) with its slots restored and (``alignments``,
-    or where it has slots) the alignment its tags and slots are placed by."""
+    or where it has slots) the alignment its tags and slots are placed by; a sentence of no letter or
+    digit, as it is (``Segment.verbatim``)."""
+    if segment.verbatim is not None:
+        return _as_written(segment.verbatim)
     if not translation.tokens or not (segment.items or alignments):
         return _capitalised(translation, segment) if segment.capital else translation
     hyps = []
@@ -112,6 +115,15 @@ def _restored(translator, segment: Segment, translation: Translation, stats: Lin
     hyps = [_capitalised(h, segment) if segment.capital else h for h in hyps]
     hyps[0].nbest = hyps
     return hyps[0]
+
+
+def _as_written(text: str) -> Translation:
+    """A sentence copied as the source wrote it: its tokens the source's, read from nothing (its
+    attention and alignment all on </s>), log-probability 0."""
+    tokens = text.split()
+    rows = np.zeros((len(tokens) + 1, 1), dtype=np.float32)
+    rows[:, 0] = 1.0
+    return Translation(text, tokens, [EOS_TOKEN], 0.0, rows, alignment=rows)
 
 
 def _capitalised(translation: Translation, segment: Segment) -> Translation:

@@ -28,6 +28,7 @@ class Segment:
     constraints: tuple = ()
     avoid: tuple = ()
     capital: bool = False           # its source begins with a capital letter: so does its output
+    verbatim: str | None = None     # a sentence of no letter or digit (an emoji, "...", "—"): written as it is
 
 
 def can_carry(translator) -> bool:
@@ -57,10 +58,13 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
     limit = settings.max_units or 2 * translator.config.data.max_len
     out = []
     for a, b in spans:
+        gap = text[a:b][len(text[a:b].rstrip()):]
+        if text[a:b].strip() and not any(c.isalnum() for c in text[a:b]):  # nothing to translate: the model
+            out.append(Segment(line, [], [], gap, verbatim=text[a:b].strip()))  # would write words of its own
+            continue
         units, slot_items = sentence_units(translator, text, a, b, items, carry)
         if not units:
             continue
-        gap = text[a:b][len(text[a:b].rstrip()):]
         capital = text[a:b].lstrip()[:1].isupper()
         cuts = sentences.pieces(units, limit)
         for n, (c, d) in enumerate(cuts):
