@@ -2,8 +2,9 @@
 
 ``pip install rnnsearch`` trains, translates, evaluates and scores; ``rnnsearch[serve]`` adds the
 HTTP server, ``rnnsearch[plot]`` the figures, ``rnnsearch[onnx]`` export and its back end,
-``rnnsearch[tensorboard]`` training curves. A command that needs a missing extra stops with one
-line naming it (exit 2), before it has read or written anything.
+``rnnsearch[tensorboard]`` training curves, ``rnnsearch[files]`` ``translate-file``'s formats. A
+command that needs a missing extra stops with one line naming it (exit 2), before it has read or
+written anything.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ EXTRAS = {
     "plot": ("matplotlib",),
     "onnx": ("onnx", "onnxruntime"),
     "tensorboard": ("tensorboard",),
+    "files": ("translate", "docx", "pysrt", "webvtt"),  # lxml too, which sacrebleu needs anyway
 }
 
 

@@ -59,6 +59,7 @@ def test_translate_and_score_run_without_any_extra(tmp_path):
     (["evaluate", "CKPT", "--src", "in.txt", "--ref", "in.txt", "--plot", "p.png"], "plot"),
     (["export", "CKPT", "--out", "exported"], "onnx"),
     (["translate", "CKPT", "--input", "in.txt", "--backend", "onnx"], "onnx"),
+    (["translate-file", "CKPT", "in.txt", "out.txt"], "files"),
 ])
 def test_a_command_that_needs_a_missing_extra_names_it_in_one_line(tmp_path, argv, extra):
     (tmp_path / "in.txt").write_text("a dog .\n", encoding="utf-8")

@@ -11,10 +11,10 @@ import gc
 import sys
 
 from rnnsearch import __version__
-from rnnsearch.cli import analysis, data, deploy, scoring, serve, train, translate
+from rnnsearch.cli import analysis, data, deploy, files, scoring, serve, train, translate
 from rnnsearch.errors import UserError
 
-GROUPS = (train, translate, scoring, deploy, analysis, data, serve)
+GROUPS = (train, translate, files, scoring, deploy, analysis, data, serve)
 
 
 class HelpWithDefaults(argparse.HelpFormatter):

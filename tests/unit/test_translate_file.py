@@ -1,0 +1,117 @@
+"""``rnnsearch translate-file`` (text/files.py, text/file_formats.py): each format made by its own library,
+translated by the tiny model and read back by that library: the same units, tags and attributes kept,
+units already translated untouched, every piece translated; a file it cannot read is one line of error
+and no output."""
+from __future__ import annotations
+
+import pytest
+from lxml import etree
+
+from rnnsearch.cli import main
+
+SENTENCES = ["The dog sees a cat.", "A old blue hat takes a hat.", "The tired table calls the pretty letter."]
+
+
+def run(tiny_run, source, out, *extra):
+    return main(["translate-file", str(tiny_run / "best.pt"), str(source), str(out), "--beam", "2", *extra])
+
+
+def test_po(tiny_run, tmp_path):
+    from translate.storage import pypo
+    store = pypo.pofile()
+    store.init_headers(charset="UTF-8", encoding="8bit")
+    for s in SENTENCES[:2]:
+        store.addsourceunit(s)
+    store.addsourceunit(SENTENCES[2]).target = "déjà traduit"
+    (tmp_path / "in.po").write_bytes(bytes(store))
+    assert run(tiny_run, tmp_path / "in.po", tmp_path / "out.po") == 0
+    units = [u for u in pypo.pofile.parsefile(str(tmp_path / "out.po")).units if not u.isheader()]
+    assert [u.source for u in units] == SENTENCES and units[2].target == "déjà traduit" and not units[2].isfuzzy()
+    assert all(u.target and u.isfuzzy() for u in units[:2])  # machine translated: marked for review
+
+
+@pytest.mark.parametrize("version", ["1.2", "2.0"])
+def test_xliff_inline_elements_and_translated_units(tiny_run, tmp_path, version):
+    if version == "1.2":
+        from translate.storage import xliff
+        store = xliff.xlifffile()
+        store.setsourcelanguage("en")
+    else:
+        from translate.storage import xliff2
+        store = xliff2.Xliff2File()
+        store.setsourcelanguage("en")
+    unit = store.addsourceunit("x")
+    source = unit.get_source_dom()
+    ns = etree.QName(source).namespace
+    source.text = "The "
+    g = etree.SubElement(source, f"{{{ns}}}{'g' if version == '1.2' else 'pc'}", id="1")
+    g.text, g.tail = "dog", " sees a cat"
+    etree.SubElement(source, f"{{{ns}}}{'x' if version == '1.2' else 'ph'}", id="2").tail = "."
+    store.addsourceunit(SENTENCES[1])
+    store.addsourceunit(SENTENCES[2]).target = "déjà traduit"
+    (tmp_path / "in.xlf").write_bytes(bytes(store))
+    assert run(tiny_run, tmp_path / "in.xlf", tmp_path / "out.xlf") == 0
+    root = etree.parse(str(tmp_path / "out.xlf")).getroot()
+    targets = root.findall(".//{*}target")
+    assert len(targets) == 3 and targets[2].text == "déjà traduit"
+    tags = [(etree.QName(e).localname, e.get("id")) for e in targets[0]]
+    assert tags == [(g.tag.split("}")[1], "1"), ("x" if version == "1.2" else "ph", "2")]
+    assert "".join(targets[0].itertext()).strip()
+    assert targets[1].text and len(root.findall(".//{*}source")) == 3
+
+
+def test_subtitles_keep_their_cues_times_and_lines(tiny_run, tmp_path):
+    import pysrt
+    import webvtt
+    pysrt.SubRipFile([pysrt.SubRipItem(1, start="00:00:01,000", end="00:00:03,000", text="The dog sees\na cat."),
+                      pysrt.SubRipItem(2, start="00:00:04,000", end="00:00:05,500", text="<i>A old blue hat.</i>")]
+                     ).save(str(tmp_path / "in.srt"), encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.srt", tmp_path / "out.srt") == 0
+    subs = pysrt.open(str(tmp_path / "out.srt"), encoding="utf-8")
+    assert [(s.index, str(s.start), str(s.end)) for s in subs] == [(1, "00:00:01,000", "00:00:03,000"),
+                                                                     (2, "00:00:04,000", "00:00:05,500")]
+    assert len(subs[0].text.splitlines()) == 2 and subs[1].text.startswith("<i>") and subs[1].text.endswith("</i>")
+    vtt = webvtt.WebVTT()
+    vtt.captions.append(webvtt.Caption("00:00:01.000", "00:00:02.000", SENTENCES[0]))
+    vtt.save(str(tmp_path / "in.vtt"))
+    assert run(tiny_run, tmp_path / "in.vtt", tmp_path / "out.vtt") == 0
+    (caption,) = webvtt.read(str(tmp_path / "out.vtt")).captions
+    assert caption.start == "00:00:01.000" and caption.text and caption.text != SENTENCES[0]
+
+
+def test_docx_runs_keep_their_formatting(tiny_run, tmp_path):
+    import docx
+    document = docx.Document()
+    paragraph = document.add_paragraph("The ")
+    paragraph.add_run("dog").bold = True
+    paragraph.add_run(" sees a cat.")
+    document.add_table(rows=1, cols=1).cell(0, 0).text = SENTENCES[1]
+    document.save(str(tmp_path / "in.docx"))
+    assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.docx") == 0
+    out = docx.Document(str(tmp_path / "out.docx"))
+    runs = out.paragraphs[0].runs
+    assert len(runs) == 3 and runs[1].bold and runs[1].text.strip() and not runs[0].bold
+    assert out.tables[0].cell(0, 0).text and out.tables[0].cell(0, 0).text != SENTENCES[1]
+
+
+def test_text_and_html(tiny_run, tmp_path):
+    (tmp_path / "in.txt").write_text(f"{SENTENCES[0]}\n\n{SENTENCES[1]}\n", encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.txt", tmp_path / "out.txt") == 0
+    lines = (tmp_path / "out.txt").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 3 and lines[1] == "" and lines[0] and lines[2]
+    (tmp_path / "in.html").write_text(f"<html><body><ul><li>{SENTENCES[0]}</li><li>{SENTENCES[1]}</li></ul>"
+                                      "<!-- kept --></body></html>\n", encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.html", tmp_path / "out.html") == 0
+    page = (tmp_path / "out.html").read_text(encoding="utf-8")
+    assert page.count("<li>") == 2 and "<!-- kept -->" in page and SENTENCES[0] not in page
+
+
+def test_a_file_it_cannot_read_is_one_line_and_no_output(tiny_run, tmp_path, capsys):
+    (tmp_path / "in.docx").write_text("not a document")
+    assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.docx") == 2
+    assert "in.docx: not a docx file this reader can read" in capsys.readouterr().err
+    assert not (tmp_path / "out.docx").exists()
+    (tmp_path / "in.pdf").write_text("x")
+    assert run(tiny_run, tmp_path / "in.pdf", tmp_path / "out.pdf") == 2
+    assert "translate-file reads .docx" in capsys.readouterr().err
+    assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.po") == 2
