@@ -15,8 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from rnnsearch.data.vocab import EOS_TOKEN
 from rnnsearch.decoding.markup import MarkupError, alignment_of, parse, put_back, render
 from rnnsearch.decoding.settings import SearchSettings
@@ -110,8 +108,6 @@ def _unit_output(translator, unit: blocks.Unit, t: Translation) -> str:
     """A unit's output with its tags put back (a unit the model gave no words keeps its tags)."""
     if not t.tokens:
         return render(unit.elements, [], "", unit.entities)
-    if t.source_tokens == [EOS_TOKEN] and t.score == 0.0:  # copied as written (no letter or digit): its own words
-        return put_back(unit.plain, unit.elements, t.tokens, t, np.eye(len(t.tokens) + 1), unit.entities)
     rows = t.alignment if t.alignment is not None else alignment_of(translator, t)  # (T + 1, S + 1)
     return put_back(unit.plain, unit.elements, t.source_tokens[:-1], t, rows, unit.entities)
 

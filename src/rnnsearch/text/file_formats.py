@@ -27,6 +27,13 @@ from rnnsearch.errors import UsageError
 
 
 @dataclass
+class Piece:
+    text: str                 # what to translate (with its markup, as ``mode`` reads it)
+    mode: str | None = None   # None, "xml" or "html"
+    name: str = ""            # where it is in the file, as an error names it
+
+
+@dataclass
 class Document:
     pieces: list
     write: Callable[[list], bytes]
@@ -34,7 +41,6 @@ class Document:
 
 
 def read(kind: str, path: str | Path, lang: str, retranslate: bool) -> Document:
-    from rnnsearch.text.files import Piece  # noqa: F401  (the pieces' type)
     readers = {"text": _text, "html": _html, "po": _po, "xliff": _xliff, "srt": _srt, "vtt": _vtt, "docx": _docx}
     try:
         return readers[kind](Path(path), lang, retranslate)
@@ -45,15 +51,10 @@ def read(kind: str, path: str | Path, lang: str, retranslate: bool) -> Document:
                          f"{str(exc).splitlines()[0] if str(exc) else 'no detail'})") from None
 
 
-def _piece(text: str, mode: str | None, name: str):
-    from rnnsearch.text.files import Piece
-    return Piece(text, mode, name)
-
-
 def _text(path: Path, lang: str, retranslate: bool) -> Document:
     raw = path.read_text(encoding="utf-8")
     lines = raw.splitlines()
-    pieces = [_piece(line, None, f"line {n}") for n, line in enumerate(lines, 1)]
+    pieces = [Piece(line, None, f"line {n}") for n, line in enumerate(lines, 1)]
 
     def write(outputs: list) -> bytes:
         return "".join((o if o is not None else line) + "\n" for o, line in zip(outputs, lines)).encode("utf-8")
@@ -62,7 +63,7 @@ def _text(path: Path, lang: str, retranslate: bool) -> Document:
 
 def _html(path: Path, lang: str, retranslate: bool) -> Document:
     page = path.read_text(encoding="utf-8")
-    return Document([_piece(page, "html", "the page")], lambda outputs: (outputs[0] or page).encode("utf-8"))
+    return Document([Piece(page, "html", "the page")], lambda outputs: (outputs[0] or page).encode("utf-8"))
 
 
 def _po(path: Path, lang: str, retranslate: bool) -> Document:
@@ -77,7 +78,7 @@ def _po(path: Path, lang: str, retranslate: bool) -> Document:
             continue
         sources = [str(s) for s in unit.source.strings] if unit.hasplural() else [unit.source]
         todo.append((unit, len(pieces), len(sources)))
-        pieces += [_piece(s, None, f"msgid at line {unit.getlocations()[0] if unit.getlocations() else '?'}"
+        pieces += [Piece(s, None, f"msgid at line {unit.getlocations()[0] if unit.getlocations() else '?'}"
                           f" ({s[:30]!r})") for s in sources]
     if store.units and store.units[0].isheader():
         store.updateheader(add=True, Language=lang)
@@ -123,7 +124,7 @@ def _xliff(path: Path, lang: str, retranslate: bool) -> Document:
             continue
         source = unit.get_source_dom()
         todo.append((unit, source))
-        pieces.append(_piece(_inner_xml(source), "xml", f"unit {unit.getid()!r}"))
+        pieces.append(Piece(_inner_xml(source), "xml", f"unit {unit.getid()!r}"))
 
     def write(outputs: list) -> bytes:
         for (_, source), output in zip(todo, outputs):
@@ -156,14 +157,9 @@ def _rewrapped(text: str, lines: int) -> str:
         return text
     out, start = [], 0
     for k in range(1, lines):
-        goal = len(text) * k / lines
-        cut, at = start + 1, 0
-        for j in range(start + 1, len(words)):
-            at = len(" ".join(words[:j]))
-            if at >= goal:
-                cut = j
-                break
-            cut = j
+        goal, cut = len(text) * k / lines, start + 1
+        while cut < len(words) - 1 and len(" ".join(words[:cut])) < goal:
+            cut += 1
         out.append(" ".join(words[start:cut]))
         start = cut
         if start >= len(words):
@@ -174,7 +170,7 @@ def _rewrapped(text: str, lines: int) -> str:
 def _srt(path: Path, lang: str, retranslate: bool) -> Document:
     import pysrt
     subs = pysrt.open(str(path), encoding="utf-8")
-    pieces = [_piece(" ".join(s.text.splitlines()), "html", f"subtitle {s.index}") for s in subs]
+    pieces = [Piece(" ".join(s.text.splitlines()), "html", f"subtitle {s.index}") for s in subs]
 
     def write(outputs: list) -> bytes:
         for s, o in zip(subs, outputs):
@@ -189,7 +185,7 @@ def _srt(path: Path, lang: str, retranslate: bool) -> Document:
 def _vtt(path: Path, lang: str, retranslate: bool) -> Document:
     import webvtt
     captions = webvtt.read(str(path))
-    pieces = [_piece(" ".join(c.text.splitlines()), "html", f"cue {n} ({c.start})")
+    pieces = [Piece(" ".join(c.text.splitlines()), "html", f"cue {n} ({c.start})")
               for n, c in enumerate(captions, 1)]
 
     def write(outputs: list) -> bytes:
@@ -226,7 +222,7 @@ def _docx(path: Path, lang: str, retranslate: bool) -> Document:
         seen.add(id(paragraph._p))
         marked = "".join(f"<r{k}>{html.escape(r.text, quote=False)}</r{k}>" for k, r in enumerate(runs))
         todo.append(runs)
-        pieces.append(_piece(marked, "xml", f"paragraph {n} ({paragraph.text[:30]!r})"))
+        pieces.append(Piece(marked, "xml", f"paragraph {n} ({paragraph.text[:30]!r})"))
 
     def write(outputs: list) -> bytes:
         for runs, output in zip(todo, outputs):
@@ -238,7 +234,7 @@ def _docx(path: Path, lang: str, retranslate: bool) -> Document:
             for node in root:
                 k = int(node.tag[1:])
                 texts[k] += "".join(node.itertext())
-                texts[max(k, 0)] += node.tail or ""
+                texts[k] += node.tail or ""
             for run, text in zip(runs, texts):
                 run.text = text
         buffer = io.BytesIO()

@@ -23,16 +23,10 @@ from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source
 from rnnsearch.errors import UsageError
 from rnnsearch.text import file_formats
-from rnnsearch.text.documents import read_lines, translate_marked
+from rnnsearch.text.file_formats import Piece
+from rnnsearch.text.documents import NOTHING, read_lines, translate_marked
 from rnnsearch.text.pipeline import translate_lines
 from rnnsearch.text.settings import TextSettings
-
-
-@dataclass
-class Piece:
-    text: str                 # what to translate (with its markup, as ``mode`` reads it)
-    mode: str | None = None   # None, "xml" or "html"
-    name: str = ""            # where it is in the file, as an error names it
 
 
 @dataclass
@@ -70,12 +64,13 @@ def translate_file(translator, source: str | Path, out: str | Path, search: Sear
     pieces = document.pieces
     outputs = translate_pieces(translator, pieces, search, settings, progress,
                                lambda name, message: warn(f"{source}: {name}: {message}"))
-    report = Report(len(pieces), document.skipped)
+    report, done = Report(len(pieces), document.skipped), []
     for piece, t in zip(pieces, outputs):
-        if t.error or (not t.text and piece.text.strip()):
-            report.failed.append((piece.name, t.error or "the model wrote nothing for it"))
-            warn(f"{source}: {piece.name}: not translated: {report.failed[-1][1]}")
-    done = [None if (t.error or (not t.text and p.text.strip())) else t.text for p, t in zip(pieces, outputs)]
+        failed = t.error or (not t.text and piece.text.strip() and NOTHING)
+        done.append(None if failed else t.text)
+        if failed:
+            report.failed.append((piece.name, failed))
+            warn(f"{source}: {piece.name}: not translated: {failed}")
     data = document.write(done)
     partial = Path(out).with_name(f".{Path(out).name}.partial")
     partial.write_bytes(data)

@@ -118,12 +118,11 @@ def _restored(translator, segment: Segment, translation: Translation, stats: Lin
 
 
 def _as_written(text: str) -> Translation:
-    """A sentence copied as the source wrote it: its tokens the source's, read from nothing (its
-    attention and alignment all on </s>), log-probability 0."""
+    """A sentence copied as the source wrote it: its words both its source and its output units, each
+    aligned to itself (so tags go back around the words they wrapped), log-probability 0."""
     tokens = text.split()
-    rows = np.zeros((len(tokens) + 1, 1), dtype=np.float32)
-    rows[:, 0] = 1.0
-    return Translation(text, tokens, [EOS_TOKEN], 0.0, rows, alignment=rows)
+    rows = np.eye(len(tokens) + 1, dtype=np.float32)  # (T + 1, S + 1), T = S
+    return Translation(text, tokens, tokens + [EOS_TOKEN], 0.0, rows, alignment=rows)
 
 
 def _capitalised(translation: Translation, segment: Segment) -> Translation:
