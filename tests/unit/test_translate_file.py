@@ -58,6 +58,32 @@ def test_xliff_inline_elements_and_translated_units(tiny_run, tmp_path, version)
     assert tags == [(g.tag.split("}")[1], "1"), ("x" if version == "1.2" else "ph", "2")]
     assert "".join(targets[0].itertext()).strip()
     assert targets[1].text and len(root.findall(".//{*}source")) == 3
+    if version == "2.0":  # machine output nobody has reviewed
+        assert [s.get("state") for s in root.findall(".//{*}segment")][:2] == ["initial", "initial"]
+
+
+def test_xliff_native_code_comes_back_as_written(tiny_run, tmp_path):
+    (tmp_path / "in.xlf").write_text(
+        '<?xml version="1.0" encoding="UTF-8"?><xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">'
+        '<file original="a" source-language="en" datatype="plaintext"><body><trans-unit id="1"><source>The '
+        '<bpt id="1">&lt;b class="x"&gt;</bpt>dog<ept id="1">&lt;/b&gt;</ept> sees <ph id="2">{0}</ph> cat.</source>'
+        '</trans-unit></body></file></xliff>', encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.xlf", tmp_path / "out.xlf") == 0
+    (target,) = etree.parse(str(tmp_path / "out.xlf")).getroot().findall(".//{*}target")
+    codes = [(etree.QName(e).localname, e.get("id"), e.text, sorted(e.attrib)) for e in target]
+    assert sorted(codes) == [("bpt", "1", '<b class="x">', ["id"]), ("ept", "1", "</b>", ["id"]),
+                             ("ph", "2", "{0}", ["id"])]
+
+
+def test_po_placeholders_come_through(tiny_run, tmp_path):
+    (tmp_path / "in.po").write_text('msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n\n'
+                                    '#, c-format\nmsgid "The dog sees %s and %1$d cats."\nmsgstr ""\n\n'
+                                    'msgid "A {count} hat takes %(name)s."\nmsgstr ""\n', encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.po", tmp_path / "out.po") == 0
+    from translate.storage import pypo
+    units = [u for u in pypo.pofile.parsefile(str(tmp_path / "out.po")).units if not u.isheader()]
+    assert "%s" in units[0].target and "%1$d" in units[0].target
+    assert "{count}" in units[1].target and "%(name)s" in units[1].target
 
 
 def test_subtitles_keep_their_cues_times_and_lines(tiny_run, tmp_path):
@@ -77,6 +103,17 @@ def test_subtitles_keep_their_cues_times_and_lines(tiny_run, tmp_path):
     assert run(tiny_run, tmp_path / "in.vtt", tmp_path / "out.vtt") == 0
     (caption,) = webvtt.read(str(tmp_path / "out.vtt")).captions
     assert caption.start == "00:00:01.000" and caption.text and caption.text != SENTENCES[0]
+    (tmp_path / "in.vtt").write_text("WEBVTT\n\n00:00:01.000 --> 00:00:02.000\n<v Roger>The <i>dog</i> sees a cat.\n",
+                                     encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.vtt", tmp_path / "out.vtt") == 0
+    (caption,) = webvtt.read(str(tmp_path / "out.vtt")).captions
+    assert caption.raw_text.startswith("<v Roger>") and caption.raw_text.count("<i>") == 1 == caption.raw_text.count("</i>")
+
+
+def test_a_subtitle_file_read_in_part_is_refused(tiny_run, tmp_path, capsys):
+    (tmp_path / "in.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nThe dog.\n\nnot a subtitle\n", encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.srt", tmp_path / "out.srt") == 2
+    assert "in.srt: the srt reader cannot read it" in capsys.readouterr().err and not (tmp_path / "out.srt").exists()
 
 
 def test_docx_runs_keep_their_formatting(tiny_run, tmp_path):
@@ -104,12 +141,27 @@ def test_text_and_html(tiny_run, tmp_path):
     assert run(tiny_run, tmp_path / "in.html", tmp_path / "out.html") == 0
     page = (tmp_path / "out.html").read_text(encoding="utf-8")
     assert page.count("<li>") == 2 and "<!-- kept -->" in page and SENTENCES[0] not in page
+    (tmp_path / "in.html").write_text(f'<html lang="en"><body><p>{SENTENCES[0]}</p></body></html>', encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.html", tmp_path / "out.html") == 0
+    page = (tmp_path / "out.html").read_text(encoding="utf-8")
+    assert 'lang="en"' not in page and page.count("lang=") == 1
+
+
+def test_paths_it_cannot_use_are_refused_and_the_input_kept(tiny_run, tmp_path, capsys):
+    (tmp_path / "in.txt").write_text(SENTENCES[0], encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.txt", tmp_path / "in.txt") == 2
+    assert "would overwrite the input" in capsys.readouterr().err
+    assert (tmp_path / "in.txt").read_text(encoding="utf-8") == SENTENCES[0]
+    assert run(tiny_run, tmp_path / "no.txt", tmp_path / "out.txt") == 2
+    assert "no.txt: no such file" in capsys.readouterr().err
+    assert run(tiny_run, tmp_path / "in.txt", tmp_path / "none" / "out.txt") == 2
+    assert "to write it in" in capsys.readouterr().err
 
 
 def test_a_file_it_cannot_read_is_one_line_and_no_output(tiny_run, tmp_path, capsys):
     (tmp_path / "in.docx").write_text("not a document")
     assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.docx") == 2
-    assert "in.docx: not a docx file this reader can read" in capsys.readouterr().err
+    assert "in.docx: the docx reader cannot read it" in capsys.readouterr().err
     assert not (tmp_path / "out.docx").exists()
     (tmp_path / "in.pdf").write_text("x")
     assert run(tiny_run, tmp_path / "in.pdf", tmp_path / "out.pdf") == 2

@@ -27,9 +27,9 @@ def register(sub) -> None:
 def translate_file(args) -> int:
     from rnnsearch.extras import require
     require("files", "rnnsearch translate-file")
-    from rnnsearch.text.files import format_of, translate_file as run
+    from rnnsearch.text.files import check_paths, translate_file as run
     from rnnsearch.text.settings import TextSettings
-    format_of(args.input)  # a format it cannot read: refused before the model is loaded
+    check_paths(args.input, args.output)  # refused before the model is loaded
     text_settings = settings_from_flags(TextSettings, args)
     translator = load_translator(args, args.checkpoint)
     translator.warn = lambda message: print(f"rnnsearch translate-file: warning: {args.input} {message}",
@@ -38,11 +38,16 @@ def translate_file(args) -> int:
     with progress_bar(0, "translate-file") as advance:
         report = run(translator, args.input, args.output, settings, text_settings, args.retranslate, advance,
                      warn=lambda message: print(f"rnnsearch translate-file: warning: {message}", file=sys.stderr))
-    print(f"rnnsearch translate-file: {args.output}: {report.pieces - len(report.failed)} of {report.pieces} pieces "
-          f"translated" + (f", {report.skipped} units already translated left as they were" if report.skipped else ""),
-          file=sys.stderr)
+    done = report.units - len(report.failed)
+    print(f"rnnsearch translate-file: {args.output}: {done} of {_count(report.units, 'unit')} translated"
+          + (f"; {_count(report.skipped, 'unit')} already translated left as "
+             f"{'it was' if report.skipped == 1 else 'they were'}" if report.skipped else ""), file=sys.stderr)
     if report.failed:
-        print(f"rnnsearch translate-file: {len(report.failed)} of {report.pieces} pieces not translated; see the "
-              f"warnings above (exit status {NOT_TRANSLATED})", file=sys.stderr)
+        print(f"rnnsearch translate-file: {len(report.failed)} of {_count(report.units, 'unit')} not translated; see "
+              f"the warnings above (exit status {NOT_TRANSLATED})", file=sys.stderr)
         return NOT_TRANSLATED
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"

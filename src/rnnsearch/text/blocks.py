@@ -44,6 +44,7 @@ class Unit:
     elements: list[Element]
     entities: dict[str, list[str]]  # a character -> the entities the source wrote it as, in order
     keep: list[tuple[int, int]] = field(default_factory=list)  # spans of plain carried verbatim (Source.slots)
+    raw: str = ""  # the unit as the source wrote it (markup and all)
 
 
 @dataclass
@@ -121,9 +122,11 @@ def _emit(run: list[Node], text: str, page: Page) -> None:
     inner[0] = replace(inner[0], raw=inner[0].raw[len(lead):]) if lead else inner[0]
     inner[-1] = replace(inner[-1], raw=inner[-1].raw[:len(inner[-1].raw) - len(trail)]) if trail else inner[-1]
     unit = _unit(inner, text)
+    written = "".join(whole(n, text) for n in run)
     if not any(c.isalnum() for c in unit.plain):
-        page.pieces.append("".join(whole(n, text) for n in run))
+        page.pieces.append(written)
         return
+    unit.raw = written[len(lead):len(written) - len(trail)]
     page.pieces += [lead, len(page.units), trail]
     page.units.append(unit)
 

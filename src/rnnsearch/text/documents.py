@@ -34,6 +34,10 @@ class Marked:
     def units(self) -> list[blocks.Unit]:
         return [] if self.error else self.page.units
 
+    def sources(self) -> list[Source]:
+        """Each unit as a Source, its spans carried verbatim as slots."""
+        return [Source(u.plain, slots=tuple((a, b, u.plain[a:b]) for a, b in u.keep)) for u in self.units]
+
 
 def read(text: str, mode: str) -> Marked:
     """A line's units and what lies between them (``blocks.Page``; its ``warnings``: faults of form read
@@ -44,7 +48,7 @@ def read(text: str, mode: str) -> Marked:
         plain, elements = parse(text, mode)
     except MarkupError as exc:
         return Marked(blocks.Page([], [], []), error=str(exc))
-    return Marked(blocks.Page([0], [blocks.Unit(plain, elements, {})], []))
+    return Marked(blocks.Page([0], [blocks.Unit(plain, elements, {}, raw=text)], []))
 
 
 def read_lines(texts: Sequence[str], mode: str, warn) -> list[Marked]:
@@ -70,8 +74,7 @@ def unit_sources(sources: Sequence[Source], marked: Sequence[Marked]) -> list[So
             marked[n].constraints_met = False
             marked[n].error = (f"its constraints go with one block, and it has {len(m.units)}: give each block "
                                "a line of its own, or use a glossary (matched block by block)")
-        out += [Source(u.plain, constraints=source.constraints, avoid=source.avoid,
-                       slots=tuple((a, b, u.plain[a:b]) for a, b in u.keep)) for u in m.units]
+        out += [replace(u, constraints=source.constraints, avoid=source.avoid) for u in m.sources()]
     return out
 
 
@@ -129,3 +132,23 @@ def translate_marked(translator, sources: Sequence[Source], marked: Sequence[Mar
         yield assemble(translator, part, found)
         if progress is not None:
             progress(len(lines))
+
+
+def translate_units(translator, marked: Sequence[Marked], search: SearchSettings | None = None,
+                    settings: TextSettings | None = None, progress=None) -> list[list[tuple[str, str | None]]]:
+    """For each line read (``marked``), each unit's output with its tags put back and None, or its
+    source as written and why it was not translated: the units of every line searched together, so a
+    document can keep the units translated where one fails (``text/files.py``)."""
+    units = [u for m in marked for u in m.units]
+    sources = [s for m in marked for s in m.sources()]
+    found = next(translate_lines(translator, sources, search, settings, progress=progress, alignments=True),
+                 []) if sources else []
+    done = []
+    for unit, t in zip(units, found):
+        why = t.error or (NOTHING if not t.tokens and any(c.isalnum() for c in unit.plain) else None)
+        done.append((unit.raw, why) if why else (_unit_output(translator, unit, t), None))
+    out, k = [], 0
+    for m in marked:
+        out.append(done[k:k + len(m.units)])
+        k += len(m.units)
+    return out

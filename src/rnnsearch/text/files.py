@@ -8,10 +8,13 @@ line, an XLIFF unit's id, a subtitle's number). Everything that is not a piece (
 headers, untranslatable units, and units already translated unless ``retranslate``) is written back
 as the library read it. The pieces are translated through the text stage (``text/pipeline.py``) and
 the markup path (``text/documents.py``) as ``rnnsearch translate`` does, and the format writes the
-file again with each translation in its place. The output is written whole or not at all.
+file again with each translation in its place. A piece not translated stays as it was (an XLIFF or
+PO unit without a target); in an HTML page, each block is a unit of its own and one not translated
+keeps its source. The output is written whole or not at all, and never over the input.
 
 The files are read and written by the field's libraries: translate-toolkit (PO, XLIFF 1.2 and 2.x),
-pysrt, webvtt-py and python-docx (``text/file_formats.py``); the HTML path is ``--markup html``'s.
+pysrt, webvtt-py and python-docx (``text/file_formats.py``, ``text/xliff_file.py``, ``text/docx_file.py``);
+the HTML path is ``--markup html``'s.
 """
 from __future__ import annotations
 
@@ -22,23 +25,51 @@ from pathlib import Path
 from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source
 from rnnsearch.errors import UsageError
-from rnnsearch.text import file_formats
-from rnnsearch.text.file_formats import Piece
-from rnnsearch.text.documents import NOTHING, read_lines, translate_marked
+from rnnsearch.text import blocks
+from rnnsearch.text.documents import NOTHING, Marked, read, translate_units
+from rnnsearch.text.docx_file import read_docx
+from rnnsearch.text.file_formats import Document, Piece, read_html, read_po, read_srt, read_text, read_vtt
 from rnnsearch.text.pipeline import translate_lines
 from rnnsearch.text.settings import TextSettings
+from rnnsearch.text.xliff_file import read_xliff
 
 
 @dataclass
 class Report:
-    """What a file's translation did: pieces translated, and the names and reasons of those that were not."""
-    pieces: int = 0
-    skipped: int = 0                               # units left as they were (already translated)
+    """What a file's translation did: units to translate, units left as they were (already
+    translated), and the name and reason of each unit not translated."""
+    units: int = 0
+    skipped: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+@dataclass
+class Outcome:
+    """A piece's translation (None: not written), its units, and those not translated (name, why)."""
+    text: str | None
+    units: int
+    failed: list[tuple[str, str]]
 
 
 FORMATS = {".txt": "text", ".html": "html", ".htm": "html", ".po": "po", ".pot": "po", ".xliff": "xliff",
            ".xlf": "xliff", ".srt": "srt", ".vtt": "vtt", ".docx": "docx"}
+
+
+READERS = {"text": read_text, "html": read_html, "po": read_po, "xliff": read_xliff, "srt": read_srt, "vtt": read_vtt,
+           "docx": read_docx}
+
+
+def read_file(kind: str, path: str | Path, lang: str, retranslate: bool) -> Document:
+    """The file read by its format's reader; a UsageError in one line where its library cannot read it."""
+    try:
+        return READERS[kind](Path(path), lang, retranslate)
+    except UsageError:
+        raise
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}): save it as UTF-8") from None
+    except Exception as exc:  # the library's own complaint about the file, in one line
+        detail = str(exc).splitlines()[0] if str(exc).strip() else "no detail"
+        raise UsageError(f"{path}: the {kind} reader cannot read it ({type(exc).__name__}: {detail})") from None
 
 
 def format_of(path: str | Path) -> str:
@@ -50,28 +81,39 @@ def format_of(path: str | Path) -> str:
     return kind
 
 
+def check_paths(source: str | Path, out: str | Path) -> str:
+    """The format of ``source``, once the two paths can be read and written: a UsageError naming the
+    path otherwise (no such input, a folder, the output over the input, no folder for it, another format)."""
+    source, out, kind = Path(source), Path(out), format_of(source)
+    if not source.is_file():
+        raise UsageError(f"{source}: {'a folder, not a file' if source.is_dir() else 'no such file'}")
+    if format_of(out) != kind:
+        raise UsageError(f"{out}: write the translation in the format it was read in ({kind}: {source.suffix})")
+    if out.is_dir():
+        raise UsageError(f"{out}: a folder; name the file to write")
+    if out.exists() and out.samefile(source) or out.resolve() == source.resolve():
+        raise UsageError(f"{out}: the output would overwrite the input; name another file")
+    if not out.resolve().parent.is_dir():
+        raise UsageError(f"{out}: no folder {out.resolve().parent} to write it in")
+    return kind
+
+
 def translate_file(translator, source: str | Path, out: str | Path, search: SearchSettings | None = None,
                    settings: TextSettings | None = None, retranslate: bool = False, progress=None,
                    warn=print) -> Report:
     """Translate the file ``source`` into ``out`` (the same format); ``retranslate``: units already
-    translated too. A piece that could not be translated keeps its source (XLIFF and PO: no target)
-    and is named in the report; ``warn`` is called with each (``NAME: why``)."""
-    kind = format_of(source)
-    if format_of(out) != kind:
-        raise UsageError(f"{out}: write the translation in the format it was read in ({kind}: {Path(source).suffix})")
-    lang = translator.tgt_codec.lang
-    document = file_formats.read(kind, source, lang, retranslate)
-    pieces = document.pieces
-    outputs = translate_pieces(translator, pieces, search, settings, progress,
-                               lambda name, message: warn(f"{source}: {name}: {message}"))
-    report, done = Report(len(pieces), document.skipped), []
-    for piece, t in zip(pieces, outputs):
-        failed = t.error or (not t.text and piece.text.strip() and NOTHING)
-        done.append(None if failed else t.text)
-        if failed:
-            report.failed.append((piece.name, failed))
-            warn(f"{source}: {piece.name}: not translated: {failed}")
-    data = document.write(done)
+    translated too. A unit that could not be translated keeps its source (XLIFF and PO: no target)
+    and is named in the report; ``warn`` is called with each (``FILE: NAME: why``)."""
+    kind = check_paths(source, out)
+    document = read_file(kind, source, translator.tgt_codec.lang, retranslate)
+    outcomes = translate_pieces(translator, document.pieces, search, settings, progress,
+                                lambda name, message: warn(f"{source}: {name}: {message}"))
+    report = Report(sum(o.units for o in outcomes), document.skipped)
+    for o in outcomes:
+        for name, why in o.failed:
+            report.failed.append((name, why))
+            warn(f"{source}: {name}: not translated: {why}")
+    data = document.write([o.text for o in outcomes])
     partial = Path(out).with_name(f".{Path(out).name}.partial")
     partial.write_bytes(data)
     os.replace(partial, out)  # whole or not at all
@@ -79,33 +121,44 @@ def translate_file(translator, source: str | Path, out: str | Path, search: Sear
 
 
 def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | None, settings: TextSettings | None,
-                     progress=None, warn=None) -> list:
-    """Each piece's Translation, in order: plain ones through the text stage, marked ones through the
-    markup path, each kind batched; ``warn(name, message)``: each fault of markup read through."""
+                     progress=None, warn=None) -> list[Outcome]:
+    """Each piece's Outcome, in order: plain ones through the text stage, marked ones read into units
+    (``warn(name, message)``: each fault of markup read through) and put back through the markup path."""
     out: list = [None] * len(pieces)
     plain = [i for i, p in enumerate(pieces) if p.mode is None]
     if plain:
-        found = [t for part in translate_lines(translator, [Source(pieces[i].text) for i in plain], search, settings,
-                                               progress=progress) for t in part]
+        found = next(translate_lines(translator, [Source(pieces[i].text, slots=pieces[i].slots) for i in plain],
+                                     search, settings, progress=progress), [])
         for i, t in zip(plain, found):
-            out[i] = t
-    for mode in ("xml", "html"):
-        marked = [i for i, p in enumerate(pieces) if p.mode == mode]
-        if not marked:
-            continue
-        texts = [pieces[i].text for i in marked]
-        read = read_lines(texts, mode, _named([pieces[i].name for i in marked], warn))
-        found = [t for part in translate_marked(translator, [Source(t) for t in texts], read, search, settings,
-                                                progress=progress) for t in part]
-        for i, t in zip(marked, found):
-            out[i] = t
+            out[i] = _plain_outcome(pieces[i], t)
+    marked = [i for i, p in enumerate(pieces) if p.mode is not None]
+    read_in = [_read(pieces[i], warn) for i in marked]
+    for i, m, done in zip(marked, read_in, translate_units(translator, read_in, search, settings, progress)):
+        out[i] = _marked_outcome(pieces[i], m, done)
     return out
 
 
-def _named(names: list[str], warn):
-    """A warn for read_lines ("line N: ...") that names piece N instead (None: no warnings wanted)."""
-    def named(message: str) -> None:
+def _plain_outcome(piece: Piece, t) -> Outcome:
+    words = any(c.isalnum() for c in piece.text)
+    lost = [w for _, _, w in piece.slots if t.text.count(w) < piece.text.count(w)]
+    why = t.error or (NOTHING if words and not t.text.strip() else None) or (
+        f"its placeholders {', '.join(lost)} are not all in the output" if lost else None)
+    return Outcome(None if why else t.text, int(words), [(piece.name, why)] if why else [])
+
+
+def _read(piece: Piece, warn) -> Marked:
+    m = read(piece.text, piece.mode)
+    for warning in m.page.warnings:
         if warn is not None:
-            where, _, what = message.partition(": ")
-            warn(names[int(where.split()[1]) - 1], what)
-    return named
+            warn(piece.name, warning)
+    return m
+
+
+def _marked_outcome(piece: Piece, m: Marked, done: list[tuple[str, str | None]]) -> Outcome:
+    if m.error:
+        return Outcome(None, 1, [(piece.name, m.error)])
+    several = len(done) > 1
+    failed = [(f"{piece.name}, block {n} ({raw[:30]!r})" if several else piece.name, why)
+              for n, (raw, why) in enumerate(done, 1) if why]
+    whole = not failed or (piece.partial and len(failed) < len(done))
+    return Outcome(blocks.write(m.page, [text for text, _ in done]) if whole else None, len(done), failed)

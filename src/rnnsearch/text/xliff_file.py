@@ -1,0 +1,96 @@
+"""XLIFF 1.2 and 2.x for ``rnnsearch translate-file`` (``text/files.py``), read and written by
+translate-toolkit, its units' XML through lxml: ``read_xliff(path, target_lang, retranslate)``.
+
+Each translatable unit without a target is a piece: its ``<source>`` with its inline elements
+(``<g>``, ``<x/>``, ``<bx/>``, ``<ex/>``, 2.x's ``<pc>``, ``<ph/>``, ``<sc/>``, ``<ec/>``) through the
+markup path. The native code that 1.2's ``<bpt>``, ``<ept>``, ``<ph>`` and ``<it>`` hold (``&lt;b&gt;``,
+``{0}``) is not text to translate: each such element goes to the markup path as an empty element in
+its place, placed through the alignment, and comes back whole, its code as the source wrote it. A
+1.2 target gets ``state="needs-review-translation"`` and ``state-qualifier="leveraged-mt"``; a 2.x
+segment keeps ``state="initial"`` (machine output nobody has reviewed) with ``subState="rnnsearch:mt"``.
+"""
+from __future__ import annotations
+
+import html
+from copy import deepcopy
+from pathlib import Path
+
+from rnnsearch.text.file_formats import Document, Piece
+
+NATIVE = {"bpt", "ept", "ph", "it"}  # 1.2's elements whose content is the original file's code
+CODE = "rnnsearch-code"               # the attribute that numbers an element standing in for one
+
+
+def read_xliff(path: Path, lang: str, retranslate: bool) -> Document:
+    from lxml import etree
+    from translate.storage import xliff, xliff2
+    data = path.read_bytes()
+    two = etree.fromstring(data).get("version", "1.2").startswith("2")
+    store = (xliff2.Xliff2File if two else xliff.xlifffile).parsestring(data)
+    todo, skipped, pieces = [], 0, []
+    for unit in store.units:
+        if unit.isheader() or not unit.istranslatable() or not unit.source.strip():
+            continue
+        if unit.target and not retranslate:
+            skipped += 1
+            continue
+        source = unit.get_source_dom()
+        marked, codes = _inner_xml(source)
+        todo.append((source, codes))
+        pieces.append(Piece(marked, "xml", f"unit {unit.getid()!r}"))
+
+    def write(outputs: list) -> bytes:
+        for (source, codes), output in zip(todo, outputs):
+            if output is not None:
+                _put_target(source, output, codes, two)
+        if not two:
+            for node in store.document.getroot().iter("{*}file"):
+                node.set("target-language", lang)
+        else:
+            store.document.getroot().set("trgLang", lang)
+        return etree.tostring(store.document, xml_declaration=True, encoding="UTF-8")
+    return Document(pieces, write, skipped)
+
+
+def _inner_xml(element) -> tuple[str, list]:
+    """An element's content as markup with local tag names (no namespaces), each element of native
+    code empty in its place; and those elements, whole, by their number."""
+    from lxml import etree
+    copy = deepcopy(element)
+    codes = []
+    for node in list(copy.iter()):
+        if not isinstance(node.tag, str):
+            continue
+        if node is not copy and etree.QName(node).localname in NATIVE and (len(node) or node.text):
+            codes.append(deepcopy(node))
+            codes[-1].tail = None
+            for child in list(node):
+                node.remove(child)
+            node.text = None
+            node.set(CODE, str(len(codes) - 1))
+        node.tag = etree.QName(node).localname
+    etree.cleanup_namespaces(copy)
+    marked = html.escape(copy.text or "", quote=False) + "".join(etree.tostring(c, encoding="unicode") for c in copy)
+    return marked, codes
+
+
+def _put_target(source, output: str, codes: list, two: bool) -> None:
+    """The unit's ``<target>`` after its ``<source>``: ``output`` with each element of native code whole again."""
+    from lxml import etree
+    ns = etree.QName(source).namespace
+    target = etree.fromstring(f'<target xmlns="{ns}">{output}</target>')
+    for node in list(target.iter()):
+        if isinstance(node.tag, str) and node.get(CODE) is not None:
+            whole = deepcopy(codes[int(node.get(CODE))])
+            whole.tail = node.tail
+            node.getparent().replace(node, whole)
+    old = source.getparent().find(f"{{{ns}}}target")
+    if old is not None:
+        source.getparent().remove(old)
+    source.addnext(target)
+    if two:
+        source.getparent().set("state", "initial")
+        source.getparent().set("subState", "rnnsearch:mt")
+    else:
+        target.set("state", "needs-review-translation")
+        target.set("state-qualifier", "leveraged-mt")
