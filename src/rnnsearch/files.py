@@ -1,7 +1,9 @@
-"""Folders written whole or not at all (a release, a prepared dataset, a snapshot), and files' digests."""
+"""Folders and files written whole or not at all (a release, a prepared dataset, a snapshot, a
+translated document), and files' digests."""
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from contextlib import contextmanager
 from pathlib import Path
@@ -24,6 +26,18 @@ def whole_or_absent(out: str | Path) -> Iterator[Path]:
         tmp.rename(out)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
+def write_whole(path: str | Path, data: str | bytes) -> None:
+    """``data`` (text as UTF-8) into ``path`` through ``.NAME.partial`` beside it: the file whole, or as it was."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.partial")
+    try:
+        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
         raise
 
 

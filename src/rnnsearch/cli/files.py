@@ -1,4 +1,5 @@
-"""``rnnsearch translate-file IN OUT``: a document in its own format (text/files.py)."""
+"""``rnnsearch translate-file IN OUT``: a document in its own format (text/files.py); ``rnnsearch
+transfer-tags``: a source's tags into a translation the model did not write (analysis/transfer_tags.py)."""
 from __future__ import annotations
 
 import sys
@@ -22,6 +23,23 @@ def register(sub) -> None:
     add_settings_flags(p, TextSettings)
     add_decoding_args(p, n_best=False)
     p.set_defaults(func=translate_file, tune=True)
+    _register_transfer(sub)
+
+
+def _register_transfer(sub) -> None:
+    p = sub.add_parser("transfer-tags", help="place a tagged source's tags into its given translation (a "
+                       "translator's post-edit) through the alignment head")
+    p.add_argument("checkpoint", help=MODEL_HELP)
+    p.add_argument("--src", required=True, help="the tagged sources, one a line (XML, or HTML with --markup html)")
+    p.add_argument("--tgt", required=True, help="their translations without tags, line i translating source line i")
+    p.add_argument("--out", required=True, help="where to write the translations with the tags, whole or not at all")
+    p.add_argument("--reverse-model", metavar="CKPT", help="a model of the other direction (e.g. Fr->En): place "
+                   "the tags by both directions' alignment heads, symmetrised")
+    p.add_argument("--reading", choices=["head", "attention", "symmetrised"], default=None,
+                   help="the alignment to place by (default: symmetrised with --reverse-model, else the alignment "
+                   "head where the model has one, else the attention)")
+    p.add_argument("--markup", choices=["xml", "html"], default="xml", help="how the sources' tags are read")
+    p.set_defaults(func=transfer_tags, tune=True)
 
 
 def translate_file(args) -> int:
@@ -47,6 +65,33 @@ def translate_file(args) -> int:
               f"the warnings above (exit status {NOT_TRANSLATED})", file=sys.stderr)
         return NOT_TRANSLATED
     return 0
+
+
+def transfer_tags(args) -> int:
+    from pathlib import Path
+
+    from rnnsearch.analysis.transfer_tags import transfer_tags as run
+    from rnnsearch.data.io import read_lines
+    from rnnsearch.decoding.translator import Translator
+    from rnnsearch.errors import UsageError
+    from rnnsearch.files import write_whole
+    if Path(args.out).resolve() in (Path(args.src).resolve(), Path(args.tgt).resolve()):
+        raise UsageError(f"{args.out}: the output would overwrite an input; name another file")
+    sources, translations = read_lines(args.src), read_lines(args.tgt)
+    if len(sources) != len(translations):
+        raise UsageError(f"{args.src} has {len(sources)} lines and {args.tgt} {len(translations)}: give each source "
+                         "line its translation on the same line")
+    translator = Translator.from_pretrained(args.checkpoint)
+    reverse = Translator.from_pretrained(args.reverse_model) if args.reverse_model else None
+    done = run(translator, sources, translations, args.markup, args.reading, reverse)
+    write_whole(args.out, "".join(d.text + "\n" for d in done))
+    failed = [(n, d.error) for n, d in enumerate(done, 1) if d.error]
+    for n, why in failed:
+        print(f"rnnsearch transfer-tags: warning: {args.src}:{n}: tags not placed (the translation written without "
+              f"them): {why}", file=sys.stderr)
+    print(f"rnnsearch transfer-tags: {args.out}: tags placed in {len(done) - len(failed)} of {_count(len(done), 'line')}",
+          file=sys.stderr)
+    return NOT_TRANSLATED if failed else 0
 
 
 def _count(n: int, noun: str) -> str:

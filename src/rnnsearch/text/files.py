@@ -18,13 +18,13 @@ the HTML path is ``--markup html``'s.
 """
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source
 from rnnsearch.errors import UsageError
+from rnnsearch.files import write_whole
 from rnnsearch.text import blocks
 from rnnsearch.text.documents import NOTHING, Marked, read, translate_units
 from rnnsearch.text.docx_file import read_docx
@@ -113,10 +113,7 @@ def translate_file(translator, source: str | Path, out: str | Path, search: Sear
         for name, why in o.failed:
             report.failed.append((name, why))
             warn(f"{source}: {name}: not translated: {why}")
-    data = document.write([o.text for o in outcomes])
-    partial = Path(out).with_name(f".{Path(out).name}.partial")
-    partial.write_bytes(data)
-    os.replace(partial, out)  # whole or not at all
+    write_whole(out, document.write([o.text for o in outcomes]))
     return report
 
 

@@ -1,0 +1,158 @@
+"""Tags into a translation the model did not write (``rnnsearch transfer-tags``; Zenkel, Wuebker and
+DeNero 2021, "Automatic Bilingual Markup Transfer"): a tagged source and a plain translation of it
+(a translator's post-edit) in, the translation with the source's tags placed in it out.
+
+The model reads the pair with teacher forcing (``force_align``) and each element goes around the
+target words that best answer to its source words, as ``--markup`` places tags in the model's own
+output (``decoding/markup.put_back``: never inside a word, nested as the source nests). The
+alignment read (``READINGS``): the alignment head's beta (``head``, the default where the model has
+one), the attention (``attention``), the two directions' heads where a reverse model is given
+(``symmetrised``: beta_ij of one direction times beta_ji of the other, each row normalised again),
+or another aligner's links (``links``: eflomal's, Pharaoh ``s-t`` over the tokens of ``tokens``, each
+target token's links shared). The model's readings also link each target token to the source tokens
+written the same (in any case; with a letter or digit: names, numbers, product terms the vocabulary
+lacks and reads as <unk>) with the weight ``IDENTICAL``, a row's own weight being 1 (chosen on the
+Salesforce strings 1001-2000: experiments/transfer_salesforce.py). The translation's characters are
+kept as given; the output is markup of the source's kind (text escaped: ``&amp; &lt; &gt;``).
+"""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass
+from types import SimpleNamespace
+
+import numpy as np
+
+from rnnsearch.analysis.force_align import force_align
+from rnnsearch.decoding.markup import put_back
+from rnnsearch.errors import UsageError
+from rnnsearch.text.documents import read
+
+READINGS = ("head", "attention", "symmetrised", "links")
+IDENTICAL = 1.0
+
+
+@dataclass
+class Pair:
+    """A tagged source and its translation, read: the source's plain text, its elements, and both sides'
+    tokens (what the tags are placed between); ``error``: why its tags cannot be placed."""
+    translation: str
+    plain: str = ""
+    elements: list | None = None
+    src_tokens: list[str] | None = None
+    tgt_tokens: list[str] | None = None
+    error: str | None = None
+
+
+@dataclass
+class Transfer:
+    """A translation with the source's tags placed in it (``error``: not placed; the translation escaped, untagged)."""
+    text: str
+    error: str | None = None
+
+
+def tokens(codec, text: str) -> list[str]:
+    """The tokens tags are placed between: the model's words (Moses), or whitespace words (SentencePiece)."""
+    return codec.words(text) if codec.mode == "word" else text.split()
+
+
+def read_pairs(translator, sources: list[str], translations: list[str], mode: str = "xml") -> list[Pair]:
+    """Each (tagged source, plain translation) read; a source not well-formed, or of several HTML blocks
+    (each block is placed on its own: give each a line), has its ``error``."""
+    if len(sources) != len(translations):
+        raise UsageError(f"{len(sources)} sources and {len(translations)} translations: give one translation a source")
+    pairs = []
+    for source, translation in zip(sources, translations):
+        m = read(source, mode)
+        if m.error or len(m.units) > 1:
+            pairs.append(Pair(translation, error=m.error or f"it has {len(m.units)} blocks; give each block a line"))
+            continue
+        unit = m.units[0] if m.units else None
+        plain, elements = (unit.plain, unit.elements) if unit else ("", [])
+        pairs.append(Pair(translation, plain, elements, tokens(translator.src_codec, plain),
+                          tokens(translator.tgt_codec, translation)))
+    return pairs
+
+
+def soft_alignments(translator, pairs: list[Pair], reading: str = "head", reverse=None,
+                    links: list[set] | None = None) -> list[np.ndarray | None]:
+    """Each pair's alignment (target tokens, source tokens) as ``reading`` reads it (None: a pair in error,
+    or one without tags or words to place them by); ``links``: each pair's (source, target) token links."""
+    if reading not in READINGS:
+        raise UsageError(f"reading must be one of {', '.join(READINGS)}, got {reading!r}")
+    if reading == "symmetrised" and reverse is None:
+        raise UsageError("the symmetrised reading needs the reverse model (--reverse-model)")
+    if (reading == "links") != (links is not None):
+        raise UsageError("the links reading places tags by given links (--links FILE), and only it does")
+    todo = [n for n, p in enumerate(pairs) if not p.error and p.elements and p.src_tokens and p.tgt_tokens]
+    out: list[np.ndarray | None] = [None] * len(pairs)
+    if reading == "links":
+        for n in todo:
+            out[n] = _shared(links[n], pairs[n])
+        return out
+    texts = [(" ".join(pairs[n].src_tokens), " ".join(pairs[n].tgt_tokens)) for n in todo]
+    if not todo:
+        return out
+    found = [a.soft for a in force_align(translator, texts, reading=_available(translator, reading))]
+    if reading == "symmetrised":
+        backward = force_align(reverse, [(t, s) for s, t in texts], reading=_available(reverse, "head"))
+        found = [_rows(f * b.soft.T) for f, b in zip(found, backward)]
+    for n, soft in zip(todo, found):
+        out[n] = _rows(soft + IDENTICAL * _identical(pairs[n]))  # (T, S)
+    return out
+
+
+def _rows(soft: np.ndarray) -> np.ndarray:
+    return soft / np.maximum(soft.sum(1, keepdims=True), 1e-9)
+
+
+def _identical(p: Pair) -> np.ndarray:
+    """(T, S): 1 where a target token is written as a source token (any case), with a letter or digit."""
+    src = np.array([t.lower() if any(c.isalnum() for c in t) else "\0" for t in p.src_tokens])
+    tgt = np.array([t.lower() if any(c.isalnum() for c in t) else "\1" for t in p.tgt_tokens])
+    return (tgt[:, None] == src[None, :]).astype(float)
+
+
+def _shared(links: set, p: Pair) -> np.ndarray:
+    """Links (source, target) as rows (T, S), each target token's links shared equally."""
+    soft = np.zeros((len(p.tgt_tokens), len(p.src_tokens)))
+    for s, t in links:
+        if s >= len(p.src_tokens) or t >= len(p.tgt_tokens):
+            raise UsageError(f"link {s}-{t} is outside its pair ({len(p.src_tokens)} source tokens, "
+                             f"{len(p.tgt_tokens)} target tokens: links are over rnnsearch's tokens, 0-based)")
+        soft[t, s] = 1
+    return _rows(soft)
+
+
+def _available(translator, reading: str) -> str:
+    reading = "attention" if reading == "attention" else "head"
+    if reading == "head" and getattr(translator, "align_head", None) is None:
+        raise UsageError("this model has no alignment head: read its attention (--reading attention), or train "
+                         "one with `rnnsearch train-align-head`")
+    return reading
+
+
+def place_tags(pairs: list[Pair], softs: list[np.ndarray | None]) -> list[Transfer]:
+    """Each pair's translation with its source's elements placed through its alignment."""
+    out = []
+    for p, soft in zip(pairs, softs):
+        if p.error:
+            out.append(Transfer(html.escape(p.translation, quote=False), p.error))
+            continue
+        words = p.tgt_tokens or []
+        soft = soft if soft is not None else np.zeros((len(words), len(p.src_tokens or [])))
+        translation = SimpleNamespace(tokens=words, text=p.translation)
+        out.append(Transfer(put_back(p.plain, p.elements or [], p.src_tokens or [], translation, soft)))
+    return out
+
+
+def transfer_tags(translator, sources: list[str], translations: list[str], mode: str = "xml",
+                  reading: str | None = None, reverse=None, links: list[set] | None = None) -> list[Transfer]:
+    """The source's tags placed in each translation (``reading``: one of READINGS; None: ``links`` where
+    they are given, ``symmetrised`` with a reverse model, else ``head`` where the model has one, else
+    ``attention``)."""
+    if reading is None:
+        reading = "links" if links is not None else "symmetrised" if reverse is not None else (
+            "head" if getattr(translator, "align_head", None) is not None else "attention")
+    pairs = read_pairs(translator, sources, translations, mode)
+    return place_tags(pairs, soft_alignments(translator, pairs, reading, reverse, links))

@@ -1,0 +1,56 @@
+"""Tags into a given translation (analysis/transfer_tags.py, ``rnnsearch transfer-tags``): every tag of
+the source comes out once, in a well-formed line whose text is the translation as given; a source it
+cannot read is named and its translation written untagged; the files are checked before the model loads."""
+from __future__ import annotations
+
+import html
+import re
+
+import pytest
+
+from rnnsearch.analysis.transfer_tags import transfer_tags
+from rnnsearch.cli import main
+from rnnsearch.decoding.markup import parse
+from rnnsearch.decoding.translator import Translator
+
+SOURCES = ["The <b>dog</b> sees a <i>cat</i>.", "A <x id=\"1\"/>old blue hat takes a hat.", "The tired table & the letter.",
+           "<a href=\"u\">The tired table</a> calls <b>the <i>pretty</i> letter</b>."]
+TRANSLATIONS = ["Le chien voit un chat.", "Un vieux chapeau bleu prend un chapeau.", "La table fatiguée & la lettre.",
+                "La table fatiguée appelle la jolie lettre."]
+
+
+@pytest.fixture(scope="module")
+def translator(tiny_run):
+    return Translator.from_pretrained(str(tiny_run / "best.pt"))
+
+
+@pytest.mark.parametrize("reading", ["attention", None])
+def test_every_tag_once_around_the_translation_as_given(translator, reading):
+    done = transfer_tags(translator, SOURCES, TRANSLATIONS, reading=reading)
+    for source, translation, d in zip(SOURCES, TRANSLATIONS, done):
+        assert d.error is None
+        plain, _ = parse(d.text)  # well-formed
+        assert plain == translation
+        assert sorted(re.findall(r"<[^<>]+>", d.text)) == sorted(re.findall(r"<[^<>]+>", source))
+    assert "&amp;" in done[2].text
+
+
+def test_a_source_it_cannot_read_keeps_its_translation_untagged(translator):
+    (d,) = transfer_tags(translator, ["The <b>dog sees a cat."], ["Le chien & le chat."])
+    assert d.error and "never closed" in d.error and d.text == html.escape("Le chien & le chat.", quote=False)
+    with pytest.raises(ValueError, match="2 sources and 1 translations"):
+        transfer_tags(translator, SOURCES[:2], TRANSLATIONS[:1])
+
+
+def test_the_command(tiny_run, tmp_path, capsys):
+    (tmp_path / "src.en").write_text("\n".join(SOURCES + ["The <b>dog."]) + "\n", encoding="utf-8")
+    (tmp_path / "tgt.fr").write_text("\n".join(TRANSLATIONS + ["Le chien."]) + "\n", encoding="utf-8")
+    args = ["transfer-tags", str(tiny_run / "best.pt"), "--src", str(tmp_path / "src.en"), "--tgt",
+            str(tmp_path / "tgt.fr"), "--out", str(tmp_path / "out.fr"), "--reading", "attention"]
+    assert main(args) == 3  # one line's tags not placed
+    lines = (tmp_path / "out.fr").read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 5 and lines[4] == "Le chien." and "<b>" in lines[0]
+    assert "src.en:5: tags not placed" in capsys.readouterr().err
+    (tmp_path / "tgt.fr").write_text("Le chien.\n", encoding="utf-8")
+    assert main(args) == 2 and "has 5 lines and" in capsys.readouterr().err
+    assert main(args[:-4] + ["--out", str(tmp_path / "src.en")]) == 2
