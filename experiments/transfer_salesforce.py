@@ -9,7 +9,8 @@ Four readings of the alignment: the En->Fr release's alignment head, the heads o
 symmetrised (``--reverse`` release: beta_ij times beta_ji), eflomal's links (grow-diag-final-and,
 trained on the strings with ``--pairs`` Hansards pairs beside them; a peer, ``pip install eflomal``),
 and the attention; the model's readings with identical tokens linked (analysis/transfer_tags.py).
-Segments/s: the strings with tags through transfer_tags, once warm, on this machine's threads; eflomal's: its whole run over the strings and the Hansards pairs.
+Segments/s: the strings with tags through transfer_tags, once warm, on this machine's threads;
+eflomal's: its whole run over the strings and the Hansards pairs.
 
 Ids 1-1000 (``--half a``, ../shared) are the ones the issue scores; ids 1001-2000 (``--half b``, from
 the dataset's repository) the half to look at while building.
