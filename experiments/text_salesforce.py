@@ -68,6 +68,22 @@ def strings(half: str, salesforce: Path, out: Path) -> tuple[Path, Path]:
     return source, target
 
 
+def subset(source: Path, target: Path, ids: str, out: Path) -> tuple[Path, Path]:
+    """The strings whose id (the number ending the reference's key) is in FIRST-LAST, as strings() gives them."""
+    first, last = (int(x) for x in ids.split("-"))
+    reference = json.loads(target.read_text(encoding="utf-8"))
+    keep = [n for n, k in enumerate(reference["text"]) if first <= int(k.rsplit("_", 1)[1]) <= last]
+    if not keep:
+        sys.exit(f"text_salesforce: no string of this half has an id in {ids}")
+    lines = source.read_text(encoding="utf-8").splitlines()
+    items = list(reference["text"].items())
+    sub_source, sub_target = out / f"{source.stem}.{ids}.en", out / f"{target.stem}.{ids}.json"
+    sub_source.write_text("".join(lines[n] + "\n" for n in keep), encoding="utf-8")
+    sub_target.write_text(json.dumps({**reference, "text": dict(items[n] for n in keep)}, ensure_ascii=False),
+                          encoding="utf-8")
+    return sub_source, sub_target
+
+
 def translate(model: str, python: str, extra: list[str], source: Path, out: Path) -> list[str]:
     """The outputs, one per string (the command's warnings to stderr)."""
     hyp = out / "hyp.fr"
@@ -150,6 +166,8 @@ def main() -> None:
     p.add_argument("--outputs", help="score these outputs (one line per string) instead of translating")
     p.add_argument("--half", choices=("a", "b"), default="a", help="a: ids 1-1000 (../shared); b: ids "
                    "1001-2000 (from the repository), the half to build on")
+    p.add_argument("--ids", help="score these ids of the half only, FIRST-LAST (e.g. 801-1000: the strings a "
+                   "model adapted on 1-800 did not see)")
     p.add_argument("--record", action="store_true", help="ids 1-1000 only: the scores into the release's card")
     p.add_argument("--bounds", action="store_true", help="print what copying source items alone scores")
     p.add_argument("--salesforce", type=Path, default=SALESFORCE, help="git directory of salesforce/localization-xml-mt")
@@ -160,9 +178,11 @@ def main() -> None:
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     folder = scorer(out, args.salesforce, args.moses)
-    if args.record and (args.half != "a" or args.outputs):
+    if args.record and (args.half != "a" or args.outputs or args.ids):
         sys.exit("text_salesforce: --record records a release's own translation of ids 1-1000 (no --half b, --outputs)")
     source, target = strings(args.half, args.salesforce, out)
+    if args.ids:
+        source, target = subset(source, target, args.ids, out)
     if args.bounds:
         return bounds(folder, source, target)
     if args.outputs:

@@ -28,6 +28,19 @@ def register(sub) -> None:
     q.add_argument("--json", action="store_true", help="print the report as JSON")
     q.set_defaults(func=check)
 
+    q = data_sub.add_parser("import", help="a translation memory or bilingual file (TMX, XLIFF, PO) as a corpus "
+                            "for `train --init` and `prepare`")
+    q.add_argument("file", help="the .tmx, .xliff/.xlf or .po file")
+    q.add_argument("--out", required=True, help="the folder to write {train,dev,test}.{src,tgt} into")
+    q.add_argument("--dev", type=int, default=0, help="the last units but --test held out for validation")
+    q.add_argument("--test", type=int, default=0, help="the last units held out for testing")
+    q.add_argument("--src-lang", help="the source language, where the file does not say it")
+    q.add_argument("--tgt-lang", help="the target language, where the file does not say it (or holds several)")
+    q.add_argument("--fuzzy", action="store_true", help="take fuzzy and unreviewed translations too")
+    q.add_argument("--keep-tags", action="store_true", help="keep inline tags as written (by default they are "
+                   "taken out, as the markup path gives the model plain text)")
+    q.set_defaults(func=import_memory)
+
     p = sub.add_parser("prepare", help="tokenise a config's training corpus once into a memory-mapped dataset "
                        "(data.prepared): for corpora too large to read as text")
     add_config_args(p)
@@ -60,6 +73,21 @@ def check(args) -> int:
     print(json.dumps(result.to_dict(), indent=1) if args.json else result.text())
     if not result.usable:
         raise DataError(result.problem)
+    return 0
+
+
+def import_memory(args) -> int:
+    from rnnsearch.data.memories import read_memory, write_corpus
+    from rnnsearch.extras import require
+    require("files", "rnnsearch data import")
+    memory = read_memory(args.file, args.src_lang, args.tgt_lang, args.fuzzy, args.keep_tags)
+    counts = write_corpus(memory, args.out, args.dev, args.test)
+    left = "; ".join(f"{n} left out: {why}" for why, n in memory.left_out.items())
+    print(f"{args.out}: {memory.src_lang}->{memory.tgt_lang}, " + ", ".join(f"{k} {v}" for k, v in counts.items())
+          + (f" ({left})" if left else ""))
+    sets = f"--set data.dir={args.out} --set data.src_lang={memory.src_lang} --set data.tgt_lang={memory.tgt_lang}"
+    sets += " --set data.dev=dev" if "dev" in counts else ""
+    print(f"train on it: rnnsearch train CONFIG --init MODEL {sets} --out RUN")
     return 0
 
 

@@ -1,0 +1,61 @@
+"""``rnnsearch data import`` (data/memories.py): a memory made by translate-toolkit becomes the files
+training reads, its languages the file's, its tags out, units without a reviewed translation left out
+and counted, split in the file's order; a file it cannot use is one line naming it."""
+from __future__ import annotations
+
+import pytest
+
+pytest.importorskip("translate")
+
+from rnnsearch.cli import main  # noqa: E402
+from rnnsearch.data.memories import read_memory  # noqa: E402
+
+PAIRS = [(f"Click <uicontrol>Save {n}</uicontrol> &amp; close.", f"Cliquez sur <uicontrol>Enregistrer {n}</uicontrol> "
+          "&amp; fermez.") for n in range(6)]
+
+
+def test_tmx_to_splits(tmp_path, capsys):
+    from translate.storage import tmx
+    memory = tmx.tmxfile(sourcelanguage="en-US", targetlanguage="fr")
+    for en, fr in PAIRS + PAIRS[:1]:
+        memory.addtranslation(en, "en-US", fr, "fr-CA")
+    (tmp_path / "m.tmx").write_bytes(bytes(memory))
+    assert main(["data", "import", str(tmp_path / "m.tmx"), "--out", str(tmp_path / "c"), "--dev", "1", "--test", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "en->fr, train 3, dev 1, test 2" in out and "1 left out: the same pair again" in out
+    assert "--set data.dev=dev" in out
+    train = (tmp_path / "c" / "train.en").read_text(encoding="utf-8").splitlines()
+    assert train == ["Click Save 0 & close.", "Click Save 1 & close.", "Click Save 2 & close."]
+    assert (tmp_path / "c" / "test.fr").read_text(encoding="utf-8").splitlines()[-1] == "Cliquez sur Enregistrer 5 & fermez."
+
+
+def test_po_and_xliff_leave_out_what_is_not_reviewed(tmp_path):
+    from translate.storage import pypo, xliff
+    po = pypo.pofile()
+    po.init_headers(charset="UTF-8", encoding="8bit", language="fr")
+    po.addsourceunit("The dog.").target = "Le chien."
+    fuzzy = po.addsourceunit("The cat.")
+    fuzzy.target = "Le chat."
+    fuzzy.markfuzzy(True)
+    po.addsourceunit("The hat.")
+    (tmp_path / "m.po").write_bytes(bytes(po))
+    memory = read_memory(tmp_path / "m.po")
+    assert (memory.src_lang, memory.tgt_lang, memory.pairs) == ("en", "fr", [("The dog.", "Le chien.")])
+    assert sum(memory.left_out.values()) == 2
+    assert len(read_memory(tmp_path / "m.po", fuzzy=True).pairs) == 2
+    store = xliff.xlifffile()
+    store.setsourcelanguage("en")
+    store.addsourceunit("The <g id='1'>dog</g>.").target = "Le chien."
+    (tmp_path / "m.xlf").write_bytes(bytes(store))
+    with pytest.raises(ValueError, match="m.xlf: the file does not say its target language"):
+        read_memory(tmp_path / "m.xlf")
+    assert read_memory(tmp_path / "m.xlf", tgt_lang="fr").pairs == [("The dog.", "Le chien.")]
+
+
+def test_what_it_cannot_use_is_named(tmp_path, capsys):
+    (tmp_path / "m.tmx").write_text("not a memory", encoding="utf-8")
+    assert main(["data", "import", str(tmp_path / "m.tmx"), "--out", str(tmp_path / "c")]) == 2
+    assert "m.tmx: translate-toolkit cannot read it" in capsys.readouterr().err
+    assert main(["data", "import", str(tmp_path / "m.csv"), "--out", str(tmp_path / "c")]) == 2
+    assert "data import reads .tmx" in capsys.readouterr().err
+    assert not (tmp_path / "c").exists()
