@@ -12,8 +12,12 @@ or another aligner's links (``links``: eflomal's, Pharaoh ``s-t`` over the token
 target token's links shared). The model's readings also link each target token to the source tokens
 written the same (in any case; with a letter or digit: names, numbers, product terms the vocabulary
 lacks and reads as <unk>) with the weight ``IDENTICAL``, a row's own weight being 1 (chosen on the
-Salesforce strings 1001-2000: experiments/transfer_salesforce.py). The translation's characters are
-kept as given; the output is markup of the source's kind (text escaped: ``&amp; &lt; &gt;``).
+Salesforce strings 1001-2000: experiments/transfer_salesforce.py). Each span is also read as a label's
+(``decoding/placement.Labels``: frequent words left out at its edges, a capitalised element begun at a
+capitalised word), and a word written against the next without a space where a capital follows a small
+letter (``actionsCharger``, where a source's adjacent elements met) is two, a tag between them allowed.
+The translation's characters are kept as given; the output is markup of the source's kind (text
+escaped: ``&amp; &lt; &gt;``).
 """
 from __future__ import annotations
 
@@ -25,11 +29,13 @@ import numpy as np
 
 from rnnsearch.analysis.force_align import force_align
 from rnnsearch.decoding.markup import put_back
+from rnnsearch.decoding.placement import Labels, word_edges
 from rnnsearch.errors import UsageError
 from rnnsearch.text.documents import read
 
 READINGS = ("head", "attention", "symmetrised", "links")
 IDENTICAL = 1.0
+FREQUENT = 30  # a vocabulary's most frequent words, read as light at a label's edge
 
 
 @dataclass
@@ -42,6 +48,8 @@ class Pair:
     src_tokens: list[str] | None = None
     tgt_tokens: list[str] | None = None
     error: str | None = None
+    joins: tuple[int, ...] = ()  # target boundaries inside a written word where a capital follows a small letter
+    labels: Labels | None = None
 
 
 @dataclass
@@ -51,9 +59,27 @@ class Transfer:
     error: str | None = None
 
 
-def tokens(codec, text: str) -> list[str]:
-    """The tokens tags are placed between: the model's words (Moses), or whitespace words (SentencePiece)."""
-    return codec.words(text) if codec.mode == "word" else text.split()
+def tokens(codec, text: str) -> tuple[list[str], tuple[int, ...]]:
+    """The tokens tags are placed between: the model's words (Moses), or whitespace words (SentencePiece),
+    each cut where a capital follows a small letter; and the boundaries those cuts made."""
+    out, joins = [], []
+    for word in codec.words(text) if codec.mode == "word" else text.split():
+        cuts = [i for i in range(1, len(word)) if word[i - 1].islower() and word[i].isupper()]
+        for a, b in zip([0] + cuts, cuts + [len(word)]):
+            if a:
+                joins.append(len(out))
+            out.append(word[a:b])
+    return out, tuple(joins)
+
+
+def _light(codec) -> set[str]:
+    return {u.replace("\u2581", "") for u in codec.vocab.itos[4:4 + FREQUENT]}  # after <pad> <unk> <s> </s>
+
+
+def _labels(translator, src: list[str], tgt: list[str]) -> Labels:
+    src_light, tgt_light = _light(translator.src_codec), _light(translator.tgt_codec)
+    return Labels([t in src_light for t in src], [t in tgt_light for t in tgt], [t[:1].isupper() for t in src],
+                  [t[:1].isupper() for t in tgt])
 
 
 def read_pairs(translator, sources: list[str], translations: list[str], mode: str = "xml") -> list[Pair]:
@@ -69,8 +95,8 @@ def read_pairs(translator, sources: list[str], translations: list[str], mode: st
             continue
         unit = m.units[0] if m.units else None
         plain, elements = (unit.plain, unit.elements) if unit else ("", [])
-        pairs.append(Pair(translation, plain, elements, tokens(translator.src_codec, plain),
-                          tokens(translator.tgt_codec, translation)))
+        (src, _), (tgt, joins) = tokens(translator.src_codec, plain), tokens(translator.tgt_codec, translation)
+        pairs.append(Pair(translation, plain, elements, src, tgt, joins=joins, labels=_labels(translator, src, tgt)))
     return pairs
 
 
@@ -142,7 +168,10 @@ def place_tags(pairs: list[Pair], softs: list[np.ndarray | None]) -> list[Transf
         words = p.tgt_tokens or []
         soft = soft if soft is not None else np.zeros((len(words), len(p.src_tokens or [])))
         translation = SimpleNamespace(tokens=words, text=p.translation)
-        out.append(Transfer(put_back(p.plain, p.elements or [], p.src_tokens or [], translation, soft)))
+        edges = word_edges(words, p.translation)
+        edges[:, list(p.joins)] = True
+        out.append(Transfer(put_back(p.plain, p.elements or [], p.src_tokens or [], translation, soft,
+                                     labels=p.labels, edges=edges)))
     return out
 
 

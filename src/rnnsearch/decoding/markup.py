@@ -151,14 +151,15 @@ def transfer(source: str, mode: str, src_units: list[str], translation, alignmen
 
 
 def put_back(plain: str, elements: list[Element], src_units: list[str], translation, alignment: np.ndarray,
-             entities: dict[str, list[str]] | None = None) -> str:
+             entities: dict[str, list[str]] | None = None, labels=None, edges: np.ndarray | None = None) -> str:
     """The translation of ``plain`` with ``elements`` (parsed from its source) placed through
-    ``alignment`` (T + 1, S + 1), a tag never inside a target word (``word_edges``)."""
+    ``alignment`` (T + 1, S + 1), a tag never inside a target word (``edges``: ``word_edges``'s by
+    default); ``labels``: placement.Labels, spans read as labels'."""
     src_spans = token_spans(plain, src_units)
     tokens = translation.tokens
     marks = punctuation(src_units), punctuation(tokens)
-    edges = word_edges(tokens, translation.text)
-    place(elements, src_spans, alignment[: len(tokens), : len(src_units)], 0, len(tokens), marks, edges)
+    edges = word_edges(tokens, translation.text) if edges is None else edges
+    place(elements, src_spans, alignment[: len(tokens), : len(src_units)], 0, len(tokens), marks, edges, labels)
     return render(elements, tokens, translation.text, entities)
 
 

@@ -4,6 +4,7 @@ alignment (``place``), never inside a word as the output writes it (``word_edges
 with words of its own left without one where a sibling can spare it (``_take_a_word``)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -43,13 +44,25 @@ def punctuation(tokens: list[str]) -> list[bool]:
     return [bool(t.replace("\u2581", "")) and not any(c.isalnum() for c in t) for t in tokens]
 
 
+@dataclass
+class Labels:
+    """What tags around labels follow, for placing a source's tags in a given translation
+    (analysis/transfer_tags.py): each unit on either side, whether it is one of its vocabulary's most
+    frequent words (an article, a preposition: ``light``) and whether it begins with a capital."""
+    src_light: list[bool]
+    tgt_light: list[bool]
+    src_capital: list[bool]
+    tgt_capital: list[bool]
+
+
 def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.ndarray, lo: int, hi: int,
-          marks: tuple[list[bool], list[bool]], edges: np.ndarray | None = None) -> None:
+          marks: tuple[list[bool], list[bool]], edges: np.ndarray | None = None, labels: Labels | None = None) -> None:
     """Give each element (and its children) its target words [a, b) within [lo, hi): ``soft`` (T, S)
     holds each target word's alignment over the source units (rows sum to at most 1); ``marks``: which
     source units and which target words are punctuation (``punctuation``); ``edges`` (2, T + 1): the
     boundaries where an element may begin (and a tag of no words stand) and where one may end
-    (``word_edges``; None: any)."""
+    (``word_edges``; None: any); ``labels``: the span of an element is then also read as a label's
+    (``_as_label``)."""
     edges = np.ones((2, len(soft) + 1), dtype=bool) if edges is None else edges
     aligned = soft.argmax(1) if soft.size else np.zeros(len(soft), dtype=int)  # (T,) each word's source unit
     taken: list[tuple[int, int]] = []
@@ -67,6 +80,7 @@ def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.nd
             starved += [(element, inside)] if inside else []
         else:
             span = _without_stray_marks(span, inside, *marks, edges)
+            span = _as_label(span, inside, labels, marks[1], edges) if labels is not None else span
             taken.append(span)
         element.target = span
     for _ in range(2 * len(starved)):  # a word taken from a sibling of one word leaves that one to take another
@@ -77,7 +91,7 @@ def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.nd
         if emptied is not None:
             starved.append(emptied)
     for element in elements:
-        place(element.children, src_spans, soft, *element.target, marks, edges)
+        place(element.children, src_spans, soft, *element.target, marks, edges, labels)
 
 
 def _take_a_word(element: Element, inside: list[int], siblings: list[Element], insides: dict, soft: np.ndarray,
@@ -121,6 +135,28 @@ def _without_stray_marks(span: tuple[int, int], inside: list[int], src_marks: li
     if not src_marks[inside[0]]:
         while d - c > 1 and tgt_marks[c] and edges[0][c + 1]:
             c += 1
+    return c, d
+
+
+def _as_label(span: tuple[int, int], inside: list[int], labels: Labels, tgt_marks: list[bool],
+              edges: np.ndarray) -> tuple[int, int]:
+    """``span`` read as a label's, as translators tag them: without frequent words at an edge where the
+    element's source words have none there (``la <b>case</b>``, not ``<b>la case</b>``); and where the
+    element begins with a capital inside its sentence, from the span's first capitalised word
+    (``la case <b>Recherche rapide</b>``), or from one just before it that no mark separates
+    (``<b>Rendre publique</b>`` for "Make Public")."""
+    c, d = span
+    if not labels.src_light[inside[0]]:
+        while d - c > 1 and labels.tgt_light[c] and edges[0][c + 1]:
+            c += 1
+    if not labels.src_light[inside[-1]]:
+        while d - c > 1 and labels.tgt_light[d - 1] and edges[1][d - 1]:
+            d -= 1
+    if inside[0] > 0 and labels.src_capital[inside[0]] and not labels.tgt_capital[c]:
+        later = next((k for k in range(c + 1, d) if labels.tgt_capital[k] and edges[0][k]), None)
+        earlier = next((k for k in (c - 1, c - 2) if k > 0 and labels.tgt_capital[k] and edges[0][k]
+                        and not any(tgt_marks[j] for j in range(k, c))), None)
+        c = later if later is not None else earlier if earlier is not None else c
     return c, d
 
 

@@ -18,7 +18,7 @@ from starlette.concurrency import run_in_threadpool
 
 from rnnsearch import __version__
 from rnnsearch.errors import UsageError
-from rnnsearch.serve import checks, errors, libretranslate
+from rnnsearch.serve import checks, errors, libretranslate, transfer
 from rnnsearch.serve.access import Access
 from rnnsearch.decoding.settings import SettingsError
 from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut, scoring, translating
@@ -52,6 +52,8 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
     errors.install(app)
     libretranslate.install(app, routes, settings, access,
                            lambda req, t, b: _translate(req, t, b, settings))
+    transfer.install(app, routes, (translator.src_codec.lang, translator.tgt_codec.lang), settings,
+                     lambda key, request: _admit(access, key, request))
 
     @app.post("/translate", response_model=TranslateResponse, response_model_exclude_none=False,
               responses={400: error_body, 413: error_body, 415: error_body, 422: error_body, 503: error_body})
