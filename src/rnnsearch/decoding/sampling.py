@@ -6,14 +6,14 @@ and minimum-risk or MBR decoding need: several different plausible outputs per s
 Each output's score is the model's own log p(y, </s> | x) (untempered, unrestricted), as beam
 search reports it, so scores of sampled and searched outputs compare. Draws come from a
 torch.Generator seeded with ``Sampling.seed``: the same seed, inputs and batch size give the same
-outputs.
+outputs. ``search_or_sample`` runs what a translation's settings ask for: a draw, or a search.
 """
 from __future__ import annotations
 
 import torch
 from pydantic import BaseModel, ConfigDict, Field, StrictFloat, StrictInt
 
-from rnnsearch.decoding.search import Hypothesis, greedy
+from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
 
 
 class Sampling(BaseModel):
@@ -55,3 +55,14 @@ def sample(model, src: torch.Tensor, src_mask: torch.Tensor, settings, generator
     drawn = greedy(model, src.index_select(0, rows), src_mask.index_select(0, rows), settings,
                    None if prefix is None else prefix.index_select(0, rows), pick)
     return [sorted(drawn[b * n:(b + 1) * n], key=lambda h: -h.norm_score) for b in range(src.size(0))]
+
+
+def search_or_sample(model, prefix, constraints, src, mask, settings, generator) -> list[list[Hypothesis]]:
+    """The search ``settings`` ask for over ``model``: sampling, beam search (constrained: at any beam), greedy."""
+    if settings.sampling is not None:
+        return sample(model, src, mask, settings, generator, prefix)
+    if constraints is not None and any(constraints):
+        return beam_search(model, src, mask, settings, prefix, constraints)  # beam 1 too
+    if settings.beam == 1:
+        return [[h] for h in greedy(model, src, mask, settings, prefix)]
+    return beam_search(model, src, mask, settings, prefix)

@@ -10,6 +10,8 @@ import numpy as np
 
 @dataclass(frozen=True)
 class Source:
+    """A sentence to translate and what its output must honour: ``Source("The bill passed.",
+    prefix="Le projet", constraints=("projet de loi",), avoid=("loi",))``."""
     text: str          # the raw source sentence
     prefix: str = ""   # the output begins with this text, and the model completes it ("": no prefix)
     constraints: tuple[str, ...] = ()  # words or phrases (raw text) the output must contain
@@ -29,8 +31,11 @@ def as_source(item: str | Source) -> Source:
     return item if isinstance(item, Source) else Source(item)
 
 
-@dataclass
+@dataclass(repr=False)
 class Translation:
+    """One output: ``text`` (detokenised), its units and the source's, ``score`` (log p(output + </s> |
+    source)), the attention alpha_ij, the n best, and ``error`` where the sentence was not translated.
+    Printed, its arrays are given by their shapes."""
     text: str                          # detokenised output
     tokens: list[str]                  # output units (</s> excluded)
     source_tokens: list[str]           # source units as the model read them, "</s>" last
@@ -42,3 +47,11 @@ class Translation:
     constraints_met: bool = True       # False: the output reached its length limit before meeting them
     alignment: np.ndarray | None = None  # rows (T + 1, S + 1) its slots and tags were placed by (text/pipeline.py)
     segments: list[Translation] = field(default_factory=list)  # a line's sentences, translated (text/pipeline.py)
+
+    def __repr__(self) -> str:
+        def shape(a):
+            return None if a is None else tuple(a.shape)
+        extra = f", error={self.error!r}" if self.error else ""
+        extra += "" if self.constraints_met else ", constraints_met=False"
+        return (f"Translation(text={self.text!r}, score={self.score:.4f}, tokens={len(self.tokens)}, "
+                f"attention={shape(self.attention)}, nbest={len(self.nbest)}{extra})")

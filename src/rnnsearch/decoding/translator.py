@@ -16,11 +16,11 @@ from rnnsearch.data.batching import pad, source_batch
 from rnnsearch.model import evaluating, load_model
 from rnnsearch.model.align_head import load_head
 from rnnsearch.decoding.constraints import per_sentence
-from rnnsearch.decoding.sampling import sample
+from rnnsearch.decoding.sampling import search_or_sample
 from rnnsearch.decoding.scoring import Score, score_texts
 from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source, Translation, as_source
-from rnnsearch.decoding.search import Hypothesis, beam_search, greedy
+from rnnsearch.decoding.search import Hypothesis
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.data.vocab import EOS_TOKEN, UNK_TOKEN
 from rnnsearch.errors import UsageError
@@ -28,11 +28,15 @@ from rnnsearch.extras import require
 
 
 class Translator:
+    """A trained model ready to translate and score: ``Translator.from_pretrained("hansards_enfr_rnnsearch50")``
+    (a release by name, a folder, a checkpoint or a URL), then ``translate(texts, SearchSettings(...))``
+    (a Translation per sentence), ``score(sources, targets)`` (log p(target | source) by teacher forcing).
+    Running text (several sentences a line, URLs, numbers, markup) goes through the text stage around
+    it: ``rnnsearch.text.pipeline.translate_lines(translator, lines)`` (docs/api.md)."""
+
     def __init__(self, model, src_codec: TextCodec, tgt_codec: TextCodec, config: Config, device="cpu",
                  train_state: dict | None = None, loaded_as: dict | None = None):
-        self.model = model.to(device)
-        self.src_codec = src_codec
-        self.tgt_codec = tgt_codec
+        self.model, self.src_codec, self.tgt_codec = model.to(device), src_codec, tgt_codec
         self.config = config  # the model's resolved config (its decode section sets the search defaults)
         self.train_state = train_state  # updates, epochs, hours of the run that wrote the checkpoint
         self.device = torch.device(device)
@@ -46,6 +50,12 @@ class Translator:
         self.align_head = None  # the checkpoint's alignment head (model/align_head.py), if it has one
         self.averaged_from: list[str] = []  # the checkpoints whose mean it is (`rnnsearch average`), if any
         self.name = config.name  # what the model is called: its release's name when it is one (from_checkpoint)
+
+    def __repr__(self) -> str:
+        arch = getattr(self.model, "arch", type(self.model).__name__)
+        head = ", alignment head" if self.align_head is not None else ""
+        return (f"Translator({self.name!r}, {self.src_codec.lang}->{self.tgt_codec.lang}, {arch}{head}, "
+                f"{self.loaded_as.get('backend', 'torch')}, {self.device})")
 
     @classmethod
     def from_checkpoint(cls, path, device: str = "cpu", backend: str = "torch", quantize: str | None = None,
@@ -242,7 +252,7 @@ class Translator:
         prefix = None
         if prefixes is not None and any(prefixes):
             prefix = pad([self.tgt_codec.vocab.encode(p) for p in prefixes]).to(self.device)  # (B, P)
-        run = functools.partial(_run, src=src, mask=mask, settings=settings, generator=generator)
+        run = functools.partial(search_or_sample, src=src, mask=mask, settings=settings, generator=generator)
         if self.shortlist is not None:  # over the batch's candidate words (decoding/shortlist.py)
             return shortlist.search(run, model, self.shortlist, src, mask, prefix, constraints)
         return run(model, prefix, constraints)
@@ -287,14 +297,3 @@ class Translator:
                                      h.score, h.attention, replaced=replaced, constraints_met=h.complete))
         nbest[0].nbest = nbest
         return nbest[0]
-
-
-def _run(model, prefix, constraints, src, mask, settings, generator) -> list[list[Hypothesis]]:
-    """The search ``settings`` ask for over ``model``: sampling, beam search (constrained: at any beam), greedy."""
-    if settings.sampling is not None:
-        return sample(model, src, mask, settings, generator, prefix)
-    if constraints is not None and any(constraints):
-        return beam_search(model, src, mask, settings, prefix, constraints)  # beam 1 too
-    if settings.beam == 1:
-        return [[h] for h in greedy(model, src, mask, settings, prefix)]
-    return beam_search(model, src, mask, settings, prefix)
