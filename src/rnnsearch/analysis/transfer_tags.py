@@ -116,6 +116,7 @@ def soft_alignments(translator, pairs: list[Pair], reading: str = "head", revers
         for n in todo:
             out[n] = _shared(links[n], pairs[n])
         return out
+    todo.sort(key=lambda n: (len(pairs[n].src_tokens), len(pairs[n].tgt_tokens)))  # batches of like lengths
     texts = [(" ".join(pairs[n].src_tokens), " ".join(pairs[n].tgt_tokens)) for n in todo]
     if not todo:
         return out

@@ -39,8 +39,8 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
     LibreTranslate routes for its (source, target) pair (serve/libretranslate.py), under ``access``
     (API keys and request limits; default: none)."""
     settings, access, metrics = settings or ServeSettings(), access or Access(), Metrics()
-    routes = _routes((translator, *others), settings, metrics)
-    batcher = routes[translator.src_codec.lang, translator.tgt_codec.lang][1]
+    routes, pair = _routes((translator, *others), settings, metrics), (translator.src_codec.lang, translator.tgt_codec.lang)
+    batcher = routes[pair][1]
 
     error_body = {"model": ErrorBody}
     app = FastAPIOffline(title="rnnsearch", version=__version__,
@@ -52,8 +52,7 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
     errors.install(app)
     libretranslate.install(app, routes, settings, access,
                            lambda req, t, b: _translate(req, t, b, settings))
-    transfer.install(app, routes, (translator.src_codec.lang, translator.tgt_codec.lang), settings,
-                     lambda key, request: _admit(access, key, request))
+    transfer.install(app, routes, pair, settings, lambda key, request: _admit(access, key, request))
 
     @app.post("/translate", response_model=TranslateResponse, response_model_exclude_none=False,
               responses={400: error_body, 413: error_body, 415: error_body, 422: error_body, 503: error_body})
