@@ -54,3 +54,15 @@ def test_the_command(tiny_run, tmp_path, capsys):
     (tmp_path / "tgt.fr").write_text("Le chien.\n", encoding="utf-8")
     assert main(args) == 2 and "has 5 lines and" in capsys.readouterr().err
     assert main(args[:-4] + ["--out", str(tmp_path / "src.en")]) == 2
+
+
+def test_links_over_words_place_the_tags(tiny_run, tmp_path):
+    (tmp_path / "src.en").write_text("The <b>dog</b> sees a cat.\n", encoding="utf-8")
+    (tmp_path / "tgt.fr").write_text("Un chat voit le chien.\n", encoding="utf-8")
+    (tmp_path / "links").write_text("0-3 1-4 2-2 3-0 4-1\n", encoding="utf-8")
+    args = ["transfer-tags", str(tiny_run / "best.pt"), "--src", str(tmp_path / "src.en"), "--tgt",
+            str(tmp_path / "tgt.fr"), "--out", str(tmp_path / "out.fr"), "--links", str(tmp_path / "links")]
+    assert main(args) == 0
+    assert (tmp_path / "out.fr").read_text(encoding="utf-8") == "Un chat voit le <b>chien</b>.\n"
+    (tmp_path / "links").write_text("0-3\n1-1\n", encoding="utf-8")
+    assert main(args) == 2

@@ -8,9 +8,9 @@ output (``decoding/markup.put_back``: never inside a word, nested as the source 
 alignment read (``READINGS``): the alignment head's beta (``head``, the default where the model has
 one), the attention (``attention``), the two directions' heads where a reverse model is given
 (``symmetrised``: beta_ij of one direction times beta_ji of the other, each row normalised again),
-or another aligner's links (``links``: eflomal's, Pharaoh ``s-t`` over the tokens of ``tokens``, each
-target token's links shared). The model's readings also link each target token to the source tokens
-written the same (in any case; with a letter or digit: names, numbers, product terms the vocabulary
+or another aligner's links (``links``: eflomal's, over the tokens of ``tokens``, or over
+whitespace-separated words through ``word_links``; each target token's links shared). The model's
+readings also link each target token to the source tokens written the same (in any case; with a letter or digit: names, numbers, product terms the vocabulary
 lacks and reads as <unk>) with the weight ``IDENTICAL``, a row's own weight being 1 (chosen on the
 Salesforce strings 1001-2000: experiments/transfer_salesforce.py). Each span is also read as a label's
 (``decoding/placement.Labels``: frequent words left out at its edges, a capitalised element begun at a
@@ -21,7 +21,9 @@ escaped: ``&amp; &lt; &gt;``).
 """
 from __future__ import annotations
 
+import bisect
 import html
+import re
 from dataclasses import dataclass
 from types import SimpleNamespace
 
@@ -29,7 +31,7 @@ import numpy as np
 
 from rnnsearch.analysis.force_align import force_align
 from rnnsearch.decoding.markup import put_back
-from rnnsearch.decoding.placement import Labels, word_edges
+from rnnsearch.decoding.placement import Labels, token_spans, word_edges
 from rnnsearch.errors import UsageError
 from rnnsearch.text.documents import read
 
@@ -70,6 +72,19 @@ def tokens(codec, text: str) -> tuple[list[str], tuple[int, ...]]:
                 joins.append(len(out))
             out.append(word[a:b])
     return out, tuple(joins)
+
+
+def word_links(pair: Pair, links: set) -> set:
+    """Links (source word, target word) over whitespace-separated words (the source without its tags, the
+    translation), as another aligner gives them, as links between the tokens inside those words."""
+    if pair.error:
+        return set()
+
+    def owners(text: str, toks: list[str]) -> list[int]:  # each token's word
+        starts = [m.start() for m in re.finditer(r"\S+", text)]
+        return [max(bisect.bisect_right(starts, a) - 1, 0) for a, _ in token_spans(text, toks)]
+    src, tgt = owners(pair.plain, pair.src_tokens or []), owners(pair.translation, pair.tgt_tokens or [])
+    return {(i, j) for s, t in links for i, w in enumerate(src) if w == s for j, v in enumerate(tgt) if v == t}
 
 
 def _light(codec) -> set[str]:
@@ -177,12 +192,17 @@ def place_tags(pairs: list[Pair], softs: list[np.ndarray | None]) -> list[Transf
 
 
 def transfer_tags(translator, sources: list[str], translations: list[str], mode: str = "xml",
-                  reading: str | None = None, reverse=None, links: list[set] | None = None) -> list[Transfer]:
+                  reading: str | None = None, reverse=None, links: list[set] | None = None,
+                  links_over: str = "tokens") -> list[Transfer]:
     """The source's tags placed in each translation (``reading``: one of READINGS; None: ``links`` where
     they are given, ``symmetrised`` with a reverse model, else ``head`` where the model has one, else
-    ``attention``)."""
+    ``attention``); ``links_over``: "tokens" (those of ``tokens``) or "words" (whitespace-separated)."""
     if reading is None:
         reading = "links" if links is not None else "symmetrised" if reverse is not None else (
             "head" if getattr(translator, "align_head", None) is not None else "attention")
     pairs = read_pairs(translator, sources, translations, mode)
+    if links is not None and len(links) != len(pairs):
+        raise UsageError(f"{len(links)} lines of links for {len(pairs)} pairs: give each pair its line")
+    if links is not None and links_over == "words":
+        links = [word_links(p, w) for p, w in zip(pairs, links)]
     return place_tags(pairs, soft_alignments(translator, pairs, reading, reverse, links))

@@ -35,9 +35,12 @@ def _register_transfer(sub) -> None:
     p.add_argument("--out", required=True, help="where to write the translations with the tags, whole or not at all")
     p.add_argument("--reverse-model", metavar="CKPT", help="a model of the other direction (e.g. Fr->En): place "
                    "the tags by both directions' alignment heads, symmetrised")
+    p.add_argument("--links", metavar="PHARAOH", help="place by another aligner's links (e.g. eflomal's): 's-t' per "
+                   "line, 0-based, over the whitespace-separated words of the source without its tags and of the "
+                   "translation")
     p.add_argument("--reading", choices=["head", "attention", "symmetrised"], default=None,
-                   help="the alignment to place by (default: symmetrised with --reverse-model, else the alignment "
-                   "head where the model has one, else the attention)")
+                   help="the alignment to place by (default: the links where given, else symmetrised with "
+                   "--reverse-model, else the alignment head where the model has one, else the attention)")
     p.add_argument("--markup", choices=["xml", "html"], default="xml", help="how the sources' tags are read")
     p.set_defaults(func=transfer_tags, tune=True)
 
@@ -70,6 +73,7 @@ def translate_file(args) -> int:
 def transfer_tags(args) -> int:
     from pathlib import Path
 
+    from rnnsearch.analysis.links import read_pharaoh
     from rnnsearch.analysis.transfer_tags import transfer_tags as run
     from rnnsearch.data.io import read_lines
     from rnnsearch.decoding.translator import Translator
@@ -81,9 +85,12 @@ def transfer_tags(args) -> int:
     if len(sources) != len(translations):
         raise UsageError(f"{args.src} has {len(sources)} lines and {args.tgt} {len(translations)}: give each source "
                          "line its translation on the same line")
+    links = read_pharaoh(args.links) if args.links else None
+    if links is not None and args.reading:
+        raise UsageError("--links places the tags by the links given: leave --reading out")
     translator = Translator.from_pretrained(args.checkpoint)
     reverse = Translator.from_pretrained(args.reverse_model) if args.reverse_model else None
-    done = run(translator, sources, translations, args.markup, args.reading, reverse)
+    done = run(translator, sources, translations, args.markup, args.reading, reverse, links, "words")
     write_whole(args.out, "".join(d.text + "\n" for d in done))
     failed = [(n, d.error) for n, d in enumerate(done, 1) if d.error]
     for n, why in failed:
