@@ -2,22 +2,22 @@
 DeNero 2021, "Automatic Bilingual Markup Transfer"): a tagged source and a plain translation of it
 (a translator's post-edit) in, the translation with the source's tags placed in it out.
 
-The model reads the pair with teacher forcing (``force_align``) and each element goes around the
-target words that best answer to its source words, as ``--markup`` places tags in the model's own
-output (``decoding/markup.put_back``: never inside a word, nested as the source nests). The
-alignment read (``READINGS``): the alignment head's beta (``head``, the default where the model has
-one), the attention (``attention``), the two directions' heads where a reverse model is given
-(``symmetrised``: beta_ij of one direction times beta_ji of the other, each row normalised again),
-or another aligner's links (``links``: eflomal's, over the tokens of ``tokens``, or over
-whitespace-separated words through ``word_links``; each target token's links shared). The model's
-readings also link each target token to the source tokens written the same (in any case; with a letter or digit: names, numbers, product terms the vocabulary
-lacks and reads as <unk>) with the weight ``IDENTICAL``, a row's own weight being 1 (chosen on the
-Salesforce strings 1001-2000: experiments/transfer_salesforce.py). Each span is also read as a label's
-(``decoding/placement.Labels``: frequent words left out at its edges, a capitalised element begun at a
-capitalised word), and a word written against the next without a space where a capital follows a small
-letter (``actionsCharger``, where a source's adjacent elements met) is two, a tag between them allowed.
-The translation's characters are kept as given; the output is markup of the source's kind (text
-escaped: ``&amp; &lt; &gt;``).
+The model reads the pair with teacher forcing (``force_align``) and each element goes around the target
+words that best answer to its source words, as ``--markup`` places tags in the model's own output
+(``decoding/markup.put_back``: never inside a word, nested as the source nests). The alignment read
+(``READINGS``): the alignment head's beta (``head``, the default where the model has one), the attention
+(``attention``), the two directions' heads where a reverse model is given (``symmetrised``: beta_ij of
+one direction times beta_ji of the other, each row normalised again), or another aligner's links
+(``links``: eflomal's, over the tokens of ``tokens``, or over whitespace-separated words through
+``word_links``; each target token's links shared). The model's readings also link each target token to
+the source tokens written the same (in any case; with a letter or digit: names, numbers, product terms
+the vocabulary lacks and reads as <unk>) with the weight ``IDENTICAL``, a row's own weight being 1
+(chosen on the Salesforce strings 1001-2000: experiments/transfer_salesforce.py). Each span is also read
+as a label's (``decoding/placement.Labels``: frequent words left out at its edges, a capitalised element
+begun at a capitalised word), and a word written against the next without a space where a capital
+follows a small letter (``actionsCharger``, where a source's adjacent elements met) is two, a tag
+between them allowed. The translation's characters are kept as given; the output is markup of the
+source's kind (text escaped: ``&amp; &lt; &gt;``).
 """
 from __future__ import annotations
 
