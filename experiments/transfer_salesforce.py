@@ -9,7 +9,8 @@ Four readings of the alignment: the En->Fr release's alignment head, the heads o
 symmetrised (``--reverse`` release: beta_ij times beta_ji), eflomal's links (grow-diag-final-and,
 trained on the strings with ``--pairs`` Hansards pairs beside them; a peer, ``pip install eflomal``),
 and the attention; the model's readings with identical tokens linked (analysis/transfer_tags.py).
-Segments/s: the strings with tags through transfer_tags, once warm, on this machine's threads;
+Segments/s: the strings with tags through transfer_tags, the second time (the first makes each batch
+shape's kernels), on this machine's threads;
 eflomal's: its whole run over the strings and the Hansards pairs.
 
 Ids 1-1000 (``--half a``, ../shared) are the ones the issue scores; ids 1001-2000 (``--half b``, from
@@ -98,9 +99,9 @@ def main() -> None:
     sources, refs = [s for _, s, _ in data], [r for _, _, r in data]
     plains = [html.unescape(scorer[1](r)[0]) for r in refs]  # the reference without its tags, as plain text
     translator, reverse = Translator.from_pretrained(args.model), Translator.from_pretrained(args.reverse)
-    transfer_tags(translator, sources[:8], plains[:8], reading="symmetrised", reverse=reverse)  # warm
     rows = []
     for reading in ("head", "symmetrised", "attention"):
+        transfer_tags(translator, sources, plains, reading=reading, reverse=reverse)  # warm: each batch shape once
         start = time.perf_counter()
         done = transfer_tags(translator, sources, plains, reading=reading, reverse=reverse)
         seconds = time.perf_counter() - start
