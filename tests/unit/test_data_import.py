@@ -59,3 +59,29 @@ def test_what_it_cannot_use_is_named(tmp_path, capsys):
     assert main(["data", "import", str(tmp_path / "m.csv"), "--out", str(tmp_path / "c")]) == 2
     assert "data import reads .tmx" in capsys.readouterr().err
     assert not (tmp_path / "c").exists()
+
+
+def test_a_memory_of_several_languages_gives_the_pair_asked_for(tmp_path):
+    tuvs = "".join(f'<tuv xml:lang="{lang}"><seg>{text}</seg></tuv>' for lang, text in
+                   (("en", "The dog."), ("fr", "Le chien."), ("de", "Der Hund.")))
+    (tmp_path / "m.tmx").write_text(f'<?xml version="1.0"?><tmx version="1.4"><header srclang="*all*" datatype="plaintext" '
+                                    f'segtype="sentence" adminlang="en" o-tmf="x" creationtool="x" creationtoolversion="1"/>'
+                                    f"<body><tu>{tuvs}</tu></body></tmx>", encoding="utf-8")
+    assert read_memory(tmp_path / "m.tmx", "en", "de").pairs == [("The dog.", "Der Hund.")]
+    assert read_memory(tmp_path / "m.tmx", "de", "fr").pairs == [("Der Hund.", "Le chien.")]
+    with pytest.raises(ValueError, match="no es segment in it"):
+        read_memory(tmp_path / "m.tmx", "en", "es")
+
+
+@pytest.mark.parametrize("states, kept", [(("translated", "final", "signed-off"), 3),
+                                          (("needs-review-translation", "new", "translated"), 1)])
+def test_xliff_states_say_what_is_reviewed(tmp_path, states, kept):
+    body = "".join(f'<trans-unit id="{n}"><source>The dog {n}.</source><target state="{s}">Le chien {n}.</target>'
+                   "</trans-unit>" for n, s in enumerate(states))
+    ns = "urn:oasis:names:tc:xliff:document:1.2"
+    (tmp_path / "m.xlf").write_text(f'<?xml version="1.0"?><xliff version="1.2" xmlns="{ns}"><file original="a" '
+                                    f'source-language="en" target-language="fr" datatype="plaintext"><body>{body}'
+                                    "</body></file></xliff>", encoding="utf-8")
+    assert len(read_memory(tmp_path / "m.xlf").pairs) == kept
+    with pytest.raises(ValueError, match="the file says fr, not de"):
+        read_memory(tmp_path / "m.xlf", tgt_lang="de")

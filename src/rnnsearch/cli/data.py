@@ -2,6 +2,7 @@
 those of the ``data`` config section (config.DataConfig)."""
 from __future__ import annotations
 
+import argparse
 import json
 import os
 from typing import get_args
@@ -31,9 +32,9 @@ def register(sub) -> None:
     q = data_sub.add_parser("import", help="a translation memory or bilingual file (TMX, XLIFF, PO) as a corpus "
                             "for `train --init` and `prepare`")
     q.add_argument("file", help="the .tmx, .xliff/.xlf or .po file")
-    q.add_argument("--out", required=True, help="the folder to write {train,dev,test}.{src,tgt} into")
-    q.add_argument("--dev", type=int, default=0, help="the last units but --test held out for validation")
-    q.add_argument("--test", type=int, default=0, help="the last units held out for testing")
+    q.add_argument("--out", required=True, help="the folder to write {train,dev,test}.{lang} into (train.en, ...)")
+    q.add_argument("--dev", type=_count, default=0, help="the last units but --test held out for validation")
+    q.add_argument("--test", type=_count, default=0, help="the last units held out for testing")
     q.add_argument("--src-lang", help="the source language, where the file does not say it")
     q.add_argument("--tgt-lang", help="the target language, where the file does not say it (or holds several)")
     q.add_argument("--fuzzy", action="store_true", help="take fuzzy and unreviewed translations too")
@@ -76,6 +77,12 @@ def check(args) -> int:
     return 0
 
 
+def _count(text: str) -> int:
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: give a count of 0 or more")
+    return int(text)
+
+
 def import_memory(args) -> int:
     from rnnsearch.data.memories import read_memory, write_corpus
     from rnnsearch.extras import require
@@ -86,7 +93,7 @@ def import_memory(args) -> int:
     print(f"{args.out}: {memory.src_lang}->{memory.tgt_lang}, " + ", ".join(f"{k} {v}" for k, v in counts.items())
           + (f" ({left})" if left else ""))
     sets = f"--set data.dir={args.out} --set data.src_lang={memory.src_lang} --set data.tgt_lang={memory.tgt_lang}"
-    sets += " --set data.dev=dev" if "dev" in counts else ""
+    sets += " --set data.dev=dev" if "dev" in counts else " (no dev split: give --dev N to validate on)"
     print(f"train on it: rnnsearch train CONFIG --init MODEL {sets} --out RUN")
     return 0
 

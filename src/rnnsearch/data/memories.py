@@ -1,12 +1,14 @@
 """Translation memories and bilingual files as a training corpus (``rnnsearch data import``): TMX,
-XLIFF (1.2, 2.x) and PO read by translate-toolkit, written as ``{train,dev,test}.{src,tgt}`` files
+XLIFF (1.2, 2.x) and PO read by translate-toolkit, written as ``{train,dev,test}.{lang}`` files
 that ``rnnsearch train --init`` and ``rnnsearch prepare`` read (``data.dir``).
 
 A unit becomes a pair where it has a source and a translation (a PO translation marked fuzzy, an
-XLIFF target marked for review or a TMX unit without the target language are left out unless
-``fuzzy``); the languages are the file's (TMX's ``srclang`` and its other ``xml:lang``; XLIFF's
-``source-language`` and ``target-language``; PO's ``Language`` header, its source English unless
-the header ``X-Source-Language`` says otherwise), or those given. Inline markup (XLIFF's elements,
+XLIFF target whose state is not translated, reviewed, final or signed-off (or, without a state, marked
+``approved="no"``) are left out unless ``fuzzy``); the languages are the file's (TMX's ``srclang`` and
+its other ``xml:lang``, the segments of each language read by their ``xml:lang``, so that a memory of
+several languages gives the pair asked for; XLIFF's ``source-language`` and ``target-language``
+(2.x: ``srcLang``, ``trgLang``); PO's ``Language`` header, its source English), or those given where
+the file names none: a language given against the file's is refused. Inline markup (XLIFF's elements,
 tags a TMX or PO writes as text) is taken out, its text kept, as the markup path gives the model plain
 text (``keep_tags``: kept as written). Units are split in the file's order: the last ``test`` for the
 test split, the ``dev`` before them for validation, the rest for training; each pair on one line (a
@@ -36,22 +38,18 @@ class Memory:
 def read_memory(path: str | Path, src_lang: str | None = None, tgt_lang: str | None = None,
                 fuzzy: bool = False, keep_tags: bool = False) -> Memory:
     """The pairs of a TMX, XLIFF or PO file, with its languages (a DataError naming the file where it
-    cannot be read or says no language and none is given)."""
+    cannot be read, says no language and none is given, or says another than the one given)."""
     path = Path(path)
     if path.suffix.lower() not in SUFFIXES:
         raise DataError(f"{path}: data import reads {', '.join(SUFFIXES)} files")
     if not path.is_file():
         raise DataError(f"{path}: no such file")
-    from translate.storage import factory
-    try:
-        store = factory.getobject(str(path))
-    except Exception as exc:  # the library's own complaint, in one line
-        raise DataError(f"{path}: translate-toolkit cannot read it ({type(exc).__name__}: "
-                        f"{(str(exc).splitlines() or ['no detail'])[0]})") from None
-    src, tgt = _languages(store, path, src_lang, tgt_lang)
+    store = _store(path)
+    kind = "tmx" if path.suffix.lower() == ".tmx" else "po" if path.suffix.lower() == ".po" else "xliff"
+    src, tgt = _languages(store, path, kind, src_lang, tgt_lang)
     memory, seen = Memory([], src, tgt), set()
     for unit in store.units:
-        pair, why = _pair(unit, path.suffix.lower(), tgt, fuzzy, keep_tags)
+        pair, why = _pair(unit, kind, src, tgt, fuzzy, keep_tags)
         if why:
             memory.left_out[why] += 1
         elif pair is None:  # a header
@@ -64,17 +62,41 @@ def read_memory(path: str | Path, src_lang: str | None = None, tgt_lang: str | N
     return memory
 
 
-def _languages(store, path: Path, src: str | None, tgt: str | None) -> tuple[str, str]:
-    found_src, found_tgt = store.getsourcelanguage(), store.gettargetlanguage()
-    if path.suffix.lower() == ".tmx" and not found_tgt:
-        others = {lang for u in store.units for lang in _tmx_languages(u)} - {found_src}
-        found_tgt = next(iter(others)) if len(others) == 1 else None
-    if path.suffix.lower() == ".po" and not found_src:
-        found_src = store.parseheader().get("X-Source-Language", "en") if hasattr(store, "parseheader") else "en"
-    src, tgt = src or found_src, tgt or found_tgt
+def _store(path: Path):
+    """The file read by translate-toolkit (XLIFF 2.x by its own reader)."""
+    from translate.storage import factory, xliff2
+    try:
+        data = path.read_bytes()
+        if path.suffix.lower() in (".xliff", ".xlf") and re.search(rb"<xliff[^>]*version=[\"']2", data[:2000]):
+            return xliff2.Xliff2File.parsestring(data)
+        return factory.getobject(str(path))
+    except Exception as exc:  # the library's own complaint, in one line
+        raise DataError(f"{path}: translate-toolkit cannot read it ({type(exc).__name__}: "
+                        f"{(str(exc).splitlines() or ['no detail'])[0]})") from None
+
+
+def _languages(store, path: Path, kind: str, src: str | None, tgt: str | None) -> tuple[str, str]:
+    stated = [x if x and x != "*all*" else None for x in (store.getsourcelanguage(), store.gettargetlanguage())]
+    if kind == "tmx":  # the languages of its segments: the flags choose among them
+        held = sorted({_short(lang) for u in store.units for lang in _tmx_languages(u) if lang})
+        stated[0] = stated[0] if stated[0] and _short(stated[0]) in held else None
+        others = [x for x in held if not stated[0] or x != _short(stated[0])]
+        stated[1] = others[0] if len(others) == 1 else None
+        for lang, flag in ((src, "--src-lang"), (tgt, "--tgt-lang")):
+            if lang and _short(lang) not in held:
+                raise DataError(f"{path}: no {lang} segment in it (it holds {', '.join(held) or 'none'}): give "
+                                f"{flag} one of those")
+    elif kind == "po" and not stated[0]:
+        stated[0] = "en"  # gettext's msgids
+    for given, found, flag in ((src, stated[0], "--src-lang"), (tgt, stated[1], "--tgt-lang")):
+        if kind != "tmx" and given and found and _short(given) != _short(found):
+            raise DataError(f"{path}: the file says {found}, not {given}: leave {flag} out")
+    src, tgt = src or stated[0], tgt or stated[1]
     for side, lang, flag in (("source", src, "--src-lang"), ("target", tgt, "--tgt-lang")):
         if not lang:
             raise DataError(f"{path}: the file does not say its {side} language: give it ({flag} xx)")
+    if _short(src) == _short(tgt):
+        raise DataError(f"{path}: source and target are both {_short(src)}: give --src-lang and --tgt-lang")
     return _short(src), _short(tgt)
 
 
@@ -87,16 +109,36 @@ def _short(lang: str) -> str:
     return re.split(r"[-_]", lang.strip())[0].lower()
 
 
-def _pair(unit, kind: str, tgt: str, fuzzy: bool, keep_tags: bool) -> tuple[tuple[str, str] | None, str | None]:
+REVIEWED = {"translated", "final", "signed-off", "reviewed"}  # XLIFF target (1.2) and segment (2.x) states
+
+
+def _texts(unit, kind: str, src: str, tgt: str) -> tuple[str, str, bool]:
+    """A unit's source and target texts, and whether its translation is reviewed (not fuzzy, not marked
+    for translation or review)."""
+    if kind == "tmx":
+        by_lang = {_short(lang): node for lang, node in zip(_tmx_languages(unit), unit.getlanguageNodes())}
+        text = [unit.getNodeText(by_lang[lang]) if lang in by_lang else "" for lang in (src, tgt)]
+        return text[0] or "", text[1] or "", True
+    source, target = str(unit.source or ""), str(unit.target or "")
+    if kind == "po":
+        return source, target, unit.istranslated() and not unit.isfuzzy()
+    element = unit.xmlelement
+    states = [n.get("state") for n in [element.find("{*}target"), element] if n is not None and n.get("state")]
+    states += [n.get("state") for n in element.iter("{*}segment") if n.get("state")]
+    if states:
+        return source, target, all(state in REVIEWED for state in states)
+    return source, target, element.get("approved") != "no"
+
+
+def _pair(unit, kind: str, src: str, tgt: str, fuzzy: bool, keep_tags: bool):
+    """(source, target) of a unit, or None and why it is left out (None, None: a header)."""
     if unit.isheader() or (hasattr(unit, "isobsolete") and unit.isobsolete()):
         return None, None
-    source, target = str(unit.source or ""), str(unit.target or "")
-    if kind == ".tmx" and tgt not in {_short(x) for x in _tmx_languages(unit)}:
-        return None, f"no {tgt} translation"
+    source, target, reviewed = _texts(unit, kind, src, tgt)
     if not source.strip() or not target.strip():
-        return None, "no source or no translation"
-    if not fuzzy and (unit.isfuzzy() or (kind != ".tmx" and not unit.istranslated())):
-        return None, "fuzzy or not translated (--fuzzy takes them)"
+        return None, f"no {src} or no {tgt} text"
+    if not fuzzy and not reviewed:
+        return None, "fuzzy or not reviewed (--fuzzy takes them)"
     one = [" ".join(t.split()) for t in (source, target)]
     if not keep_tags:
         one = [_untagged(t) for t in one]
@@ -121,8 +163,12 @@ def write_corpus(memory: Memory, out: str | Path, dev: int = 0, test: int = 0) -
     """The splits' files under ``out`` (``{split}.{lang}``; written whole, each), and each split's pairs."""
     from rnnsearch.files import write_whole
     n = len(memory.pairs)
+    if dev < 0 or test < 0:
+        raise DataError(f"--dev {dev} --test {test}: give counts of 0 or more")
     if dev + test >= n:
-        raise DataError(f"{n} pairs: too few for --dev {dev} and --test {test} and a training split")
+        left = "; ".join(f"{k} left out: {why}" for why, k in memory.left_out.items())
+        raise DataError(f"{n} pairs: too few for --dev {dev} and --test {test} and a training split"
+                        + (f" ({left})" if left else ""))
     cuts = {"train": (0, n - dev - test), "dev": (n - dev - test, n - test), "test": (n - test, n)}
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
