@@ -66,3 +66,15 @@ def test_links_over_words_place_the_tags(tiny_run, tmp_path):
     assert (tmp_path / "out.fr").read_text(encoding="utf-8") == "Un chat voit le <b>chien</b>.\n"
     (tmp_path / "links").write_text("0-3\n1-1\n", encoding="utf-8")
     assert main(args) == 2
+
+
+def test_an_html_block_keeps_its_own_tags(translator):
+    (d,) = transfer_tags(translator, ["<p>The <b>dog</b> sees a cat.</p>"], ["Le chien voit un chat."], mode="html")
+    assert d.text.startswith("<p>") and d.text.endswith("</p>") and d.text.count("<b>") == 1
+
+
+def test_links_outside_their_pair_or_none_are_named(translator):
+    with pytest.raises(ValueError, match="link 9-9 is outside its pair"):
+        transfer_tags(translator, SOURCES[:1], TRANSLATIONS[:1], links=[{(9, 9)}], links_over="words")
+    (d,) = transfer_tags(translator, SOURCES[:1], TRANSLATIONS[:1], links=[set()], links_over="words")
+    assert d.error == "no links to place its tags by"

@@ -167,3 +167,36 @@ def test_a_file_it_cannot_read_is_one_line_and_no_output(tiny_run, tmp_path, cap
     assert run(tiny_run, tmp_path / "in.pdf", tmp_path / "out.pdf") == 2
     assert "translate-file reads .docx" in capsys.readouterr().err
     assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.po") == 2
+
+
+def test_trial_cases(tiny_run, tmp_path, capsys):
+    """What a new user's trial found: a .vtt block without its timing refused (it was dropped), an SRT
+    cue's override code kept in front, an XLIFF 1.2 target marked needs-translation translated, an
+    element of another namespace kept in it, a DOCX hyperlink's text translated in place."""
+    (tmp_path / "in.vtt").write_text("WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nThe dog.\n\n00:00:03.000 -> 00:00:04.000\n"
+                                     "A cat.\n", encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.vtt", tmp_path / "out.vtt") == 2
+    assert "in.vtt: line 6: no cue timing" in capsys.readouterr().err
+    (tmp_path / "in.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\n{\\an8}The dog sees a cat.\n\n", encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.srt", tmp_path / "out.srt") == 0
+    assert "\n{\\an8}" in (tmp_path / "out.srt").read_text(encoding="utf-8")
+    ns = "urn:oasis:names:tc:xliff:document:1.2"
+    (tmp_path / "in.xlf").write_text(
+        f'<?xml version="1.0"?><xliff version="1.2" xmlns="{ns}" xmlns:my="urn:my"><file original="a" '
+        'source-language="en" datatype="plaintext"><body><trans-unit id="1"><source>The <my:b>dog</my:b> sees a cat.'
+        '</source><target state="needs-translation">x</target></trans-unit></body></file></xliff>', encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.xlf", tmp_path / "out.xlf") == 0
+    (target,) = etree.parse(str(tmp_path / "out.xlf")).getroot().findall(".//{*}target")
+    assert target.get("state") == "needs-review-translation" and [e.tag for e in target] == ["{urn:my}b"]
+    import docx
+    from docx.oxml.ns import qn
+    document = docx.Document()
+    paragraph = document.add_paragraph("The ")
+    link = paragraph._p.makeelement(qn("w:hyperlink"), {})
+    link.append(paragraph.add_run("dog")._r)
+    paragraph._p.append(link)
+    paragraph.add_run(" sees a cat.")
+    document.save(str(tmp_path / "in.docx"))
+    assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.docx") == 0
+    out = docx.Document(str(tmp_path / "out.docx")).paragraphs[0]
+    assert out.hyperlinks and out.hyperlinks[0].text and "The dog" not in out.text

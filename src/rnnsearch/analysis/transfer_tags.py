@@ -33,6 +33,7 @@ from rnnsearch.analysis.force_align import force_align
 from rnnsearch.decoding.markup import put_back
 from rnnsearch.decoding.placement import Labels, token_spans, word_edges
 from rnnsearch.errors import UsageError
+from rnnsearch.text import blocks
 from rnnsearch.text.documents import read
 
 READINGS = ("head", "attention", "symmetrised", "links")
@@ -52,6 +53,7 @@ class Pair:
     error: str | None = None
     joins: tuple[int, ...] = ()  # target boundaries inside a written word where a capital follows a small letter
     labels: Labels | None = None
+    page: object = None  # blocks.Page: what the source holds around its unit (an HTML block's own tags)
 
 
 @dataclass
@@ -79,6 +81,11 @@ def word_links(pair: Pair, links: set) -> set:
     translation), as another aligner gives them, as links between the tokens inside those words."""
     if pair.error:
         return set()
+    words = (len(pair.plain.split()), len(pair.translation.split()))
+    outside = next(((s, t) for s, t in sorted(links) if s >= words[0] or t >= words[1]), None)
+    if outside is not None:
+        raise UsageError(f"link {outside[0]}-{outside[1]} is outside its pair ({words[0]} source words without "
+                         f"the tags, {words[1]} target words; 0-based)")
 
     def owners(text: str, toks: list[str]) -> list[int]:  # each token's word
         starts = [m.start() for m in re.finditer(r"\S+", text)]
@@ -111,7 +118,8 @@ def read_pairs(translator, sources: list[str], translations: list[str], mode: st
         unit = m.units[0] if m.units else None
         plain, elements = (unit.plain, unit.elements) if unit else ("", [])
         (src, _), (tgt, joins) = tokens(translator.src_codec, plain), tokens(translator.tgt_codec, translation)
-        pairs.append(Pair(translation, plain, elements, src, tgt, joins=joins, labels=_labels(translator, src, tgt)))
+        pairs.append(Pair(translation, plain, elements, src, tgt, joins=joins, labels=_labels(translator, src, tgt),
+                          page=m.page if m.units else None))
     return pairs
 
 
@@ -129,7 +137,10 @@ def soft_alignments(translator, pairs: list[Pair], reading: str = "head", revers
     out: list[np.ndarray | None] = [None] * len(pairs)
     if reading == "links":
         for n in todo:
-            out[n] = _shared(links[n], pairs[n])
+            if not links[n]:
+                pairs[n].error = "no links to place its tags by"
+            else:
+                out[n] = _shared(links[n], pairs[n])
         return out
     todo.sort(key=lambda n: (len(pairs[n].src_tokens), len(pairs[n].tgt_tokens)))  # batches of like lengths
     texts = [(" ".join(pairs[n].src_tokens), " ".join(pairs[n].tgt_tokens)) for n in todo]
@@ -186,8 +197,8 @@ def place_tags(pairs: list[Pair], softs: list[np.ndarray | None]) -> list[Transf
         translation = SimpleNamespace(tokens=words, text=p.translation)
         edges = word_edges(words, p.translation)
         edges[:, list(p.joins)] = True
-        out.append(Transfer(put_back(p.plain, p.elements or [], p.src_tokens or [], translation, soft,
-                                     labels=p.labels, edges=edges)))
+        text = put_back(p.plain, p.elements or [], p.src_tokens or [], translation, soft, labels=p.labels, edges=edges)
+        out.append(Transfer(blocks.write(p.page, [text]) if p.page is not None else text))
     return out
 
 

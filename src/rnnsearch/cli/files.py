@@ -81,6 +81,9 @@ def transfer_tags(args) -> int:
     from rnnsearch.files import write_whole
     if Path(args.out).resolve() in (Path(args.src).resolve(), Path(args.tgt).resolve()):
         raise UsageError(f"{args.out}: the output would overwrite an input; name another file")
+    if not Path(args.out).resolve().parent.is_dir() or Path(args.out).is_dir():
+        raise UsageError(f"{args.out}: " + ("a folder; name the file to write" if Path(args.out).is_dir() else
+                                            f"no folder {Path(args.out).resolve().parent} to write it in"))
     sources, translations = read_lines(args.src), read_lines(args.tgt)
     if len(sources) != len(translations):
         raise UsageError(f"{args.src} has {len(sources)} lines and {args.tgt} {len(translations)}: give each source "
@@ -96,7 +99,8 @@ def transfer_tags(args) -> int:
     for n, why in failed:
         print(f"rnnsearch transfer-tags: warning: {args.src}:{n}: tags not placed (the translation written without "
               f"them): {why}", file=sys.stderr)
-    print(f"rnnsearch transfer-tags: {args.out}: tags placed in {len(done) - len(failed)} of {_count(len(done), 'line')}",
+    lines = sum(1 for s in sources if s.strip())
+    print(f"rnnsearch transfer-tags: {args.out}: tags placed in {lines - len(failed)} of {_count(lines, 'line')}",
           file=sys.stderr)
     return NOT_TRANSLATED if failed else 0
 

@@ -80,7 +80,7 @@ def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.nd
             starved += [(element, inside)] if inside else []
         else:
             span = _without_stray_marks(span, inside, *marks, edges)
-            span = _as_label(span, inside, labels, marks[1], edges) if labels is not None else span
+            span = _as_label(span, inside, labels, marks[1], edges, soft) if labels is not None else span
             taken.append(span)
         element.target = span
     for _ in range(2 * len(starved)):  # a word taken from a sibling of one word leaves that one to take another
@@ -139,12 +139,13 @@ def _without_stray_marks(span: tuple[int, int], inside: list[int], src_marks: li
 
 
 def _as_label(span: tuple[int, int], inside: list[int], labels: Labels, tgt_marks: list[bool],
-              edges: np.ndarray) -> tuple[int, int]:
+              edges: np.ndarray, soft: np.ndarray) -> tuple[int, int]:
     """``span`` read as a label's, as translators tag them: without frequent words at an edge where the
-    element's source words have none there (``la <b>case</b>``, not ``<b>la case</b>``); and where the
+    element's source words have none there (``la <b>case</b>``, not ``<b>la case</b>``); where the
     element begins with a capital inside its sentence, from the span's first capitalised word
     (``la case <b>Recherche rapide</b>``), or from one just before it that no mark separates
-    (``<b>Rendre publique</b>`` for "Make Public")."""
+    (``<b>Rendre publique</b>`` for "Make Public"); and on to the next word that is not frequent where
+    that word is aligned to the element's words most (``<b>Suivi de fil</b>`` for "Feed Tracking")."""
     c, d = span
     if not labels.src_light[inside[0]]:
         while d - c > 1 and labels.tgt_light[c] and edges[0][c + 1]:
@@ -157,6 +158,11 @@ def _as_label(span: tuple[int, int], inside: list[int], labels: Labels, tgt_mark
         earlier = next((k for k in (c - 1, c - 2) if k > 0 and labels.tgt_capital[k] and edges[0][k]
                         and not any(tgt_marks[j] for j in range(k, c))), None)
         c = later if later is not None else earlier if earlier is not None else c
+    k = d
+    while k < len(tgt_marks) and labels.tgt_light[k] and not tgt_marks[k]:
+        k += 1
+    if k < min(len(tgt_marks), len(soft)) and not tgt_marks[k] and int(soft[k].argmax()) in inside and edges[1][k + 1]:
+        d = k + 1
     return c, d
 
 

@@ -7,8 +7,9 @@ back around the words aligned to it. The translation is written as runs in its o
 runs of a paragraph lie side by side, each stretch of output is a copy of the run it came from (so
 "the <b>red</b> car" can become "la voiture <b>rouge</b>"); where something else lies between them
 (a field's code, a bookmark), the runs stay where they are and each takes its stretches in order,
-a stretch that would go back to an earlier run going to the run before it instead. A space between
-two stretches goes with the run that held it in the source. Hyperlinks' runs are left as they are.
+a stretch that would go back to an earlier run going to the run before it instead (a hyperlink's runs
+are such runs: its text is translated in place). A space between two stretches goes with the run that
+held it in the source.
 """
 from __future__ import annotations
 
@@ -34,12 +35,18 @@ def _paragraphs(document):
             yield from of(part)
 
 
+def _runs(paragraph) -> list:
+    """A paragraph's runs in order, those of its hyperlinks too."""
+    from docx.text.hyperlink import Hyperlink
+    return [r for item in paragraph.iter_inner_content() for r in (item.runs if isinstance(item, Hyperlink) else [item])]
+
+
 def read_docx(path: Path, lang: str, retranslate: bool) -> Document:
     import docx
     document = docx.Document(str(path))
     todo, pieces, seen = [], [], set()
     for n, paragraph in enumerate(_paragraphs(document), 1):
-        runs = [r for r in paragraph.runs if r.text]
+        runs = [r for r in _runs(paragraph) if r.text]
         if not runs or paragraph._p in seen:  # a merged table cell yields its paragraphs again
             continue
         seen.add(paragraph._p)

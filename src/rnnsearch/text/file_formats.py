@@ -13,8 +13,9 @@ translate and a ``write(outputs)`` that gives the file's bytes with each output 
   patterns of translate-toolkit's placeables) are slots the model copies, restored verbatim; a
   ``%`` pattern with a space in it (``% d``) only in a unit flagged c-format or python-format.
 - srt (pysrt), vtt (webvtt-py): each cue's text, its lines joined (its ``<i>``, ``<b>`` tags kept as
-  HTML; a VTT cue's voice ``<v Name>`` kept in front), written back on as many lines as it had; times
-  and numbers untouched. A subtitle file pysrt cannot read whole is refused, not read in part.
+  HTML; a VTT cue's voice ``<v Name>`` and an SRT cue's override codes ``{\\an8}`` kept in front), written
+  back on as many lines as it had; times and numbers untouched. A subtitle file pysrt or webvtt-py cannot
+  read whole (a block of a .vtt without its timing) is refused, not read in part.
 """
 from __future__ import annotations
 
@@ -139,17 +140,21 @@ def _rewrapped(text: str, lines: int) -> str:
     return "\n".join(out + ([" ".join(words[start:])] if start < len(words) else []))
 
 
+OVERRIDE = re.compile(r"(?:\{\\[^}]*\}\s*)*")  # an SRT cue's leading override codes (ASS's {\an8}, {\i1})
+
+
 def read_srt(path: Path, lang: str, retranslate: bool) -> Document:
     import pysrt
     subs = pysrt.open(str(path), encoding="utf-8", error_handling=pysrt.SubRipFile.ERROR_RAISE)
     if not subs and path.read_text(encoding="utf-8").strip():
         raise UsageError(f"{path}: no subtitle found in it (is it a .srt file?)")
-    pieces = [Piece(" ".join(s.text.splitlines()), "html", f"subtitle {s.index}") for s in subs]
+    codes = [OVERRIDE.match(s.text).group(0) for s in subs]  # {\an8}: kept in front, untranslated
+    pieces = [Piece(" ".join(s.text[len(c):].splitlines()), "html", f"subtitle {s.index}") for s, c in zip(subs, codes)]
 
     def write(outputs: list) -> bytes:
-        for s, o in zip(subs, outputs):
+        for s, o, c in zip(subs, outputs, codes):
             if o is not None:
-                s.text = _rewrapped(o, len(s.text.splitlines()))
+                s.text = c + _rewrapped(o, len(s.text.splitlines()))
         buffer = io.StringIO()
         subs.write_into(buffer)
         return buffer.getvalue().encode("utf-8")
@@ -159,8 +164,25 @@ def read_srt(path: Path, lang: str, retranslate: bool) -> Document:
 VOICE = re.compile(r"(<v(?:\.[\w-]+)*(?:\s[^>]*)?>)(?!.*</v>)(.*)", re.DOTALL)  # a cue's voice, never closed
 
 
+def _vtt_blocks(path: Path) -> None:
+    """A UsageError naming the first block of a WebVTT file that is neither a cue (its timing line's
+    ``-->``), a note, a style nor a region: webvtt-py would leave it out."""
+    lines, start = path.read_text(encoding="utf-8-sig").replace("\r\n", "\n").split("\n"), 0
+    for n, line in enumerate(lines + [""]):
+        if line.strip():
+            continue
+        block, first = lines[start:n], start + 1
+        start = n + 1
+        if not block or first == 1 or block[0].split(" ")[0] in ("NOTE", "STYLE", "REGION", "NOTE\t"):
+            continue
+        if not any("-->" in x for x in block[:2]):
+            raise UsageError(f"{path}: line {first}: no cue timing ('00:00:01.000 --> 00:00:02.000') in this block; "
+                             "fix it or remove it")
+
+
 def read_vtt(path: Path, lang: str, retranslate: bool) -> Document:
     import webvtt
+    _vtt_blocks(path)
     captions = webvtt.read(str(path))
     cues = [VOICE.fullmatch(c.raw_text.strip()) for c in captions]
     voices = [m.group(1) if m else "" for m in cues]

@@ -1,13 +1,15 @@
 """XLIFF 1.2 and 2.x for ``rnnsearch translate-file`` (``text/files.py``), read and written by
 translate-toolkit, its units' XML through lxml: ``read_xliff(path, target_lang, retranslate)``.
 
-Each translatable unit without a target is a piece: its ``<source>`` with its inline elements
-(``<g>``, ``<x/>``, ``<bx/>``, ``<ex/>``, 2.x's ``<pc>``, ``<ph/>``, ``<sc/>``, ``<ec/>``) through the
-markup path. The native code that 1.2's ``<bpt>``, ``<ept>``, ``<ph>`` and ``<it>`` hold (``&lt;b&gt;``,
-``{0}``) is not text to translate: each such element goes to the markup path as an empty element in
-its place, placed through the alignment, and comes back whole, its code as the source wrote it. A
-1.2 target gets ``state="needs-review-translation"`` and ``state-qualifier="leveraged-mt"``; a 2.x
-segment keeps ``state="initial"`` (machine output nobody has reviewed) with ``subState="rnnsearch:mt"``.
+Each translatable unit without a target (or, in 1.2, with one whose state says it is still to translate:
+``new``, ``needs-translation``, ``needs-adaptation``, ``needs-l10n``) is a piece: its ``<source>`` with
+its inline elements (``<g>``, ``<x/>``, ``<bx/>``, ``<ex/>``, 2.x's ``<pc>``, ``<ph/>``, ``<sc/>``,
+``<ec/>``) through the markup path. The native code that 1.2's ``<bpt>``, ``<ept>``, ``<ph>`` and
+``<it>`` hold (``&lt;b&gt;``, ``{0}``) is not text to translate: each such element goes to the markup
+path as an empty element in its place, placed through the alignment, and comes back whole, its code as
+the source wrote it. A 1.2 target gets ``state="needs-review-translation"`` and
+``state-qualifier="leveraged-mt"``; a 2.x segment keeps ``state="initial"`` (machine output nobody has
+reviewed) with ``subState="rnnsearch:mt"``.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from pathlib import Path
 
 from rnnsearch.text.file_formats import Document, Piece
 
+TO_TRANSLATE = {"new", "needs-translation", "needs-adaptation", "needs-l10n"}  # 1.2: a target still to write
 NATIVE = {"bpt", "ept", "ph", "it"}  # 1.2's elements whose content is the original file's code
 CODE = "rnnsearch-code"               # the attribute that numbers an element standing in for one
 
@@ -31,7 +34,7 @@ def read_xliff(path: Path, lang: str, retranslate: bool) -> Document:
     for unit in store.units:
         if unit.isheader() or not unit.istranslatable() or not unit.source.strip():
             continue
-        if unit.target and not retranslate:
+        if unit.target and not retranslate and not _to_translate(unit):
             skipped += 1
             continue
         source = unit.get_source_dom()
@@ -52,11 +55,18 @@ def read_xliff(path: Path, lang: str, retranslate: bool) -> Document:
     return Document(pieces, write, skipped)
 
 
+def _to_translate(unit) -> bool:
+    """Whether a unit's target is marked as still to translate (1.2's target state)."""
+    target = unit.xmlelement.find("{*}target")
+    return target is not None and target.get("state") in TO_TRANSLATE
+
+
 def _inner_xml(element) -> tuple[str, list]:
-    """An element's content as markup with local tag names (no namespaces), each element of native
-    code empty in its place; and those elements, whole, by their number."""
+    """An element's content as markup, XLIFF's elements by their local names (an element of another
+    namespace as lxml writes it, its namespace declared on it), each element of native code empty in its
+    place; and those elements, whole, by their number."""
     from lxml import etree
-    copy = deepcopy(element)
+    copy, ns = deepcopy(element), etree.QName(element).namespace
     codes = []
     for node in list(copy.iter()):
         if not isinstance(node.tag, str):
@@ -68,7 +78,8 @@ def _inner_xml(element) -> tuple[str, list]:
                 node.remove(child)
             node.text = None
             node.set(CODE, str(len(codes) - 1))
-        node.tag = etree.QName(node).localname
+        if etree.QName(node).namespace == ns:  # XLIFF's own elements by their names; others keep their namespace
+            node.tag = etree.QName(node).localname
     etree.cleanup_namespaces(copy)
     marked = html.escape(copy.text or "", quote=False) + "".join(etree.tostring(c, encoding="unicode") for c in copy)
     return marked, codes
