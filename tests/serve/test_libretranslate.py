@@ -11,13 +11,6 @@ from rnnsearch.serve import ServeSettings, create_app
 from rnnsearch.serve.access import Access, read_api_keys
 
 
-@pytest.fixture(scope="module")
-def client(tiny_run):
-    app = create_app(Translator.from_checkpoint(str(tiny_run / "best.pt")), ServeSettings(window_ms=1))
-    with TestClient(app, raise_server_exceptions=False) as c:
-        yield c
-
-
 def test_libretranslate_requests_in_every_encoding(client):
     body = {"q": "The dog sees a cat.", "source": "en", "target": "fr"}
     as_json, as_form = client.post("/translate", json=body), client.post("/translate", data=body)
