@@ -1,0 +1,80 @@
+"""One change at a time on the Marian race's settings (#87): rnnsearch trained with the race's config
+(benchmarks/marian.py: 200,000 Hansards pairs, emb 256, RNN 512, batches of 80, Adam 1e-3, token-mean
+loss, clip 1) and with each change given (``--change NAME=--set K=V ...``), side by side for the same
+minutes, one thread each (so that the runs share the machine evenly), the same seed; then dev BLEU
+(the race's 500 dev pairs, greedy) of each at the largest update all reached (equal updates) and at
+the end (equal minutes).
+
+    python experiments/ablation_race.py --minutes 40 --out runs/ablation \\
+        --change "xavier=model.init=xavier" --change "sentence-loss=train.loss_scale=sentence"
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+from marian import OURS, prepare  # noqa: E402  (benchmarks/: the race's settings and data)
+
+SAVE_EVERY = 100  # updates between the snapshots equal updates are read from
+
+
+def train(name: str, sets: list[str], work: Path, minutes: float) -> subprocess.Popen:
+    out = work / name
+    cmd = [str(ROOT / ".venv" / "bin" / "rnnsearch"), "train", str(ROOT / "configs" / "hansards_rnnsearch.yaml"),
+           "--out", str(out), *OURS, "--set", f"data.dir={work / 'data'}", "--set", f"train.max_minutes={minutes}",
+           "--set", "train.threads=1", "--set", f"train.save_every={SAVE_EVERY}", "--set", "train.keep_last=1000"]
+    for s in sets:
+        cmd += ["--set", s]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+    return subprocess.Popen(cmd, stdout=open(work / f"{name}.log", "w"), stderr=subprocess.STDOUT, env=env)
+
+
+def dev_bleu(checkpoint: Path, work: Path) -> float:
+    """Greedy dev BLEU of a checkpoint on the race's 500 dev pairs (rnnsearch evaluate)."""
+    done = subprocess.run([str(ROOT / ".venv" / "bin" / "rnnsearch"), "evaluate", str(checkpoint), "--src",
+                           str(work / "data" / "dev.en"), "--ref", str(work / "data" / "dev.fr"), "--beam", "1",
+                           "--json"], capture_output=True, text=True, check=True)
+    return json.loads(done.stdout)["bleu"]
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--minutes", type=float, default=40)
+    p.add_argument("--out", type=Path, default=Path("runs/ablation"))
+    p.add_argument("--pairs", type=int, default=200000)
+    p.add_argument("--change", action="append", default=[], help="NAME=KEY=VALUE[,KEY=VALUE]: one run with these")
+    args = p.parse_args()
+    args.out.mkdir(parents=True, exist_ok=True)
+    prepare(args.out, args.pairs, 500)
+    runs = {"race config": []} | {c.split("=", 1)[0]: c.split("=", 1)[1].split(",") for c in args.change}
+    procs = {name: train(name.replace(" ", "_"), sets, args.out, args.minutes) for name, sets in runs.items()}
+    for name, proc in procs.items():
+        if proc.wait():
+            sys.exit(f"ablation_race: {name} failed (see {args.out / name.replace(' ', '_')}.log)")
+    folders = {name: args.out / name.replace(" ", "_") for name in runs}
+    steps = {name: sorted(int(f.stem.split("-")[1]) for f in d.glob("step-*.pt")) for name, d in folders.items()}
+    common = min(s[-1] for s in steps.values())
+    rows = []
+    for name, d in folders.items():
+        updates = json.loads((d / "log.jsonl").read_text().splitlines()[-1]).get("step")
+        rows.append({"run": name, "sets": runs[name], "updates": updates,
+                     "bleu_equal_updates": dev_bleu(d / f"step-{common}.pt", args.out),
+                     "bleu_equal_minutes": dev_bleu(d / "last.pt", args.out)})
+        print(json.dumps(rows[-1]), flush=True)
+    (args.out / "ablation.json").write_text(json.dumps({"minutes": args.minutes, "common_step": common, "rows": rows},
+                                                       indent=1) + "\n")
+    print(f"| run | change | updates in {args.minutes:g} min | dev BLEU at update {common} | dev BLEU at "
+          f"{args.minutes:g} min |\n|---|---|---:|---:|---:|")
+    for r in rows:
+        print(f"| {r['run']} | {', '.join(r['sets']) or '-'} | {r['updates']} | {r['bleu_equal_updates']:.2f} | "
+              f"{r['bleu_equal_minutes']:.2f} |")
+
+
+if __name__ == "__main__":
+    main()
