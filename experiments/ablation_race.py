@@ -49,14 +49,16 @@ def main() -> None:
     p.add_argument("--out", type=Path, default=Path("runs/ablation"))
     p.add_argument("--pairs", type=int, default=200000)
     p.add_argument("--change", action="append", default=[], help="NAME=KEY=VALUE[,KEY=VALUE]: one run with these")
+    p.add_argument("--score-only", action="store_true", help="score the runs already in --out (no training)")
     args = p.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    prepare(args.out, args.pairs, 500)
     runs = {"race config": []} | {c.split("=", 1)[0]: c.split("=", 1)[1].split(",") for c in args.change}
-    procs = {name: train(name.replace(" ", "_"), sets, args.out, args.minutes) for name, sets in runs.items()}
-    for name, proc in procs.items():
-        if proc.wait():
-            sys.exit(f"ablation_race: {name} failed (see {args.out / name.replace(' ', '_')}.log)")
+    if not args.score_only:
+        prepare(args.out, args.pairs, 500)
+        procs = {name: train(name.replace(" ", "_"), sets, args.out, args.minutes) for name, sets in runs.items()}
+        for name, proc in procs.items():
+            if proc.wait():
+                sys.exit(f"ablation_race: {name} failed (see {args.out / name.replace(' ', '_')}.log)")
     folders = {name: args.out / name.replace(" ", "_") for name in runs}
     steps = {name: sorted(int(f.stem.split("-")[1]) for f in d.glob("step-*.pt")) for name, d in folders.items()}
     common = min(s[-1] for s in steps.values())
@@ -64,7 +66,7 @@ def main() -> None:
     for name, d in folders.items():
         updates = json.loads((d / "log.jsonl").read_text().splitlines()[-1]).get("step")
         rows.append({"run": name, "sets": runs[name], "updates": updates,
-                     "bleu_equal_updates": dev_bleu(d / f"step-{common}.pt", args.out),
+                     "bleu_equal_updates": dev_bleu(d / f"step-{common:08d}.pt", args.out),
                      "bleu_equal_minutes": dev_bleu(d / "last.pt", args.out)})
         print(json.dumps(rows[-1]), flush=True)
     (args.out / "ablation.json").write_text(json.dumps({"minutes": args.minutes, "common_step": common, "rows": rows},
