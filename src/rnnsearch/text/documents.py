@@ -98,13 +98,17 @@ def _line(translator, m: Marked, mine: list[Translation]) -> Translation:
         return Translation("", [], [EOS_TOKEN], 0.0, None, error=m.error, constraints_met=m.constraints_met)
     texts = [_unit_output(translator, u, t) for u, t in zip(m.units, mine)]
     line = join([(t, " ") for t in mine]) if mine else Translation("", [], [EOS_TOKEN], 0.0, None)
-    failed = [(n, t) for n, (u, t) in enumerate(zip(m.units, mine), 1)
-              if t.error or (not t.tokens and any(c.isalnum() for c in u.plain))]
+    failed = [(n, why) for n, (u, t) in enumerate(zip(m.units, mine), 1) if (why := _not_translated(u, t))]
     error = None
     if failed:
-        n, t = failed[0]
-        error = f"block {n} of {len(mine)}: {t.error or NOTHING}" if len(mine) > 1 else (t.error or NOTHING)
+        n, why = failed[0]
+        error = f"block {n} of {len(mine)}: {why}" if len(mine) > 1 else why
     return replace(line, text="" if error else blocks.write(m.page, texts), error=error)  # not translated: empty
+
+
+def _not_translated(unit: blocks.Unit, t: Translation) -> str | None:
+    """Why a unit was not translated: its error, or an empty output for words (None: it was)."""
+    return t.error or (NOTHING if not t.tokens and any(c.isalnum() for c in unit.plain) else None)
 
 
 def _unit_output(translator, unit: blocks.Unit, t: Translation) -> str:
@@ -145,7 +149,7 @@ def translate_units(translator, marked: Sequence[Marked], search: SearchSettings
                  []) if sources else []
     done = []
     for unit, t in zip(units, found):
-        why = t.error or (NOTHING if not t.tokens and any(c.isalnum() for c in unit.plain) else None)
+        why = _not_translated(unit, t)
         done.append((unit.raw, why) if why else (_unit_output(translator, unit, t), None))
     out, k = [], 0
     for m in marked:
