@@ -61,7 +61,7 @@ def main() -> None:
                 sys.exit(f"ablation_race: {name} failed (see {args.out / name.replace(' ', '_')}.log)")
     folders = {name: args.out / name.replace(" ", "_") for name in runs}
     steps = {name: sorted(int(f.stem.split("-")[1]) for f in d.glob("step-*.pt")) for name, d in folders.items()}
-    common = min(s[-1] for s in steps.values())
+    common = max(set.intersection(*(set(s) for s in steps.values())))  # the last snapshot every run has
     rows = []
     for name, d in folders.items():
         updates = json.loads((d / "log.jsonl").read_text().splitlines()[-1]).get("step")
