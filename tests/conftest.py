@@ -78,3 +78,15 @@ def resolved(**given):
     """Resolved SearchSettings for the search functions: ``given`` over DecodeConfig's defaults."""
     from rnnsearch.decoding.settings import SearchSettings
     return SearchSettings(**given).resolve()
+
+
+@pytest.fixture(scope="module")
+def client(tiny_run):
+    """A test client over the tiny model's app (the serve tests of LibreTranslate's routes and /transfer_tags)."""
+    from fastapi.testclient import TestClient
+
+    from rnnsearch import Translator
+    from rnnsearch.serve import ServeSettings, create_app
+    app = create_app(Translator.from_checkpoint(str(tiny_run / "best.pt")), ServeSettings(window_ms=1))
+    with TestClient(app, raise_server_exceptions=False) as c:
+        yield c
