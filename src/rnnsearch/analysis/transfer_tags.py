@@ -137,10 +137,7 @@ def soft_alignments(translator, pairs: list[Pair], reading: str = "head", revers
     out: list[np.ndarray | None] = [None] * len(pairs)
     if reading == "links":
         for n in todo:
-            if not links[n]:
-                pairs[n].error = "no links to place its tags by"
-            else:
-                out[n] = _shared(links[n], pairs[n])
+            out[n] = _shared(links[n], pairs[n]) if links[n] else None
         return out
     todo.sort(key=lambda n: (len(pairs[n].src_tokens), len(pairs[n].tgt_tokens)))  # batches of like lengths
     texts = [(" ".join(pairs[n].src_tokens), " ".join(pairs[n].tgt_tokens)) for n in todo]
@@ -216,4 +213,7 @@ def transfer_tags(translator, sources: list[str], translations: list[str], mode:
         raise UsageError(f"{len(links)} lines of links for {len(pairs)} pairs: give each pair its line")
     if links is not None and links_over == "words":
         links = [word_links(p, w) for p, w in zip(pairs, links)]
+    for p, given in zip(pairs, links or []):
+        if not given and not p.error and p.elements and p.src_tokens and p.tgt_tokens:
+            p.error = "no links to place its tags by"
     return place_tags(pairs, soft_alignments(translator, pairs, reading, reverse, links))
