@@ -45,7 +45,7 @@
 # TEST_LINES (0 = whole test sets), BF16 (true|false; cpu default: whether bf16 is native here and measurably faster than float32), BEAM, SETS (extra --set for all), MODELS, TARGET (dev BLEU the
 # status projects to), REPORT_SETS (hansards, newstest2014 or both), AVERAGE (saves kept and
 # averaged for a release; 0 = best.pt), RELEASE, RELEASES, RELEASE_DTYPE, HEAD, HEAD_PAIRS,
-# HEAD_EPOCHS, HEAD_CONTEXT, GUIDE_WEIGHT, GUIDE_COST, SNAPSHOTS. Every invocation's settings go to $OUT/recipe.txt, which
+# HEAD_EPOCHS, HEAD_CONTEXT, GUIDE_WEIGHT, GUIDE_COST, SNAPSHOTS, MOSES_OUT. Every invocation's settings go to $OUT/recipe.txt, which
 # goes into the reports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -62,6 +62,7 @@ RELEASE_DTYPE=${RELEASE_DTYPE:-bfloat16}                # in bf16, or int8 where
 SNAPSHOTS=${SNAPSHOTS:-$OUT/snapshots}  # `snapshot` writes each unfinished model's state there (never into git:
                                        # copy it off the machine); `train` restores from it when $OUT has no last.pt
 MODELS=${MODELS:-rnnsearch50 rnnencdec50 rnnsearch30 rnnencdec30}
+MOSES_OUT=${MOSES_OUT:-docs/results/hansards/moses}  # Moses' committed outputs (recipes/moses.sh export): a row of each report
 GUIDE_WEIGHT=${GUIDE_WEIGHT:-0.1}; GUIDE_COST=${GUIDE_COST:-ce}  # the -guided variant's alignment loss
 # a released RNNsearch gets an alignment head (`rnnsearch train-align-head`) on the links of `links` (flipped for Fr->En),
 # when they exist: HEAD_PAIRS sampled training pairs, HEAD_EPOCHS epochs, a GRU of HEAD_CONTEXT units a
@@ -330,7 +331,9 @@ report_all() {
   [ "$PROFILE" = gpu ] && device=cuda
   if [ "$THREADS" -gt 0 ]; then export OMP_NUM_THREADS="$THREADS"; fi  # the search's threads, as training's
   for set in ${REPORT_SETS:-hansards newstest2014}; do
-    $BIN/rnnsearch report "${models[@]}" "${figure3[@]}" "${notes[@]}" --src "$OUT/test/$set.en" --ref "$OUT/test/$set.fr" \
+    local given=() moses=$MOSES_OUT/test.hyp.fr; [ "$set" = newstest2014 ] && moses=$MOSES_OUT/newstest2014.hyp.fr
+    if [ -f "$moses" ] && [ "$TEST_LINES" -eq 0 ]; then given=(--output "Moses=$moses"); fi  # the peer's row
+    $BIN/rnnsearch report "${models[@]}" "${given[@]}" "${figure3[@]}" "${notes[@]}" --src "$OUT/test/$set.en" --ref "$OUT/test/$set.fr" \
       --out "$OUT/report_$set" --beam "$BEAM" --device "$device" \
       --sentence "The agreement on the European Economic Area was signed in August 1992 ."
     cp "$OUT/recipe.txt" "$OUT/report_$set/recipe.txt"

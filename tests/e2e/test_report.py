@@ -73,3 +73,34 @@ def test_report_counts_each_models_sentences_to_its_progress(tiny_run, synth_dir
                  sentence="The big dog sees a cat .", log=lambda _: None, progress=progress)
     n = len((synth_dir / "test.en").read_text().splitlines())
     assert done == {"a": [n, n], "b": [n, n]}
+
+
+def test_a_system_given_by_its_output_is_a_row_scored_as_the_models(tiny_run, synth_dir, tmp_path, capsys):
+    """``--output Moses=FILE`` (Moses' committed hypotheses, say): a row of Table 1 with the paper's
+    Moses numbers beside, scored by sacreBLEU on the file as given, and a curve of Figure 2; a file
+    of the wrong length, a missing one or a name used twice is refused in one line, before any work."""
+    ckpt = str(tiny_run / "best.pt")
+    src, ref = synth_dir / "test.en", synth_dir / "test.fr"
+    refs = ref.read_text().splitlines()
+    given = tmp_path / "moses.hyp.fr"
+    given.write_text("".join(r.replace("le", "la") + "\n" for r in refs))
+    out = tmp_path / "r"
+    assert main(["report", "--model", f"tiny={ckpt}", "--output", f"Moses={given}", "--src", str(src),
+                 "--ref", str(ref), "--out", str(out), "--beam", "1", "--long", "1"]) == 0
+    md = (out / "report.md").read_text()
+    row = next(line for line in md.split("## Table 1")[1].splitlines() if line.startswith("| Moses |"))
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    expected = BLEU().corpus_score(given.read_text().splitlines(), [refs]).score
+    assert cells[1] == f"{expected:.2f}" and cells[3:] == ["33.30", "35.63"]
+    assert (out / "Moses.hyp.fr").read_text() == given.read_text()
+    assert "Moses" in json.loads((out / "results.json").read_text())
+    assert any(line.startswith("| Moses |") for line in md.split("## Figure 2")[1].splitlines())
+    short = tmp_path / "short.fr"
+    short.write_text("\n".join(refs[:3]) + "\n")
+    for spec, message in ((f"Moses={short}", f"--output Moses={short}: 3 lines for the {len(refs)} test sentences"),
+                          (f"Moses={tmp_path / 'none'}", "no such file"), (f"tiny={given}", "'tiny' names two rows")):
+        rc = main(["report", "--model", f"tiny={ckpt}", "--output", spec, "--src", str(src), "--ref", str(ref),
+                   "--out", str(tmp_path / "refused")])
+        err = capsys.readouterr().err
+        assert rc == 2 and message in err and len(err.strip().splitlines()) == 1, err
+    assert not (tmp_path / "refused").exists()

@@ -113,17 +113,38 @@ def _no_progress(total: int, name: str):
     yield None
 
 
+def read_outputs(outputs: list[tuple[str, str]], n: int) -> dict[str, list[str]]:
+    """Systems given by their test output (NAME, FILE: one line per test sentence, such as Moses'
+    committed hypotheses) -> {NAME: lines}, refused unless each has ``n`` lines."""
+    given = {}
+    for name, path in outputs:
+        given[name] = Path(path).read_text(encoding="utf-8").splitlines()
+        if len(given[name]) != n:
+            raise UsageError(f"--output {name}={path}: {len(given[name])} lines for the {n} test sentences")
+    return given
+
+
+def score_outputs(given: dict[str, list[str]], srcs: list[str], refs: list[str], first) -> dict[str, dict]:
+    """``read_outputs``'s systems scored as the models are, No UNK under ``first``'s vocabularies."""
+    from rnnsearch.analysis.evaluate import score_translations
+    return {name: {**score_translations(hyps, refs, srcs, first.src_codec, first.tgt_codec), "beam": None,
+                   "hypotheses": hyps} for name, hyps in given.items()}
+
+
 def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, settings=None,
                  sentence: str | None = None, seed: int = 1, n_long: int = 5, figure3: str | None = None,
-                 notes: str | None = None, log=print, device: str = "cpu", progress=None) -> dict:
+                 notes: str | None = None, log=print, device: str = "cpu", progress=None,
+                 outputs: list[tuple[str, str]] = ()) -> dict:
     """``settings``: SearchSettings, each model's unset fields its own decode section's (None: all).
     ``progress(total, name)``: a context manager yielding a callback of the sentences done (the
-    CLI's tqdm bar), entered for each model's translation of the test set; None: no progress."""
+    CLI's tqdm bar), entered for each model's translation of the test set; None: no progress.
+    ``outputs``: (NAME, FILE) of systems given by their output (``read_outputs``), rows after the models'."""
     from rnnsearch.data.io import read_parallel
     names = [name for name, _ in models]
     if figure3 is not None and figure3 not in names:
         raise UsageError(f"--figure3 {figure3!r}: not one of the models ({', '.join(names)})")
     srcs, refs = read_parallel(src_path, ref_path)
+    given = read_outputs(list(outputs), len(srcs))
     translators = {name: Translator.from_pretrained(ckpt, device=device) for name, ckpt in models}
     attending = [n for n in names if translators[n].model.arch == "rnnsearch"]
     aligner = figure3 or (attending[0] if attending else None)
@@ -136,11 +157,12 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, set
         log(f"translating {len(srcs)} sentences with {name} ({ckpt})")
         with (progress or _no_progress)(len(srcs), name) as advance:
             results[name] = evaluate(translators[name], srcs, refs, settings, advance)
-    hyps = {name: r.pop("hypotheses") for name, r in results.items()}
-    for name, lines in hyps.items():  # anyone can score them again with the sacrebleu command line
-        lang = translators[name].tgt_codec.lang
-        (out / hyp_file(name, lang)).write_text("".join(h + "\n" for h in lines), encoding="utf-8")
     first = translators[models[0][0]]
+    results.update(score_outputs(given, srcs, refs, first))
+    hyps = {name: r.pop("hypotheses") for name, r in results.items()}
+    lang = first.tgt_codec.lang
+    for name, lines in hyps.items():  # anyone can score them again with the sacrebleu command line
+        (out / hyp_file(name, lang)).write_text("".join(h + "\n" for h in lines), encoding="utf-8")
     plot_bleu_by_length({n: r["by_length"] for n, r in results.items()}, out / "figure2.png",
                         unit=results[names[0]]["length_unit"])
     figures3 = []
@@ -154,7 +176,7 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, set
     lines = _markdown(models, results, src_path, ref_path, figures3, curves, aligner,
                       long_examples(srcs, refs, hyps, first.src_codec, n_long, seed),
                       compute_table(translators), notes,
-                      {name: hyp_file(name, translators[name].tgt_codec.lang) for name in names})
+                      {name: hyp_file(name, lang) for name in results}, outputs)
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (out / "report.html").write_text(_html(lines, out), encoding="utf-8")
     (out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
@@ -162,12 +184,16 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, set
 
 
 def _markdown(models, results, src_path, ref_path, figures3, curves, aligner, long_lines, compute, notes,
-              hyp_files) -> list[str]:
+              hyp_files, outputs=()) -> list[str]:
     any_r = next(iter(results.values()))
     lines = ["# Translation report", "",
              f"Test set: `{src_path}` -> `{ref_path}` ({any_r['n']} sentences), beam {any_r['beam']}.",
              f"sacreBLEU signature: `{any_r['signature']}`.", "",
-             "Models: " + ", ".join(f"{n} (`{c}`)" for n, c in models) + ".", "",
+             "Models: " + ", ".join(f"{n} (`{c}`)" for n, c in models) + ".", ""]
+    if outputs:
+        lines += ["Systems given by their output (scored alike, No UNK under the first model's vocabularies): "
+                  + ", ".join(f"{n} (`{f}`)" for n, f in outputs) + ".", ""]
+    lines += [
              "Each model's test output, one line per sentence: " + ", ".join(f"`{f}`" for f in hyp_files.values())
              + f" (e.g. `sacrebleu {ref_path} -i {next(iter(hyp_files.values()))}`).", ""]
     if notes:

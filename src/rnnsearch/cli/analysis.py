@@ -13,6 +13,9 @@ def register(sub) -> None:
     p = sub.add_parser("report", help="the paper's Table 1, Figures 2 and 3, long sentences, training curves")
     p.add_argument("--model", action="append", required=True, metavar="NAME=CKPT",
                    help="a model to include (repeat); the first one's alignments make Figure 3")
+    p.add_argument("--output", action="append", default=[], metavar="NAME=FILE",
+                   help="a system given by its test output, one line per test sentence (repeat; e.g. "
+                        "Moses=docs/results/hansards/moses/test.hyp.fr): a row of every table and a curve of Figure 2")
     p.add_argument("--src", required=True, help="the test set's source sentences (raw text)")
     p.add_argument("--ref", required=True, help="its reference translations, line i for source line i")
     p.add_argument("--out", required=True, help="directory for report.md, report.html and the PNGs")
@@ -109,17 +112,30 @@ def report(args) -> int:
     from rnnsearch.extras import require
     require("plot", "rnnsearch report")
     from rnnsearch.analysis.report import build_report
-    models = []
-    for spec in args.model:
-        if "=" not in spec:
-            raise UsageError(f"--model {spec!r}: expected NAME=CHECKPOINT")
-        models.append(tuple(spec.split("=", 1)))
+    models, outputs = _named(args.model, "--model", "CHECKPOINT"), _named(args.output, "--output", "FILE")
+    names = [name for name, _ in models + outputs]
+    if len(set(names)) < len(names):
+        twice = next(n for n in names if names.count(n) > 1)
+        raise UsageError(f"{twice!r} names two rows of the report: give each --model and --output its own name")
+    for name, path in outputs:
+        if not Path(path).is_file():
+            raise UsageError(f"--output {name}={path}: no such file")
     notes = Path(args.notes).read_text(encoding="utf-8") if args.notes else None
     build_report(models, args.src, args.ref, args.out, _settings(args.beam), sentence=args.sentence,
                  seed=args.seed, n_long=args.long, figure3=args.figure3, notes=notes, device=args.device,
-                 progress=progress_bar)
+                 progress=progress_bar, outputs=outputs)
     print(f"report: {Path(args.out) / 'report.md'} and {Path(args.out) / 'report.html'}")
     return 0
+
+
+def _named(specs: list[str], flag: str, what: str) -> list[tuple[str, str]]:
+    """``NAME=VALUE`` flags -> (NAME, VALUE)."""
+    pairs = []
+    for spec in specs:
+        if "=" not in spec:
+            raise UsageError(f"{flag} {spec!r}: expected NAME={what}")
+        pairs.append(tuple(spec.split("=", 1)))
+    return pairs
 
 
 def _settings(beam: int | None):
