@@ -147,6 +147,33 @@ def test_text_and_html(tiny_run, tmp_path):
     assert 'lang="en"' not in page and page.count("lang=") == 1
 
 
+@pytest.mark.parametrize("bom, ends, last", [("", ["\r\n", "\r\n", "\r\n"], "\r\n"), ("\ufeff", ["\n", "\r\n", "\n"], ""),
+                                             ("\ufeff", ["\r\n", "\n", "\n"], "\n")])
+def test_a_text_file_keeps_its_byte_order_mark_and_line_endings(tiny_run, tmp_path, bom, ends, last):
+    """Windows' CRLF, mixed endings, a BOM, no newline at the end, a U+2028 inside a line: the output has
+    the same lines, each ended as its source line was, and the BOM where the source had it."""
+    lines = [SENTENCES[0], "", f"{SENTENCES[1]}\u2028{SENTENCES[2]}", SENTENCES[2]]
+    raw = bom + "".join(line + end for line, end in zip(lines, ends + [last]))
+    (tmp_path / "in.txt").write_bytes(raw.encode("utf-8"))
+    assert run(tiny_run, tmp_path / "in.txt", tmp_path / "out.txt") == 0
+    out = (tmp_path / "out.txt").read_bytes().decode("utf-8")
+    assert out.startswith("\ufeff") == bool(bom) and out.count("\ufeff") == len(bom)
+    got = out[len(bom):].split("\n")
+    assert len(got) == len(raw[len(bom):].split("\n"))  # no line gained or lost
+    assert [g.endswith("\r") for g in got[:-1]] == [e == "\r\n" for e in (ends + [last])[:len(got) - 1]]
+    assert got[1] in ("", "\r") and all(g.strip() for g in (got[0], got[2], got[3]))
+    assert out.endswith(last) if last else not out.endswith("\n")
+
+
+@pytest.mark.parametrize("suffix", [".txt", ".srt", ".html", ".po"])
+def test_an_empty_file_says_there_is_nothing_to_translate(tiny_run, tmp_path, capsys, suffix):
+    (tmp_path / f"in{suffix}").write_text("")
+    assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}") == 0
+    err = capsys.readouterr().err
+    assert f"in{suffix} holds nothing to translate" in err and "0 of 0 units translated" in err
+    assert (tmp_path / f"out{suffix}").exists()
+
+
 def test_paths_it_cannot_use_are_refused_and_the_input_kept(tiny_run, tmp_path, capsys):
     (tmp_path / "in.txt").write_text(SENTENCES[0], encoding="utf-8")
     assert run(tiny_run, tmp_path / "in.txt", tmp_path / "in.txt") == 2
@@ -167,6 +194,22 @@ def test_a_file_it_cannot_read_is_one_line_and_no_output(tiny_run, tmp_path, cap
     assert run(tiny_run, tmp_path / "in.pdf", tmp_path / "out.pdf") == 2
     assert "translate-file reads .docx" in capsys.readouterr().err
     assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.po") == 2
+
+
+@pytest.mark.parametrize("suffix", [".srt", ".txt", ".vtt", ".html"])
+def test_a_file_not_in_utf8_is_named_with_the_line_and_byte_where_it_stops(tiny_run, tmp_path, capsys, suffix):
+    """Latin-1 after a few lines: the error counts from the file's start, not from where its reader
+    was decoding (pysrt decodes line by line). (A PO file is translate-toolkit's to decode: it reads
+    the charset the header declares.)"""
+    head = {".srt": "1\n00:00:01,000 --> 00:00:02,000\n", ".vtt": "WEBVTT\n\n00:01.000 --> 00:02.000\n",
+            ".txt": "The dog.\nThe cat.\n", ".html": "<html>\n<body>\n"}[suffix]
+    data = head.encode() + "<p>The caf\u00e9 .</p>\n".encode("latin-1")
+    (tmp_path / f"in{suffix}").write_bytes(data)
+    assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}") == 2
+    err = capsys.readouterr().err.strip()
+    at = data.index(0xe9)
+    assert f"line {data.count(10, 0, at) + 1}, byte {at} is 0xe9" in err and "save it as UTF-8" in err, err
+    assert len(err.splitlines()) == 1 and not (tmp_path / f"out{suffix}").exists()
 
 
 def test_trial_cases(tiny_run, tmp_path, capsys):

@@ -60,6 +60,8 @@ def translate_file(args) -> int:
         report = run(translator, args.input, args.output, settings, text_settings, args.retranslate, advance,
                      warn=lambda message: print(f"rnnsearch translate-file: warning: {message}", file=sys.stderr))
     done = report.units - len(report.failed)
+    if report.units == 0 and not report.skipped:  # as `translate` says of an empty input
+        print(f"rnnsearch translate-file: warning: {args.input} holds nothing to translate", file=sys.stderr)
     print(f"rnnsearch translate-file: {args.output}: {done} of {_count(report.units, 'unit')} translated"
           + (f"; {_count(report.skipped, 'unit')} already translated left as "
              f"{'it was' if report.skipped == 1 else 'they were'}" if report.skipped else ""), file=sys.stderr)

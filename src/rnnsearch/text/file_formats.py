@@ -4,7 +4,7 @@ translate and a ``write(outputs)`` that gives the file's bytes with each output 
 (None: the piece was not translated, and stays as it was). XLIFF: ``text/xliff_file.py``; DOCX:
 ``text/docx_file.py``.
 
-- text: one piece a line (blank lines kept).
+- text: one piece a line (blank lines kept), written back with the file's byte-order mark and line endings.
 - html: the page, one piece read as ``--markup html`` reads it, each block a unit (one not translated
   keeps its source); ``<html lang>`` names the target language.
 - po, pot (translate-toolkit): each msgid (and msgid_plural) without a msgstr; the header, obsolete units
@@ -45,12 +45,18 @@ class Document:
 
 
 def read_text(path: Path, lang: str, retranslate: bool) -> Document:
-    raw = path.read_text(encoding="utf-8")
-    lines = raw.splitlines()
-    pieces = [Piece(line, None, f"line {n}") for n, line in enumerate(lines, 1)]
+    """One piece a line, split at ``\n`` alone (not at the other breaks ``str.splitlines`` knows, such
+    as U+2028 inside a line); the file written back with its byte-order mark, each line's own ending
+    (``\r\n`` or ``\n``) and its last line's (none, where the file ends without one)."""
+    raw = path.read_bytes().decode("utf-8")  # as written: no newline translation
+    bom = "\ufeff" if raw.startswith("\ufeff") else ""
+    body = raw[len(bom):]
+    *ended, last = body.split("\n")
+    lines = [(line[:-1], "\r\n") if line.endswith("\r") else (line, "\n") for line in ended] + ([(last, "")] if last else [])
+    pieces = [Piece(text, None, f"line {n}") for n, (text, _) in enumerate(lines, 1)]
 
     def write(outputs: list) -> bytes:
-        return "".join((o if o is not None else line) + "\n" for o, line in zip(outputs, lines)).encode("utf-8")
+        return (bom + "".join((o if o is not None else text) + end for o, (text, end) in zip(outputs, lines))).encode()
     return Document(pieces, write)
 
 

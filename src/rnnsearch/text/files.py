@@ -65,11 +65,23 @@ def read_file(kind: str, path: str | Path, lang: str, retranslate: bool) -> Docu
         return READERS[kind](Path(path), lang, retranslate)
     except UsageError:
         raise
-    except UnicodeDecodeError as exc:
-        raise UsageError(f"{path}: not UTF-8 text (byte {exc.start}): save it as UTF-8") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"{path}: not UTF-8 text ({_first_bad_byte(Path(path))}): save it as UTF-8") from None
     except Exception as exc:  # the library's own complaint about the file, in one line
         detail = str(exc).splitlines()[0] if str(exc).strip() else "no detail"
         raise UsageError(f"{path}: the {kind} reader cannot read it ({type(exc).__name__}: {detail})") from None
+
+
+def _first_bad_byte(path: Path) -> str:
+    """Where a file stops being UTF-8, counted in the whole file (a library's own error counts from
+    the line or chunk it was decoding): ``line 3, byte 53 is 0xe9``."""
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        return f"line {line}, byte {exc.start} is 0x{data[exc.start]:02x}"
+    return "a library read it otherwise"
 
 
 def format_of(path: str | Path) -> str:
