@@ -2,8 +2,8 @@
 (benchmarks/marian.py: 200,000 Hansards pairs, emb 256, RNN 512, batches of 80, Adam 1e-3, token-mean
 loss, clip 1) and with each change given (``--change NAME=--set K=V ...``), side by side for the same
 minutes, one thread each (so that the runs share the machine evenly), the same seed; then dev BLEU
-(the race's 500 dev pairs, greedy) of each at the largest update all reached (equal updates) and at
-the end (equal minutes).
+(the race's 500 dev pairs, greedy) of each averaged over the last three snapshots all reached (equal
+updates), at the end (equal minutes), and along the way every 500 updates.
 
     python experiments/ablation_race.py --minutes 40 --out runs/ablation \\
         --change "xavier=model.init=xavier" --change "sentence-loss=train.loss_scale=sentence"
@@ -22,6 +22,8 @@ sys.path.insert(0, str(ROOT / "benchmarks"))
 from marian import OURS, prepare  # noqa: E402  (benchmarks/: the race's settings and data)
 
 SAVE_EVERY = 100  # updates between the snapshots equal updates are read from
+MEAN_OF = 3  # equal updates: dev BLEU averaged over the last 3 snapshots all runs have
+CURVE_EVERY = 500  # and the dev BLEU curve at every 500th update
 
 
 def train(name: str, sets: list[str], work: Path, minutes: float) -> subprocess.Popen:
@@ -61,22 +63,28 @@ def main() -> None:
                 sys.exit(f"ablation_race: {name} failed (see {args.out / name.replace(' ', '_')}.log)")
     folders = {name: args.out / name.replace(" ", "_") for name in runs}
     steps = {name: sorted(int(f.stem.split("-")[1]) for f in d.glob("step-*.pt")) for name, d in folders.items()}
-    common = max(set.intersection(*(set(s) for s in steps.values())))  # the last snapshot every run has
+    common = sorted(set.intersection(*(set(s) for s in steps.values())))  # the snapshots every run has
+    last = common[-MEAN_OF:]  # equal updates: the mean over the last MEAN_OF common snapshots (less noise)
+    curve = [s for s in common if s % CURVE_EVERY == 0 and s not in last] + last
     rows = []
     for name, d in folders.items():
         updates = json.loads((d / "log.jsonl").read_text().splitlines()[-1]).get("step")
-        rows.append({"run": name, "sets": runs[name], "updates": updates,
-                     "bleu_equal_updates": dev_bleu(d / f"step-{common:08d}.pt", args.out),
+        at = {s: dev_bleu(d / f"step-{s:08d}.pt", args.out) for s in curve}
+        rows.append({"run": name, "sets": runs[name], "updates": updates, "curve": at,
+                     "bleu_equal_updates": sum(at[s] for s in last) / len(last),
                      "bleu_equal_minutes": dev_bleu(d / "last.pt", args.out)})
         print(json.dumps(rows[-1]), flush=True)
-    (args.out / "ablation.json").write_text(json.dumps({"minutes": args.minutes, "common_step": common, "rows": rows},
+    (args.out / "ablation.json").write_text(json.dumps({"minutes": args.minutes, "common_steps": last, "rows": rows},
                                                        indent=1) + "\n")
-    print(f"| run | change | updates in {args.minutes:g} min | dev BLEU at update {common} | dev BLEU at "
+    span = f"{last[0]}-{last[-1]}" if len(last) > 1 else f"{last[-1]}"
+    print(f"| run | change | updates in {args.minutes:g} min | dev BLEU at updates {span} (mean) | dev BLEU at "
           f"{args.minutes:g} min |\n|---|---|---:|---:|---:|")
     for r in rows:
         print(f"| {r['run']} | {', '.join(r['sets']) or '-'} | {r['updates']} | {r['bleu_equal_updates']:.2f} | "
               f"{r['bleu_equal_minutes']:.2f} |")
-
+    print("\n| run | " + " | ".join(str(s) for s in curve) + " |\n|---|" + "---:|" * len(curve))
+    for r in rows:
+        print(f"| {r['run']} | " + " | ".join(f"{r['curve'][s]:.2f}" for s in curve) + " |")
 
 if __name__ == "__main__":
     main()
