@@ -77,9 +77,9 @@ class ModelConfig(Section):
     dec_hidden: StrictInt = Field(1000, gt=0, description="n")
     att: StrictInt = Field(1000, gt=0, description="n'")
     maxout: StrictInt = Field(500, gt=0, description="l")
-    readout_state: Literal["current", "previous"] = Field(
-        "current", description="the deep output reads s_i (the main text) or s_{i-1} (the appendix, GroundHog)")
+    readout_state: Literal["current", "previous"] = Field("current", description="output reads s_i or s_{i-1} (appendix)")
     encoder_cell: Literal["paper", "fused"] = Field("paper", description="paper: U(r*h); fused: torch.nn.GRU, r*(U h)")
+    decoder_cell: Literal["paper", "conditional"] = Field("paper", description="conditional: cGRU (model/conditional.py)")
     dropout: Number = Field(0.0, ge=0, lt=1)
     init: Literal["paper", "xavier"] = "paper"
 

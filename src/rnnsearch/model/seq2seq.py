@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from rnnsearch.data.vocab import PAD
+from rnnsearch.model.conditional import ConditionalDecoder
 from rnnsearch.model.decoder import Decoder, DecoderState, EncoderOutput
 from rnnsearch.model.encoder import Encoder
 from rnnsearch.model.output import linear_cross_entropy
@@ -30,7 +31,8 @@ class Seq2Seq(nn.Module):
 
     def __init__(self, arch: str, src_vocab: int, tgt_vocab: int, emb: int, enc_hidden: int,
                  dec_hidden: int, att: int, maxout: int, readout_state: str = "current",
-                 encoder_cell: str = "paper", dropout: float = 0.0, deferred: bool = True):
+                 encoder_cell: str = "paper", dropout: float = 0.0, deferred: bool = True,
+                 decoder_cell: str = "paper"):
         super().__init__()
         self.arch = arch
         attention = arch == "rnnsearch"
@@ -38,7 +40,8 @@ class Seq2Seq(nn.Module):
                                cell=encoder_cell, dropout=dropout, deferred=deferred)
         context = 2 * enc_hidden if attention else enc_hidden
         self.V = None if attention else nn.Linear(enc_hidden, enc_hidden)  # c = tanh(V h_Tx)
-        self.decoder = Decoder(tgt_vocab, emb, dec_hidden, context, att if attention else None,
+        decoder = ConditionalDecoder if decoder_cell == "conditional" else Decoder  # model/conditional.py
+        self.decoder = decoder(tgt_vocab, emb, dec_hidden, context, att if attention else None,
                                maxout, enc_hidden, readout_state, dropout, deferred)
 
     def set_deferred(self, on: bool) -> None:
@@ -164,7 +167,7 @@ def init_xavier(model: Seq2Seq) -> None:
 
 
 def _is_recurrent(name: str) -> bool:
-    return (".U_zr." in name or name.endswith(".U.weight") or "weight_hh" in name)
+    return (".U_zr." in name or ".U2_zr." in name or name.endswith((".U.weight", ".U2.weight")) or "weight_hh" in name)
 
 
 def _orthogonal_blocks(p: torch.Tensor) -> None:
@@ -207,4 +210,4 @@ def _construct(model_cfg, src_vocab: int, tgt_vocab: int, deferred: bool = True)
     """The Seq2Seq the ``model`` config section describes, with PyTorch's default initialisation."""
     return Seq2Seq(model_cfg.arch, src_vocab, tgt_vocab, model_cfg.emb, model_cfg.enc_hidden,
                    model_cfg.dec_hidden, model_cfg.att, model_cfg.maxout, model_cfg.readout_state,
-                   model_cfg.encoder_cell, model_cfg.dropout, deferred)
+                   model_cfg.encoder_cell, model_cfg.dropout, deferred, model_cfg.decoder_cell)

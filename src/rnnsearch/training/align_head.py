@@ -30,6 +30,7 @@ from rnnsearch.data.vocab import PAD
 from rnnsearch.decoding import pretrained
 from rnnsearch.errors import UsageError
 from rnnsearch.model import build_model
+from rnnsearch.model.conditional import QUERIES
 from rnnsearch.model.align_head import AlignmentHead, head_inputs, head_state, query_size
 
 # what the output leaves out of the input checkpoint: its file header, and what only resumes training
@@ -70,6 +71,8 @@ def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, s
     payload = checkpoint.load(source)
     raw = apply_overrides(payload["config"], [*(overrides or []), f"train.guided_alignment={links}"])
     cfg = from_dict(raw)  # checks that the model has attention and reads words
+    if cfg.model.decoder_cell == "conditional":
+        raise UsageError(f"{ckpt}: {QUERIES}")
     codecs = TextCodec.from_state(payload["src_codec"]), TextCodec.from_state(payload["tgt_codec"])
     _, _, corpus, _ = load_corpora(cfg, log, codecs)
     model = build_model(cfg.model, len(codecs[0].vocab), len(codecs[1].vocab))
