@@ -80,6 +80,8 @@ class ModelConfig(Section):
     readout_state: Literal["current", "previous"] = Field("current", description="output reads s_i or s_{i-1} (appendix)")
     encoder_cell: Literal["paper", "fused"] = Field("paper", description="paper: U(r*h); fused: torch.nn.GRU, r*(U h)")
     decoder_cell: Literal["paper", "conditional"] = Field("paper", description="conditional: cGRU (model/conditional.py)")
+    readout: Literal["maxout", "tanh"] = Field("maxout", description="deep output: maxout pairs, or tanh (of size maxout)")
+    init_state: Literal["backward", "mean"] = Field("backward", description="s_0 from the backward h_1, or mean_j h_j")
     dropout: Number = Field(0.0, ge=0, lt=1)
     init: Literal["paper", "xavier"] = "paper"
 
@@ -103,8 +105,7 @@ class TrainConfig(Section):
     max_steps: StrictInt = Field(0, ge=0, description="0 = no limit")
     max_epochs: StrictInt = Field(0, ge=0)
     max_minutes: Number = Field(0.0, ge=0, description="wall time of the training loop, over resumes")
-    max_core_hours: Number = Field(0.0, ge=0, description="CPU time of the training loop (all threads, all "
-                                                          "ranks), over resumes")
+    max_core_hours: Number = Field(0.0, ge=0, description="CPU time of the training loop (all threads, ranks), over resumes")
     log_every: StrictInt = Field(50, gt=0)
     valid_every: StrictInt = Field(500, gt=0)
     valid_beam: StrictInt = Field(1, gt=0)
@@ -112,8 +113,7 @@ class TrainConfig(Section):
     patience: StrictInt = Field(10, ge=0, description="validations without dev BLEU gain; 0 = off")
     threads: StrictInt = Field(0, ge=0, description="torch threads; 0 = leave as is")
     progress: StrictBool = True
-    max_positions: StrictInt = Field(0, ge=0, description="split minibatches above this many padded target "
-                                                          "positions; 0 = never")
+    max_positions: StrictInt = Field(0, ge=0, description="split batches over this many padded target positions; 0 = never")
     save_every: StrictInt = Field(0, ge=0, description="also write last.pt every N updates; 0 = at validations")
     keep_last: StrictInt = Field(0, ge=0, description="also keep the last N saves as step-N.pt; 0 = none")
     max_nonfinite: StrictInt = Field(20, gt=0, description="stop after this many non-finite updates in a row")

@@ -127,3 +127,35 @@ def test_what_it_cannot_do_is_refused():
     tgt = torch.tensor([[2, 5, 6]])
     with pytest.raises(ValueError, match="s_\\{i-1\\} as the attention's query"):
         model.alignment_posterior(src, mask, tgt, tgt)
+
+
+@pytest.mark.parametrize("cell", ["paper", "conditional"])
+def test_a_tanh_readout_and_a_mean_initial_state_are_their_equations(cell):
+    """``model.readout=tanh``: t_i = tanh(U_o s_i + V_o E y_{i-1} + C_o c_i) of size M, no maxout;
+    ``model.init_state=mean``: s_0 = tanh(W_s mean_j h_j) over the real source positions; teacher
+    forcing still equals decoding step by step."""
+    model = small_model("rnnsearch", decoder_cell=cell, readout="tanh", init_state="mean").double()
+    d = model.decoder
+    assert d.U_o.out_features == d.maxout == d.W_o.in_features and d.W_s.in_features == 2 * model.encoder.fwd.hidden
+    src, mask = source_batch([[5, 6, 7, 8, 9], [10, 11]])
+    tgt_in = torch.tensor([[2, 5, 6, 7], [2, 8, 0, 0]])
+    with torch.no_grad():
+        enc = model.encode(src, mask)
+        state = model.init_state(enc)
+        for b in range(2):
+            mean = enc.annotations[b, :int(mask[b].sum())].mean(0)
+            torch.testing.assert_close(state.hidden[b], torch.tanh(_w(d.W_s) @ mean + d.W_s.bias))
+        logits, _ = model(src, mask, tgt_in)
+        steps = []
+        for i in range(tgt_in.size(1)):
+            logp, state, alpha = model.step(tgt_in[:, i], state, enc)
+            torch.testing.assert_close(logp, torch.log_softmax(logits[:, i], -1))
+            steps.append((state.hidden, alpha))
+        # the first step's output from its equations, given s_1 and alpha_1 from the model
+        s, alpha = steps[0]
+        c = (alpha[:, :, None] * enc.annotations).sum(1)
+        E = d.embed.weight[tgt_in[:, 0]]
+        t = torch.tanh(s @ _w(d.U_o).T + d.U_o.bias + E @ _w(d.V_o).T + c @ _w(d.C_o).T)
+        torch.testing.assert_close(torch.log_softmax(t @ _w(d.W_o).T + d.W_o.bias, 1), torch.log_softmax(logits[:, 0], -1))
+    with pytest.raises(ValueError, match="init_state=mean reads the annotations"):
+        small_model("rnnencdec", init_state="mean")

@@ -5,7 +5,7 @@ y_{i-1}, not s_{i-1}:
   s'_i = GRU_1(s_{i-1}, E y_{i-1})      W (with its bias), [U_z; U_r] and U, as the paper's decoder
   c_i  = sum_j alpha_ij h_j,  alpha_i from e_ij = v_a^T tanh(W_a s'_i + U_a h_j)
   s_i  = GRU_2(s'_i, c_i)               C c_i + bias2 its input, [U2_z; U2_r] and U2 its recurrence
-  t~_i = U_o s_i + V_o E y_{i-1} + C_o c_i, then the paper's maxout and softmax.
+  t~_i = U_o s_i + V_o E y_{i-1} + C_o c_i, then the paper's maxout (or ``model.readout``) and softmax.
 
 Not in the paper (its decoder: ``model/decoder.py``); one of #87's candidates for learning more per
 update. Teacher forcing runs the loop of :meth:`Decoder.features` without deferring the weight
@@ -30,11 +30,13 @@ QUERIES = ("the alignment head and the alignment posterior read s_{i-1} as the a
 
 class ConditionalDecoder(Decoder):
     def __init__(self, vocab_size: int, emb: int, hidden: int, context: int, att: int | None,
-                 maxout: int, init_size: int, readout_state: str, dropout: float, deferred: bool = True):
+                 maxout: int, init_size: int, readout_state: str, dropout: float, deferred: bool = True,
+                 readout: str = "maxout"):
         if att is None or readout_state != "current":
             raise UsageError("model.decoder_cell=conditional needs attention (arch: rnnsearch) and "
                              "model.readout_state=current")
-        super().__init__(vocab_size, emb, hidden, context, att, maxout, init_size, readout_state, dropout, False)
+        super().__init__(vocab_size, emb, hidden, context, att, maxout, init_size, readout_state, dropout, False,
+                         readout)
         self.U2_zr = nn.Linear(hidden, 2 * hidden, bias=False)  # [U2_z; U2_r]
         self.U2 = nn.Linear(hidden, hidden, bias=False)
         self.bias2 = nn.Parameter(torch.zeros(3 * hidden))     # GRU_2's biases (C has none)
@@ -57,10 +59,10 @@ class ConditionalDecoder(Decoder):
         c, alpha = self.attention.attend(self.attention.W_a(s_mid), enc.proj_keys, values, enc.mask,
                                          None, workspace)  # (B, C) or (B, 3D + 2M), (B, S)
         if projected:  # the attention summed [C; C_o] h_j: [C; C_o] c_i without c_i
-            cc, c_readout = c.split([3 * self.hidden, 2 * self.maxout], 1)  # (B, 3D), (B, 2M)
+            cc, c_readout = c.split([3 * self.hidden, self.readout_size], 1)  # (B, 3D), (B, 2M)
             return self._second(cc.to(x_i.dtype), s_mid), None, alpha, c_readout.to(x_i.dtype)
         if readout:
-            cc, c_readout = linear(c, enc.weights.context).split([3 * self.hidden, 2 * self.maxout], 1)
+            cc, c_readout = linear(c, enc.weights.context).split([3 * self.hidden, self.readout_size], 1)
         else:
             cc, c_readout = self.C(c), None  # (B, 3D)
         return self._second(cc, s_mid), c, alpha, c_readout

@@ -6,7 +6,8 @@ s_i = f(s_{i-1}, y_{i-1}, c_i):
   s~_i = tanh(W E y_{i-1} + U (r_i * s_{i-1}) + C c_i)
   s_i = (1 - z_i) * s_{i-1} + z_i * s~_i
 t~_i = U_o s + V_o E y_{i-1} + C_o c_i (2M), t_i = maxout pairs (M), p = softmax(W_o t_i),
-with s = s_i (main text, default) or s_{i-1} (appendix, ``readout_state='previous'``).
+with s = s_i (main text, default) or s_{i-1} (appendix, ``readout_state='previous'``); or, not the
+paper's (``readout='tanh'``, Nematus and Marian), t_i = tanh(t~_i) with t~_i of size M.
 For RNNsearch c_i comes from :class:`AdditiveAttention`; for RNNencdec c_i = c for all i.
 """
 from __future__ import annotations
@@ -82,11 +83,14 @@ class DecoderState:
 
 class Decoder(nn.Module):
     def __init__(self, vocab_size: int, emb: int, hidden: int, context: int, att: int | None,
-                 maxout: int, init_size: int, readout_state: str, dropout: float, deferred: bool = True):
+                 maxout: int, init_size: int, readout_state: str, dropout: float, deferred: bool = True,
+                 readout: str = "maxout"):
         super().__init__()
         self.deferred = deferred  # teacher forcing defers the loop's weight gradients (model/deferred.py)
         self.hidden = hidden
         self.maxout = maxout
+        self.tanh_readout = readout == "tanh"
+        self.readout_size = maxout if self.tanh_readout else 2 * maxout  # t~_i's size: 2M for the maxout
         self.readout_previous = readout_state == "previous"
         self.embed = nn.Embedding(vocab_size, emb, padding_idx=PAD)
         self.dropout = nn.Dropout(dropout)
@@ -96,9 +100,9 @@ class Decoder(nn.Module):
         self.U = nn.Linear(hidden, hidden, bias=False)
         self.C = nn.Linear(context, 3 * hidden, bias=False)     # [C_z; C_r; C]
         self.attention = AdditiveAttention(hidden, context, att) if att else None
-        self.U_o = nn.Linear(hidden, 2 * maxout)                # with the readout bias
-        self.V_o = nn.Linear(emb, 2 * maxout, bias=False)
-        self.C_o = nn.Linear(context, 2 * maxout, bias=False)
+        self.U_o = nn.Linear(hidden, self.readout_size)         # with the readout bias
+        self.V_o = nn.Linear(emb, self.readout_size, bias=False)
+        self.C_o = nn.Linear(context, self.readout_size, bias=False)
         self.W_o = nn.Linear(maxout, vocab_size)
         self.packed_steps: StepWeights | None = None  # decoding: model/packed.py (float32_view, bf16, int8)
 
@@ -109,7 +113,7 @@ class Decoder(nn.Module):
         if not full:
             return StepWeights(query, None, None, None)
         return StepWeights(query, self._context_weight(), torch.cat([self.W.weight, self.V_o.weight]),
-                           torch.cat([self.W.bias, self.W.bias.new_zeros(2 * self.maxout)]))
+                           torch.cat([self.W.bias, self.W.bias.new_zeros(self.readout_size)]))
 
     def _context_weight(self) -> torch.Tensor:
         return torch.cat([self.C.weight, self.C_o.weight])  # (3D + 2M, C)
@@ -123,7 +127,7 @@ class Decoder(nn.Module):
         w = self.packed_steps if self.packed_steps is not None else self.step_weights(full=not self.training)
         if self.attention is None:
             gates, readout = F.linear(enc.context, self._context_weight()).split(
-                [3 * self.hidden, 2 * self.maxout], 1)  # (B, 3D), (B, 2M)
+                [3 * self.hidden, self.readout_size], 1)  # (B, 3D), (B, 2M)
             return EncoderOutput(enc.annotations, enc.mask, None, enc.context, enc.init_source,
                                  gates, readout, w)
         annotations, keys = enc.annotations, self.attention.proj_keys(enc.annotations)  # (B, S, C), (B, S, A)
@@ -164,7 +168,9 @@ class Decoder(nn.Module):
         return gru_update(s_prev, gates_h, self.U(reset) if tape is None else tape.linear("U", reset), z)  # (B, D)
 
     def _maxout(self, t_tilde: torch.Tensor) -> torch.Tensor:
-        """t_i = max(t~_{2k-1}, t~_{2k}) (..., M), with dropout."""
+        """t_i = max(t~_{2k-1}, t~_{2k}) (..., M), or tanh(t~_i) with ``readout='tanh'``; with dropout."""
+        if self.tanh_readout:
+            return self.dropout(torch.tanh(t_tilde))  # (..., M)
         return self.dropout(t_tilde.unflatten(-1, (self.maxout, 2)).amax(-1))  # (..., M)
 
     def _cell(self, x_i: torch.Tensor, s_prev: torch.Tensor, enc: EncoderOutput, tape: DeferredWeights | None = None,
@@ -178,13 +184,13 @@ class Decoder(nn.Module):
         u_zr, c, alpha = self._query(s_prev, enc, tape, workspace, projected)
         if projected:  # the attention summed [C; C_o] h_j: [C; C_o] c_i without c_i; with bf16
             # weights, rounded to bf16 as the product's output was, so the GRU stays in one dtype
-            cc, c_readout = c.split([3 * self.hidden, 2 * self.maxout], 1)  # (B, 3D), (B, 2M)
+            cc, c_readout = c.split([3 * self.hidden, self.readout_size], 1)  # (B, 3D), (B, 2M)
             return self._gru(x_i, cc.to(x_i.dtype), u_zr, s_prev, tape), None, alpha, c_readout.to(x_i.dtype)
         if alpha is None:  # RNNencdec: c_i = c, projected once per sentence
             rows = x_i.size(0)
             cc, c_readout = per_row(enc.context_gates, rows), per_row(enc.context_readout, rows)  # (B, 3D), (B, 2M)
         elif readout:
-            cc, c_readout = linear(c, enc.weights.context).split([3 * self.hidden, 2 * self.maxout], 1)
+            cc, c_readout = linear(c, enc.weights.context).split([3 * self.hidden, self.readout_size], 1)
         else:
             cc, c_readout = (self.C(c) if tape is None else tape.linear("C", c)), None  # (B, 3D)
         return self._gru(x_i, cc, u_zr, s_prev, tape), c, alpha, c_readout
@@ -196,7 +202,7 @@ class Decoder(nn.Module):
             enc = dataclasses.replace(enc, weights=self.step_weights())
         w = enc.weights
         emb = self.dropout(self.embed(y_prev))  # (B, E)
-        x_i, emb_readout = linear(emb, w.embed, w.embed_bias).split([3 * self.hidden, 2 * self.maxout], 1)
+        x_i, emb_readout = linear(emb, w.embed, w.embed_bias).split([3 * self.hidden, self.readout_size], 1)
         s, _, alpha, c_readout = self._cell(x_i, state.hidden, enc, readout=True)  # (B, D), (B, S), (B, 2M)
         t_tilde = self.U_o(state.hidden if self.readout_previous else s) + emb_readout + c_readout  # (B, 2M)
         t = self._maxout(t_tilde)  # (B, M)

@@ -7,6 +7,7 @@ import torch
 from torch import nn
 
 from rnnsearch.data.vocab import PAD
+from rnnsearch.errors import UsageError
 from rnnsearch.model.conditional import ConditionalDecoder
 from rnnsearch.model.decoder import Decoder, DecoderState, EncoderOutput
 from rnnsearch.model.encoder import Encoder
@@ -27,22 +28,27 @@ def evaluating(model):
 
 class Seq2Seq(nn.Module):
     """``arch='rnnsearch'``: bidirectional encoder, attention, s_0 = tanh(W_s backward h_1).
-    ``arch='rnnencdec'``: unidirectional encoder, c = tanh(V h_Tx), s_0 = tanh(V' c)."""
+    ``arch='rnnencdec'``: unidirectional encoder, c = tanh(V h_Tx), s_0 = tanh(V' c).
+    Not the paper's, for #87's ablation: ``decoder_cell='conditional'`` (model/conditional.py),
+    ``readout='tanh'`` (model/decoder.py), ``init_state='mean'``: s_0 = tanh(W_s mean_j h_j)."""
 
     def __init__(self, arch: str, src_vocab: int, tgt_vocab: int, emb: int, enc_hidden: int,
                  dec_hidden: int, att: int, maxout: int, readout_state: str = "current",
                  encoder_cell: str = "paper", dropout: float = 0.0, deferred: bool = True,
-                 decoder_cell: str = "paper"):
+                 decoder_cell: str = "paper", readout: str = "maxout", init_state: str = "backward"):
         super().__init__()
         self.arch = arch
         attention = arch == "rnnsearch"
+        self.mean_init = init_state == "mean"  # s_0 = tanh(W_s mean_j h_j) (Nematus, Marian), not the paper's
+        if self.mean_init and not attention:
+            raise UsageError("model.init_state=mean reads the annotations h_j: arch rnnsearch only")
         self.encoder = Encoder(src_vocab, emb, enc_hidden, bidirectional=attention,
                                cell=encoder_cell, dropout=dropout, deferred=deferred)
         context = 2 * enc_hidden if attention else enc_hidden
         self.V = None if attention else nn.Linear(enc_hidden, enc_hidden)  # c = tanh(V h_Tx)
         decoder = ConditionalDecoder if decoder_cell == "conditional" else Decoder  # model/conditional.py
-        self.decoder = decoder(tgt_vocab, emb, dec_hidden, context, att if attention else None,
-                               maxout, enc_hidden, readout_state, dropout, deferred)
+        self.decoder = decoder(tgt_vocab, emb, dec_hidden, context, att if attention else None, maxout,
+                               context if self.mean_init else enc_hidden, readout_state, dropout, deferred, readout)
 
     def set_deferred(self, on: bool) -> None:
         """Whether training defers the recurrences' weight gradients (``train.deferred``)."""
@@ -54,7 +60,11 @@ class Seq2Seq(nn.Module):
         """src (B, S) ids, mask (B, S) -> everything the decoder needs, U_a h_j included."""
         annotations, last_forward, first_backward = self.encoder(src, mask)  # (B, S, C), (B, H), (B, H)
         if self.V is None:
-            enc = EncoderOutput(annotations, mask, None, None, first_backward)
+            init = first_backward
+            if self.mean_init:  # mean_j h_j over the real positions
+                real = mask.unsqueeze(-1).to(annotations.dtype)  # (B, S, 1)
+                init = (annotations * real).sum(1) / real.sum(1)  # (B, C)
+            enc = EncoderOutput(annotations, mask, None, None, init)
         else:
             c = torch.tanh(self.V(last_forward))  # (B, H)
             enc = EncoderOutput(annotations, mask, None, c, c)
@@ -210,4 +220,5 @@ def _construct(model_cfg, src_vocab: int, tgt_vocab: int, deferred: bool = True)
     """The Seq2Seq the ``model`` config section describes, with PyTorch's default initialisation."""
     return Seq2Seq(model_cfg.arch, src_vocab, tgt_vocab, model_cfg.emb, model_cfg.enc_hidden,
                    model_cfg.dec_hidden, model_cfg.att, model_cfg.maxout, model_cfg.readout_state,
-                   model_cfg.encoder_cell, model_cfg.dropout, deferred, model_cfg.decoder_cell)
+                   model_cfg.encoder_cell, model_cfg.dropout, deferred, model_cfg.decoder_cell, model_cfg.readout,
+                   model_cfg.init_state)
