@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DEMO   := runs/demo
 DEMO_SENTENCE := The big black dog sees a small white cat in the old house.
 
-.PHONY: setup demo test lint test-fast bench onmt marian bench-marian bench-serve bench-decode bench-shortlist bench-aer joey hansards hansards-status hansards-report hansards-snapshot clean
+.PHONY: setup demo test lint test-fast bench onmt marian moses bench-marian bench-serve bench-decode bench-shortlist bench-aer joey hansards hansards-status hansards-report hansards-snapshot clean
 
 setup: $(VENV)/.installed
 
@@ -132,6 +132,12 @@ bench-aer: setup
 # core-hours each, continued by every invocation), then two reports; hansards-status: where it stands.
 hansards: setup
 	recipes/hansards.sh
+
+# Moses on the same Hansards pairs (recipes/moses.sh; MOSES=DIR, a clone of moses-smt/mosesdecoder):
+# PHASE=build|data|align|lm|train|tune|test|export, or all of them in turn (each skipped once done).
+PHASE ?= all
+moses: setup
+	recipes/moses.sh $(PHASE)
 
 hansards-status: setup
 	recipes/hansards.sh status
