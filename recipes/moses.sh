@@ -154,14 +154,11 @@ export_phase() {
   $BIN/python recipes/moses_peer.py export --out "$OUT" --vocab "$VOCAB" --to "$EXPORT"
 }
 
-run_phase() {  # phase: run it unless done (FORCE=1: again), its compute timed
+run_phase() {  # phase: run it unless done (FORCE=1: again), timed (export reads the reports: not timed itself)
   local phase=$1 fn=$1
   if [ -f "$OUT/done.$phase" ] && [ -z "${FORCE:-}" ]; then echo "moses $phase: done ($OUT/done.$phase)"; return 0; fi
   echo "moses $phase: started $(date -u +%FT%TZ)"
-  case $phase in
-    test) fn=test_phase ;;
-    export) fn=export_phase ;;  # reads the compute reports: not timed itself
-  esac
+  [ "$phase" = test ] && fn=test_phase
   if [ "$phase" = export ]; then export_phase; else timed "$phase" bash -c "set -euo pipefail; $fn"; fi || {
     local rc=$?; echo "moses $phase: failed (exit $rc) $(date -u +%FT%TZ); its logs are under $OUT" >&2; return "$rc"; }
   date -u +%FT%TZ > "$OUT/done.$phase"
