@@ -58,13 +58,7 @@ class ConditionalDecoder(Decoder):
         values = enc.context_values if projected else enc.annotations  # (B, S, 3D + 2M) or (B, S, C)
         c, alpha = self.attention.attend(self.attention.W_a(s_mid), enc.proj_keys, values, enc.mask,
                                          None, workspace)  # (B, C) or (B, 3D + 2M), (B, S)
-        if projected:  # the attention summed [C; C_o] h_j: [C; C_o] c_i without c_i
-            cc, c_readout = c.split([3 * self.hidden, self.readout_size], 1)  # (B, 3D), (B, 2M)
-            return self._second(cc.to(x_i.dtype), s_mid), None, alpha, c_readout.to(x_i.dtype)
-        if readout:
-            cc, c_readout = linear(c, enc.weights.context).split([3 * self.hidden, self.readout_size], 1)
-        else:
-            cc, c_readout = self.C(c), None  # (B, 3D)
+        cc, c, c_readout = self._context_inputs(c, x_i.dtype, enc, projected, readout)
         return self._second(cc, s_mid), c, alpha, c_readout
 
     def _second(self, cc: torch.Tensor, s_mid: torch.Tensor) -> torch.Tensor:

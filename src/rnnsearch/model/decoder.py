@@ -182,18 +182,26 @@ class Decoder(nn.Module):
         c_i itself was never formed), alpha_i (B, S) or None, and C_o c_i."""
         projected = readout and enc.context_values is not None
         u_zr, c, alpha = self._query(s_prev, enc, tape, workspace, projected)
-        if projected:  # the attention summed [C; C_o] h_j: [C; C_o] c_i without c_i; with bf16
-            # weights, rounded to bf16 as the product's output was, so the GRU stays in one dtype
-            cc, c_readout = c.split([3 * self.hidden, self.readout_size], 1)  # (B, 3D), (B, 2M)
-            return self._gru(x_i, cc.to(x_i.dtype), u_zr, s_prev, tape), None, alpha, c_readout.to(x_i.dtype)
         if alpha is None:  # RNNencdec: c_i = c, projected once per sentence
             rows = x_i.size(0)
             cc, c_readout = per_row(enc.context_gates, rows), per_row(enc.context_readout, rows)  # (B, 3D), (B, 2M)
-        elif readout:
+        else:
+            cc, c, c_readout = self._context_inputs(c, x_i.dtype, enc, projected, readout, tape)
+        return self._gru(x_i, cc, u_zr, s_prev, tape), c, alpha, c_readout
+
+    def _context_inputs(self, c: torch.Tensor, dtype: torch.dtype, enc: EncoderOutput, projected: bool,
+                        readout: bool, tape: DeferredWeights | None = None):
+        """From the attention's sum (c_i (B, C), or with ``projected`` [C; C_o] c_i (B, 3D + 2M)):
+        [C_z; C_r; C] c_i (B, 3D), c_i or None (never formed), and C_o c_i (B, 2M) with ``readout``."""
+        if projected:  # the attention summed [C; C_o] h_j: [C; C_o] c_i without c_i; with bf16
+            # weights, rounded to bf16 as the product's output was, so the GRU stays in one dtype
+            cc, c_readout = c.split([3 * self.hidden, self.readout_size], 1)  # (B, 3D), (B, 2M)
+            return cc.to(dtype), None, c_readout.to(dtype)
+        if readout:
             cc, c_readout = linear(c, enc.weights.context).split([3 * self.hidden, self.readout_size], 1)
         else:
             cc, c_readout = (self.C(c) if tape is None else tape.linear("C", c)), None  # (B, 3D)
-        return self._gru(x_i, cc, u_zr, s_prev, tape), c, alpha, c_readout
+        return cc, c, c_readout
 
     def step(self, y_prev: torch.Tensor, state: DecoderState, enc: EncoderOutput):
         """One decoding step: y_{i-1} (B,) -> logits (B, V), new state, alpha_i (B, S) or None; with
