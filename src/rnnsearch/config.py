@@ -37,8 +37,6 @@ def _text(value: Any) -> str:
 
 Number = Annotated[float, BeforeValidator(_number)]
 Text = Annotated[str, BeforeValidator(_text)]
-Positive = Field(gt=0)
-NonNegative = Field(ge=0)
 
 
 class Section(BaseModel):
@@ -57,8 +55,7 @@ class DataConfig(Section):
     max_len: StrictInt = Field(50, gt=0, description="training pairs longer than this (in units) are filtered")
     max_train_pairs: StrictInt = Field(0, ge=0, description="use the first N training pairs; 0 = all")
     token_cache: Text = Field("", description="directory caching Moses-tokenised corpora by content; '' = off")
-    prepared: Text = Field("", description="train on this dataset of `rnnsearch prepare` (memory-mapped); '' = "
-                           "read the training files as text")
+    prepared: Text = Field("", description="train on this `rnnsearch prepare` dataset (memory-mapped); '' = the text files")
 
 
 class VocabConfig(Section):
@@ -84,6 +81,7 @@ class ModelConfig(Section):
     init_state: Literal["backward", "mean"] = Field("backward", description="s_0 from the backward h_1, or mean_j h_j")
     dropout: Number = Field(0.0, ge=0, lt=1)
     init: Literal["paper", "xavier"] = "paper"
+    tied_output: StrictBool = Field(False, description="W_o is the target embedding E (Press & Wolf); needs maxout = emb")
 
 
 class TrainConfig(Section):
@@ -119,6 +117,7 @@ class TrainConfig(Section):
     max_nonfinite: StrictInt = Field(20, gt=0, description="stop after this many non-finite updates in a row")
     lr_decay: Number = Field(1.0, gt=0, le=1, description="multiply the rate by this when dev BLEU stalls; 1 = off")
     lr_decay_patience: StrictInt = Field(0, ge=0, description="validations without gain tolerated before a decay")
+    warmup: StrictInt = Field(0, ge=0, description="lr * n / N over the first N updates, then lr * sqrt(N / n); 0 = off")
     device: Literal["auto", "cpu", "cuda"] = Field("auto", description="auto: CUDA when present")
     bf16: StrictBool = Field(False, description="bfloat16 autocast for the products (loss in float32)")
     deferred: StrictBool = Field(True, description="the recurrences' weight gradients in one product per pass "
@@ -163,8 +162,9 @@ def _check(cfg: Config) -> Config:
     if cfg.train.guided_alignment and cfg.model.arch != "rnnsearch":
         raise ConfigError("train.guided_alignment: only an rnnsearch model has attention to guide")
     if cfg.train.guided_alignment and cfg.vocab.mode != "word":
-        raise ConfigError("train.guided_alignment: links index words, so it needs vocab.mode: word "
-                          "(one model unit per word)")
+        raise ConfigError("train.guided_alignment: links index words, so it needs vocab.mode: word (one unit per word)")
+    if cfg.train.warmup and cfg.train.lr_decay < 1:
+        raise ConfigError("train.warmup: sets the rate at every update, so train.lr_decay must stay 1")
     return cfg
 
 

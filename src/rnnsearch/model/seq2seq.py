@@ -30,12 +30,14 @@ class Seq2Seq(nn.Module):
     """``arch='rnnsearch'``: bidirectional encoder, attention, s_0 = tanh(W_s backward h_1).
     ``arch='rnnencdec'``: unidirectional encoder, c = tanh(V h_Tx), s_0 = tanh(V' c).
     Not the paper's, for #87's ablation: ``decoder_cell='conditional'`` (model/conditional.py),
-    ``readout='tanh'`` (model/decoder.py), ``init_state='mean'``: s_0 = tanh(W_s mean_j h_j)."""
+    ``readout='tanh'`` (model/decoder.py), ``init_state='mean'``: s_0 = tanh(W_s mean_j h_j), and
+    ``tied_output``: W_o is the target embedding matrix E (Press & Wolf 2017), which needs l = m."""
 
     def __init__(self, arch: str, src_vocab: int, tgt_vocab: int, emb: int, enc_hidden: int,
                  dec_hidden: int, att: int, maxout: int, readout_state: str = "current",
                  encoder_cell: str = "paper", dropout: float = 0.0, deferred: bool = True,
-                 decoder_cell: str = "paper", readout: str = "maxout", init_state: str = "backward"):
+                 decoder_cell: str = "paper", readout: str = "maxout", init_state: str = "backward",
+                 tied_output: bool = False):
         super().__init__()
         self.arch = arch
         attention = arch == "rnnsearch"
@@ -49,6 +51,11 @@ class Seq2Seq(nn.Module):
         decoder = ConditionalDecoder if decoder_cell == "conditional" else Decoder  # model/conditional.py
         self.decoder = decoder(tgt_vocab, emb, dec_hidden, context, att if attention else None, maxout,
                                context if self.mean_init else enc_hidden, readout_state, dropout, deferred, readout)
+        if tied_output:
+            if maxout != emb:
+                raise UsageError(f"model.tied_output: W_o is (V, maxout {maxout}) and the embedding (V, emb {emb}): "
+                                 "set model.maxout to model.emb")
+            self.decoder.W_o.weight = self.decoder.embed.weight  # one (V, E) matrix: y's embedding and output row
 
     def set_deferred(self, on: bool) -> None:
         """Whether training defers the recurrences' weight gradients (``train.deferred``)."""
@@ -221,4 +228,4 @@ def _construct(model_cfg, src_vocab: int, tgt_vocab: int, deferred: bool = True)
     return Seq2Seq(model_cfg.arch, src_vocab, tgt_vocab, model_cfg.emb, model_cfg.enc_hidden,
                    model_cfg.dec_hidden, model_cfg.att, model_cfg.maxout, model_cfg.readout_state,
                    model_cfg.encoder_cell, model_cfg.dropout, deferred, model_cfg.decoder_cell, model_cfg.readout,
-                   model_cfg.init_state)
+                   model_cfg.init_state, model_cfg.tied_output)

@@ -1,6 +1,5 @@
-"""Training: teacher forcing, periodic validation (loss, perplexity, BLEU), early stopping on
-dev BLEU, best/last checkpoints, a JSONL log, ``--resume`` that continues the same run
-bit-identically, non-finite updates skipped, and data parallelism under torchrun."""
+"""Training: teacher forcing, periodic validation (loss, perplexity, BLEU), early stopping on dev BLEU, best/last
+checkpoints, a JSONL log, ``--resume`` that continues the run bit-identically, non-finite updates skipped, torchrun."""
 from __future__ import annotations
 
 import dataclasses
@@ -25,7 +24,7 @@ from rnnsearch.model import build_model
 from rnnsearch.training import distributed
 from rnnsearch.training.adapt import adapt_config, inherited_head, parent_codecs, parent_record, start_from
 from rnnsearch.training.log import RunLog
-from rnnsearch.training.optim import count_parameters, make_optimizer, make_scheduler
+from rnnsearch.training.optim import count_parameters, make_optimizer, make_scheduler, set_rate
 from rnnsearch.training.rundir import RunDir
 from rnnsearch.training.state import (TrainError, TrainState, catch_stop_signals, check_resumable, restore_signals,
                                       rng_state, set_rng_state)
@@ -171,7 +170,8 @@ class Trainer:
 
     # -- one update and validation -----------------------------------------------------------
     def train_step(self, idx) -> Step:
-        """One update on minibatch ``idx`` (see :func:`rnnsearch.training.update.train_step`)."""
+        """One update on minibatch ``idx`` (see :func:`rnnsearch.training.update.train_step`) at the warm-up's rate."""
+        set_rate(self.optimizer, self.cfg.train, self.state.step)
         return train_step(self.loss_fn, self.model, self.optimizer, self.train_data, idx, self.cfg.train, self.ctx)
 
     def validate(self) -> dict:
