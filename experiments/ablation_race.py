@@ -2,8 +2,8 @@
 (benchmarks/marian.py: 200,000 Hansards pairs, emb 256, RNN 512, batches of 80, Adam 1e-3, token-mean
 loss, clip 1) and with each change given (``--change NAME=--set K=V ...``), side by side for the same
 minutes, one thread each (so that the runs share the machine evenly), the same seed; then dev BLEU
-(the race's 500 dev pairs, greedy) of each averaged over the last three snapshots all reached (equal
-updates), at the end (equal minutes), and along the way every 500 updates.
+(the race's 500 dev pairs, greedy) and dev NLL per unit of each averaged over the last three snapshots all
+reached (equal updates), dev BLEU at the end (equal minutes), and both along the way every 500 updates.
 
     python experiments/ablation_race.py --minutes 40 --out runs/ablation \\
         --change "xavier=model.init=xavier" --change "sentence-loss=train.loss_scale=sentence"
@@ -45,6 +45,16 @@ def dev_bleu(checkpoint: Path, work: Path) -> float:
     return json.loads(done.stdout)["bleu"]
 
 
+def dev_nll(checkpoint: Path, work: Path) -> float:
+    """Dev NLL per target unit (</s> included) of a checkpoint on the race's 500 dev pairs (rnnsearch
+    score): less noisy than greedy BLEU this early, and the same measure whatever the training loss."""
+    done = subprocess.run([str(ROOT / ".venv" / "bin" / "rnnsearch"), "score", str(checkpoint), "--src",
+                           str(work / "data" / "dev.en"), "--tgt", str(work / "data" / "dev.fr"), "--json"],
+                          capture_output=True, text=True, check=True)
+    pairs = [json.loads(line) for line in done.stdout.splitlines()]
+    return -sum(p["logprob"] for p in pairs) / sum(p["units"] for p in pairs)
+
+
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--minutes", type=float, default=40)
@@ -70,21 +80,23 @@ def main() -> None:
     for name, d in folders.items():
         updates = json.loads((d / "log.jsonl").read_text().splitlines()[-1]).get("step")
         at = {s: dev_bleu(d / f"step-{s:08d}.pt", args.out) for s in curve}
-        rows.append({"run": name, "sets": runs[name], "updates": updates, "curve": at,
+        nll = {s: dev_nll(d / f"step-{s:08d}.pt", args.out) for s in curve}
+        rows.append({"run": name, "sets": runs[name], "updates": updates, "curve": at, "nll_curve": nll,
                      "bleu_equal_updates": sum(at[s] for s in last) / len(last),
+                     "nll_equal_updates": sum(nll[s] for s in last) / len(last),
                      "bleu_equal_minutes": dev_bleu(d / "last.pt", args.out)})
         print(json.dumps(rows[-1]), flush=True)
     (args.out / "ablation.json").write_text(json.dumps({"minutes": args.minutes, "common_steps": last, "rows": rows},
                                                        indent=1) + "\n")
     span = f"{last[0]}-{last[-1]}" if len(last) > 1 else f"{last[-1]}"
-    print(f"| run | change | updates in {args.minutes:g} min | dev BLEU at updates {span} (mean) | dev BLEU at "
-          f"{args.minutes:g} min |\n|---|---|---:|---:|---:|")
+    print(f"| run | change | updates in {args.minutes:g} min | dev BLEU at updates {span} (mean) | dev NLL per unit "
+          f"there (mean) | dev BLEU at {args.minutes:g} min |\n|---|---|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['run']} | {', '.join(r['sets']) or '-'} | {r['updates']} | {r['bleu_equal_updates']:.2f} | "
-              f"{r['bleu_equal_minutes']:.2f} |")
-    print("\n| run | " + " | ".join(str(s) for s in curve) + " |\n|---|" + "---:|" * len(curve))
+              f"{r['nll_equal_updates']:.3f} | {r['bleu_equal_minutes']:.2f} |")
+    print("\n| run (dev BLEU / dev NLL) | " + " | ".join(str(s) for s in curve) + " |\n|---|" + "---:|" * len(curve))
     for r in rows:
-        print(f"| {r['run']} | " + " | ".join(f"{r['curve'][s]:.2f}" for s in curve) + " |")
+        print(f"| {r['run']} | " + " | ".join(f"{r['curve'][s]:.2f} / {r['nll_curve'][s]:.3f}" for s in curve) + " |")
 
 if __name__ == "__main__":
     main()
