@@ -2,9 +2,10 @@
 
     python experiments/guided_links.py CONFIG --out DIR [--set KEY=VALUE ...] [--reuse] [--symmetrize METHOD]
 
-The training files are read and pre-tokenised as the trainer reads them (the same repairs, the
-config's tokenizer and data.token_cache), so that the links index the words the model reads. The
-tokens go to eflomal lowercased (the indices do not change), one line per training line; eflomal
+The training files are read and split into units as the trainer reads them (the same repairs, the
+config's tokenizer and data.token_cache; with ``vocab.mode: sentencepiece``, the pieces of its fixed
+``vocab.sp_model``), so that the links index the units the model reads. The
+units go to eflomal lowercased (the indices do not change), one line per training line; eflomal
 aligns both directions with its defaults, and the two are symmetrised with grow-diag-final-and.
 Written to DIR: train.tok.{src,tgt}, train.fwd, train.rev and train.links, the file for
 ``--set train.guided_alignment=DIR/train.links``. ``--reuse`` keeps an earlier run's train.fwd and
@@ -26,7 +27,7 @@ from rnnsearch.analysis.links import SYMMETRIZATIONS, format_pharaoh, symmetrize
 from rnnsearch.config import load
 from rnnsearch.data.guided import parse_pharaoh
 from rnnsearch.data.io import corpus_file, read_parallel
-from rnnsearch.data.tokenize import pretokenize_lines
+from rnnsearch.data.tokenize import load_sentencepiece, pretokenize_lines, sentencepiece_codec
 
 
 def say(message: str) -> None:
@@ -37,8 +38,12 @@ def write_tokens(cfg, out: Path) -> tuple[Path, Path, int]:
     d = cfg.data
     src_lines, tgt_lines = read_parallel(corpus_file(d.dir, d.train, d.src_lang), corpus_file(d.dir, d.train, d.tgt_lang))
     paths = out / f"train.tok.{d.src_lang}", out / f"train.tok.{d.tgt_lang}"
+    proto = load_sentencepiece(cfg.vocab.sp_model) if cfg.vocab.mode == "sentencepiece" else None
     for lines, lang, path in ((src_lines, d.src_lang, paths[0]), (tgt_lines, d.tgt_lang, paths[1])):
-        tokens = pretokenize_lines(lines, d.tokenizer, lang, d.token_cache, say)
+        if proto is None:
+            tokens = pretokenize_lines(lines, d.tokenizer, lang, d.token_cache, say)
+        else:
+            tokens = sentencepiece_codec(lang, d.tokenizer, proto).units_of(lines)
         path.write_text("".join(" ".join(t).lower() + "\n" for t in tokens), encoding="utf-8")
     return *paths, len(src_lines)
 
@@ -76,6 +81,8 @@ def main() -> int:
                     help="how the two directions are combined (other than the default: DIR/train.METHOD.links)")
     args = ap.parse_args()
     cfg = load(args.config, args.set)
+    if cfg.vocab.mode == "sentencepiece" and not cfg.vocab.sp_model:
+        sys.exit("error: vocab.mode sentencepiece: the links index a fixed model's pieces: --set vocab.sp_model=FILE")
     args.out.mkdir(parents=True, exist_ok=True)
     fwd, rev = args.out / "train.fwd", args.out / "train.rev"
     src, tgt, lines = write_tokens(cfg, args.out)

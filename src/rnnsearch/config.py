@@ -161,8 +161,8 @@ def _check(cfg: Config) -> Config:
         raise ConfigError("vocab.joint: only meaningful with vocab.mode: sentencepiece")
     if cfg.train.guided_alignment and cfg.model.arch != "rnnsearch":
         raise ConfigError("train.guided_alignment: only an rnnsearch model has attention to guide")
-    if cfg.train.guided_alignment and cfg.vocab.mode != "word":
-        raise ConfigError("train.guided_alignment: links index words, so it needs vocab.mode: word (one unit per word)")
+    if cfg.train.guided_alignment and cfg.vocab.mode != "word" and not cfg.vocab.sp_model:
+        raise ConfigError("train.guided_alignment: links index units: vocab.mode word, or a fixed vocab.sp_model's pieces")
     if cfg.train.warmup and cfg.train.lr_decay < 1:
         raise ConfigError("train.warmup: sets the rate at every update, so train.lr_decay must stay 1")
     return cfg

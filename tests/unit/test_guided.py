@@ -98,11 +98,37 @@ def test_a_links_file_that_does_not_fit_the_corpus_is_refused(tmp_path):
     assert links.of(0).tolist() == [[0, 0], [1, 1]] and links.of(1).tolist() == [[0, 0]]
 
 
-def test_guided_alignment_needs_attention_and_word_units():
+def test_guided_alignment_needs_attention_and_units_known_before_training():
     with pytest.raises(ConfigError, match="only an rnnsearch model has attention"):
         from_dict({"model": {"arch": "rnnencdec"}, "train": {"guided_alignment": "links.txt"}})
-    with pytest.raises(ConfigError, match="needs vocab.mode: word"):
+    with pytest.raises(ConfigError, match="links index units: vocab.mode word, or a fixed vocab.sp_model's pieces"):
         from_dict({"vocab": {"mode": "sentencepiece"}, "train": {"guided_alignment": "links.txt"}})
+    from_dict({"vocab": {"mode": "sentencepiece", "sp_model": "sp.model"}, "train": {"guided_alignment": "links.txt"}})
+
+
+def test_links_over_the_pieces_of_a_fixed_sentencepiece_model_guide_its_updates(synth_dir, tmp_path):
+    """With ``vocab.sp_model``, the links index the model's pieces: each pair's are checked against
+    its pieces, and an update's guided positions are the linked pieces (and </s>)."""
+    from rnnsearch.data.io import read_lines
+    from rnnsearch.data.tokenize import sentencepiece_codec, train_sentencepiece
+    from rnnsearch.training.trainer import Trainer
+    src, tgt = read_lines(synth_dir / "train.en"), read_lines(synth_dir / "train.fr")
+    proto = train_sentencepiece(src + tgt, 150, "bpe")
+    (tmp_path / "sp.model").write_bytes(proto)
+    codec = sentencepiece_codec("en", "moses", proto)  # joint: one model's pieces on both sides
+    pieces = [(len(codec.units(s)), len(codec.units(t))) for s, t in zip(src, tgt)]
+    assert sum(b for _, b in pieces) > sum(len(t.split()) for t in tgt)  # pieces, not words
+    (tmp_path / "links.txt").write_text("".join(" ".join(f"{i}-{i}" for i in range(min(a, b))) + "\n" for a, b in pieces))
+    cfg = demo_config(synth_dir, max_steps=1, guided_alignment=str(tmp_path / "links.txt"))
+    cfg["vocab"] = {"mode": "sentencepiece", "sp_model": str(tmp_path / "sp.model"), "size": 150}
+    trainer = Trainer(from_dict(cfg), tmp_path / "run", log=lambda *_: None)
+    data, rows = trainer.train_data, np.arange(9)
+    step = trainer.train_step(rows)
+    want = sum(min(int(data.src_lens[k]), int(data.tgt_lens[k])) + 1 for k in rows)  # the diagonal and </s>
+    assert step.ok and step.align_rows == want
+    (tmp_path / "links.txt").write_text("".join(f"{a}-0\n" for a, _ in pieces))  # one past the last piece
+    with pytest.raises(DataError, match=r"links.txt:1: link \d+-0 is outside the pair"):
+        Trainer(from_dict(cfg), tmp_path / "run2", log=lambda *_: None)
 
 
 @pytest.mark.slow

@@ -22,9 +22,11 @@ def register(sub) -> None:
 
     p = sub.add_parser("train-align-head", help="train an alignment head on word links over a trained "
                        "RNNsearch (its translation weights stay as they are)")
-    p.add_argument("checkpoint", help="a checkpoint or release of an rnnsearch model with a word vocabulary")
-    p.add_argument("--links", required=True, help="Pharaoh links (i-j, 0-based, source word first), one line "
-                   "per line of the checkpoint's training files, as for train.guided_alignment (e.g. eflomal's)")
+    p.add_argument("checkpoint", help="a checkpoint or release of an rnnsearch model with a word vocabulary "
+                   "or a fixed vocab.sp_model")
+    p.add_argument("--links", required=True, help="Pharaoh links (i-j, 0-based, source unit first: words, or "
+                   "pieces), one line per line of the checkpoint's training files, as for train.guided_alignment "
+                   "(e.g. eflomal's, experiments/guided_links.py)")
     p.add_argument("--out", required=True, help="the new checkpoint: the model and its head")
     add_settings_flags(p, HeadSettings, HEAD_FLAGS)
     p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE",

@@ -4,9 +4,10 @@ beside the corpus, and turned into one target distribution over source positions
 position for each minibatch.
 
 The links file has one line per line of the training files (before any filtering), links
-``i-j`` 0-based, source word first, indexing the words the model reads (word vocabularies: the
-pre-tokenised words, e.g. Moses tokens; eflomal or fast_align run on the same tokenisation). A
-pair the corpus drops (empty, too long) drops its links with it.
+``i-j`` 0-based, source unit first, indexing the units the model reads: word vocabularies' pre-
+tokenised words (e.g. Moses tokens), or the pieces of a fixed ``vocab.sp_model``; eflomal or
+fast_align run on the same units (experiments/guided_links.py writes either). A pair the corpus
+drops (empty, too long) drops its links with it.
 """
 from __future__ import annotations
 

@@ -70,7 +70,7 @@ def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, s
         raise UsageError(f"--device {settings.device}: torch sees no CUDA device here")
     payload = checkpoint.load(source)
     raw = apply_overrides(payload["config"], [*(overrides or []), f"train.guided_alignment={links}"])
-    cfg = from_dict(raw)  # checks that the model has attention and reads words
+    cfg = from_dict(raw)  # checks that the model has attention and that the links can index its units
     if cfg.model.decoder_cell == "conditional":
         raise UsageError(f"{ckpt}: {QUERIES}")
     codecs = TextCodec.from_state(payload["src_codec"]), TextCodec.from_state(payload["tgt_codec"])
