@@ -26,15 +26,17 @@ MEAN_OF = 3  # equal updates: dev BLEU averaged over the last 3 snapshots all ru
 CURVE_EVERY = 500  # and the dev BLEU curve at every 500th update
 
 
-def train(name: str, sets: list[str], work: Path, minutes: float) -> subprocess.Popen:
+def train(name: str, sets: list[str], work: Path, minutes: float, resume: bool = False) -> subprocess.Popen:
     out = work / name
     cmd = [str(ROOT / ".venv" / "bin" / "rnnsearch"), "train", str(ROOT / "configs" / "hansards_rnnsearch.yaml"),
+           *(["--resume"] if resume else []),
            "--out", str(out), *OURS, "--set", f"data.dir={work / 'data'}", "--set", f"train.max_minutes={minutes}",
            "--set", "train.threads=1", "--set", f"train.save_every={SAVE_EVERY}", "--set", "train.keep_last=1000"]
     for s in sets:
         cmd += ["--set", s]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    return subprocess.Popen(cmd, stdout=open(work / f"{name}.log", "w"), stderr=subprocess.STDOUT, env=env)
+    log = open(work / f"{name}.log", "a" if resume else "w")
+    return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
 
 
 def dev_bleu(checkpoint: Path, work: Path) -> float:
@@ -62,12 +64,16 @@ def main() -> None:
     p.add_argument("--pairs", type=int, default=200000)
     p.add_argument("--change", action="append", default=[], help="NAME=KEY=VALUE[,KEY=VALUE]: one run with these")
     p.add_argument("--score-only", action="store_true", help="score the runs already in --out (no training)")
+    p.add_argument("--resume", action="store_true", help="go on with the runs in --out that a SIGTERM stopped "
+                   "(their data as prepared; the minutes count over resumes), then score")
     args = p.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     runs = {"race config": []} | {c.split("=", 1)[0]: c.split("=", 1)[1].split(",") for c in args.change}
     if not args.score_only:
-        prepare(args.out, args.pairs, 500)
-        procs = {name: train(name.replace(" ", "_"), sets, args.out, args.minutes) for name, sets in runs.items()}
+        if not args.resume:
+            prepare(args.out, args.pairs, 500)
+        procs = {name: train(name.replace(" ", "_"), sets, args.out, args.minutes, args.resume)
+                 for name, sets in runs.items()}
         for name, proc in procs.items():
             if proc.wait():
                 sys.exit(f"ablation_race: {name} failed (see {args.out / name.replace(' ', '_')}.log)")
