@@ -32,7 +32,13 @@ def test_a_line_with_a_url_is_split_and_no_boundary_falls_inside_an_item():
     assert sentences("It costs approx. 4 dollars.", keep=[(9, 26)]) == ["It costs approx. 4 dollars."]
 
 
-@given(st.text(alphabet="ab .!?\n«»M", max_size=80))
+def test_a_tab_ends_a_sentence_and_stays_with_the_part_before():
+    assert sentences("Name:\tJohn Smith") == ["Name:\t", "John Smith"]
+    assert sentences("Item\t\t 4 dollars. It rose.\t") == ["Item\t\t ", "4 dollars. ", "It rose.\t"]
+    assert sentences("\tIndented text.") == ["\tIndented text."]  # nothing before the tab: no cut
+
+
+@given(st.text(alphabet="ab .!?\n\t«»M", max_size=80))
 def test_the_sentences_tile_the_line(text):
     spans = split(text, "fr")
     assert "".join(text[a:b] for a, b in spans) == text

@@ -6,8 +6,9 @@ holds (``M.`` and ``Mme`` in French, ``Dr.`` and ``No. 5`` in English; the lists
 sacremoses), and inside an item that must come through whole (a URL or amount: ``text/items.py``).
 On our own cases sentencex split ``M. Tremblay`` in French, which pysbd did not; pysbd kept
 ``« C'est fini. » Puis`` as one sentence and took 140x longer; with the Moses lists sentencex
-gets both right (tests/unit/test_text_sentences.py). Each sentence keeps the spacing after it, so
-joining the sentences gives the line back.
+gets both right (tests/unit/test_text_sentences.py). A tab ends a sentence too: it separates fields
+(``Name:<TAB>John Smith``, columns pasted from a table), which the model read as one sentence and
+cut short. Each sentence keeps the spacing after it, so joining the sentences gives the line back.
 
 A sentence longer than the model was trained on (``data.max_len`` units) is translated in pieces,
 cut at the clause mark (; : , and dashes) nearest its middle, again while a piece is too long, and
@@ -35,6 +36,7 @@ def _nonbreaking(lang: str) -> tuple[frozenset, frozenset]:
 
 
 LAST_WORD = re.compile(r"(\S+)\.\s*$")
+TABS = re.compile(r"\t[\t ]*")
 
 
 def split(text: str, lang: str, keep: list[tuple[int, int]] = ()) -> list[tuple[int, int]]:
@@ -57,7 +59,21 @@ def split(text: str, lang: str, keep: list[tuple[int, int]] = ()) -> list[tuple[
         spans.append((found, found + len(sentence)))
         at = found + len(sentence)
     spans[-1] = (spans[-1][0], len(text))
-    return _merged(original, spans, lang, keep)
+    return _at_tabs(original, _merged(original, spans, lang, keep))
+
+
+def _at_tabs(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Each span also cut after every run of tabs inside it that follows some text (the tabs, and
+    any spacing after them, go with the part before)."""
+    out = []
+    for start, end in spans:
+        at = start
+        for m in TABS.finditer(text, start, end):
+            if m.end() < end and text[at:m.start()].strip():
+                out.append((at, m.end()))
+                at = m.end()
+        out.append((at, end))
+    return out
 
 
 def _masked(text: str, keep) -> str:
