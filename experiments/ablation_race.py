@@ -39,21 +39,24 @@ def train(name: str, sets: list[str], work: Path, minutes: float, resume: bool =
     return subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
 
 
+def on_dev(command: str, checkpoint: Path, work: Path, *flags: str) -> str:
+    """``rnnsearch COMMAND CHECKPOINT`` on the race's 500 dev pairs, --json: its standard output."""
+    data = work / "data"
+    ref = "--ref" if command == "evaluate" else "--tgt"
+    return subprocess.run([str(ROOT / ".venv" / "bin" / "rnnsearch"), command, str(checkpoint), "--src",
+                           str(data / "dev.en"), ref, str(data / "dev.fr"), *flags, "--json"],
+                          capture_output=True, text=True, check=True).stdout
+
+
 def dev_bleu(checkpoint: Path, work: Path) -> float:
-    """Greedy dev BLEU of a checkpoint on the race's 500 dev pairs (rnnsearch evaluate)."""
-    done = subprocess.run([str(ROOT / ".venv" / "bin" / "rnnsearch"), "evaluate", str(checkpoint), "--src",
-                           str(work / "data" / "dev.en"), "--ref", str(work / "data" / "dev.fr"), "--beam", "1",
-                           "--json"], capture_output=True, text=True, check=True)
-    return json.loads(done.stdout)["bleu"]
+    """Greedy dev BLEU of a checkpoint (rnnsearch evaluate)."""
+    return json.loads(on_dev("evaluate", checkpoint, work, "--beam", "1"))["bleu"]
 
 
 def dev_nll(checkpoint: Path, work: Path) -> float:
-    """Dev NLL per target unit (</s> included) of a checkpoint on the race's 500 dev pairs (rnnsearch
-    score): less noisy than greedy BLEU this early, and the same measure whatever the training loss."""
-    done = subprocess.run([str(ROOT / ".venv" / "bin" / "rnnsearch"), "score", str(checkpoint), "--src",
-                           str(work / "data" / "dev.en"), "--tgt", str(work / "data" / "dev.fr"), "--json"],
-                          capture_output=True, text=True, check=True)
-    pairs = [json.loads(line) for line in done.stdout.splitlines()]
+    """Dev NLL per target unit (</s> included) of a checkpoint (rnnsearch score): less noisy than
+    greedy BLEU this early, and the same measure whatever the training loss."""
+    pairs = [json.loads(line) for line in on_dev("score", checkpoint, work).splitlines()]
     return -sum(p["logprob"] for p in pairs) / sum(p["units"] for p in pairs)
 
 

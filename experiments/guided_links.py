@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 from rnnsearch.analysis.links import SYMMETRIZATIONS, format_pharaoh, symmetrize
-from rnnsearch.config import load
+from rnnsearch.config import ConfigError, load
 from rnnsearch.data.guided import parse_pharaoh
 from rnnsearch.data.io import corpus_file, read_parallel
 from rnnsearch.data.tokenize import load_sentencepiece, pretokenize_lines, sentencepiece_codec
@@ -80,9 +80,10 @@ def main() -> int:
     ap.add_argument("--symmetrize", choices=SYMMETRIZATIONS, default="grow-diag-final-and",
                     help="how the two directions are combined (other than the default: DIR/train.METHOD.links)")
     args = ap.parse_args()
-    cfg = load(args.config, args.set)
-    if cfg.vocab.mode == "sentencepiece" and not cfg.vocab.sp_model:
-        sys.exit("error: vocab.mode sentencepiece: the links index a fixed model's pieces: --set vocab.sp_model=FILE")
+    try:  # the config's own rules for train.guided_alignment: attention, and units the links can index
+        cfg = load(args.config, [*args.set, f"train.guided_alignment={args.out / 'train.links'}"])
+    except ConfigError as error:
+        sys.exit(f"error: {error}")
     args.out.mkdir(parents=True, exist_ok=True)
     fwd, rev = args.out / "train.fwd", args.out / "train.rev"
     src, tgt, lines = write_tokens(cfg, args.out)
