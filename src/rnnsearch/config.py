@@ -134,9 +134,9 @@ class TrainConfig(Section):
 class DecodeConfig(Section):
     """The model's search defaults (decoding/settings.py: SearchSettings takes each unset field from here)."""
     beam: StrictInt = Field(5, gt=0, description="beam size (1 = greedy search)")
-    n_best: StrictInt = Field(1, gt=0, description="hypotheses returned per sentence (at most the beam; or draws "
-                              "per sentence when sampling)")
+    n_best: StrictInt = Field(1, gt=0, description="hypotheses per sentence (at most the beam; draws when sampling)")
     length_penalty: Number = Field(0.0, ge=0, description="GNMT alpha; 0 = raw log-probability")
+    coverage_penalty: Number = Field(0.0, ge=0, description="GNMT beta: rank by + beta sum_j log min(sum_i a_ij, 1)")
     max_len_ratio: Number = Field(2.0, gt=0, description="output at most ratio * source length + 5 tokens")
     batch_size: StrictInt = Field(32, gt=0, description="sentences decoded at once")
     max_src_len: StrictInt = Field(256, gt=0, description="longer inputs are cut to this many units, with a warning")

@@ -58,6 +58,9 @@ def add_search_args(p, n_best: bool = True) -> None:
                        "'i ||| text ||| score' (default: the model's decode.n_best); with --sample, draws")
     p.add_argument("--length-penalty", type=float, default=None, help="GNMT length penalty alpha (0 = off; "
                    "default: the model's)")
+    p.add_argument("--coverage-penalty", type=float, default=None, help="GNMT coverage penalty beta: finished "
+                   "hypotheses ranked with beta x sum_j log min(attention source word j got, 1) added (0 = off; "
+                   "default: the model's)")
     p.add_argument("--max-len-ratio", type=float, default=None, help="output length limit: ratio x source + 5 "
                    "(default: the model's)")
     p.add_argument("--batch-size", type=int, default=None, help="sentences decoded at once (default: the model's)")
@@ -155,6 +158,7 @@ def search_settings(args, translator):
     is one line naming its flag."""
     return translator.search_settings(flag, beam=args.beam, n_best=getattr(args, "n_best", None),
                                       length_penalty=args.length_penalty, max_len_ratio=args.max_len_ratio,
+                                      coverage_penalty=getattr(args, "coverage_penalty", None),
                                       batch_size=args.batch_size, sampling=_sampling(args))
 
 

@@ -72,7 +72,7 @@ def translate(args) -> int:
                 out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)
                 for i, r in enumerate(results, start=done):  # part by part, in input order
                     failed += i not in refused and _not_translated(i, r, sources[i], marked, translator.warn)
-                    out.write(_written(i, r, settings.n_best, args.json_output, text_settings, translator.warn))
+                    out.write(_written(i, r, settings.n_best, args.json_output, text_settings, translator))
                 done += len(results)
                 out.flush()
         out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)  # empty input
@@ -86,15 +86,21 @@ def translate(args) -> int:
     return 0
 
 
-def _written(i: int, r, n_best: int, as_json: bool, text_settings, warn) -> str:
+def _written(i: int, r, n_best: int, as_json: bool, text_settings, translator) -> str:
     """What line i's translation writes: its text, its n best ('i ||| text ||| score'), or (``as_json``)
-    one JSON object with its confidence; a warning where that is below ``--min-confidence``."""
+    one JSON object with its confidence; a warning where that is below ``--min-confidence`` and one
+    naming the source words below ``--min-coverage`` (words it may have left out)."""
     from rnnsearch.decoding.nbest import format_nbest
     from rnnsearch.text.confidence import confidence
-    c = confidence(r, text_settings.min_confidence) if as_json or text_settings.min_confidence is not None else None
+    from rnnsearch.text.coverage import uncovered
+    left_out = uncovered(r, translator.src_codec, text_settings.min_coverage)
+    if left_out:
+        translator.warn(f"line {i + 1}: {_quoted(left_out)} got almost no attention (below --min-coverage "
+                        f"{text_settings.min_coverage}): the translation may leave them out")
+    c = confidence(r, text_settings.min_confidence, left_out)
     if c is not None and c.low:
-        warn(f"line {i + 1}: low confidence: {c.logprob:.3f} per unit, below --min-confidence "
-             f"{text_settings.min_confidence}: check this translation")
+        translator.warn(f"line {i + 1}: low confidence: {c.logprob:.3f} per unit, below --min-confidence "
+                        f"{text_settings.min_confidence}: check this translation")
     if as_json:
         row = {"text": r.text, "score": round(r.score, 4), "confidence": c.as_dict() if c else None,
                "constraints_met": r.constraints_met, "error": r.error}
@@ -104,6 +110,10 @@ def _written(i: int, r, n_best: int, as_json: bool, text_settings, warn) -> str:
     if n_best > 1:
         return "".join(line + "\n" for line in format_nbest(i, r))
     return r.text + "\n"
+
+
+def _quoted(words: list[str]) -> str:
+    return ", ".join(f"'{w}'" for w in words)
 
 
 def _not_translated(i: int, r, source, marked, warn) -> bool:

@@ -8,7 +8,9 @@ length limit are ended with </s>. One rule the paper does not state: </s> is not
 no output is empty (an empty best hypothesis, which the search can find for a source far from the
 training data, translates nothing; fairseq's and Sockeye's minimum length of 1 does the same).
 Scores are log p(y, </s> | x); with a length penalty alpha > 0 the finished hypotheses are ranked
-by score / ((5 + |y|) / 6)^alpha (Wu et al. 2016).
+by score / ((5 + |y|) / 6)^alpha (Wu et al. 2016), and with a coverage penalty beta > 0 that score
+gets beta * sum_j log min(sum_i alpha_ij, 1) added (Wu et al. 2016 too: a hypothesis that leaves a
+source word unread ranks lower; only the ranking of finished hypotheses changes, not the beam).
 
 A ``prefix`` (B, P) of output ids (PAD past each sentence's own) forces each output to begin with
 those tokens, which keep their log-probabilities; the search continues from there (interactive
@@ -29,7 +31,7 @@ from rnnsearch.decoding.constraints import Tracker
 class Hypothesis:
     tokens: list[int]               # output ids, </s> excluded
     score: float                    # log p(tokens + </s> | x)
-    norm_score: float               # ranking score (== score without length penalty)
+    norm_score: float               # ranking score (== score without length or coverage penalty)
     attention: np.ndarray | None     # (len(tokens) + 1, source length incl. </s>), rows sum to 1
     complete: bool = True            # False: ended at the length limit before meeting its constraints
 
@@ -75,11 +77,22 @@ def _limits(src_mask: torch.Tensor, ratio: float, prefix: torch.Tensor | None) -
     return limits if prefix is None else torch.maximum(limits, (prefix != PAD).sum(1) + 1)
 
 
+def coverage_penalty(matrix: np.ndarray | None, beta: float) -> float:
+    """GNMT's cp = beta * sum_j log min(sum_i alpha_ij, 1) over the source words j (</s> left out), i
+    over every output step: 0 where each word got a whole unit of attention, very negative where one
+    got none (a dropped word); 0 where beta is 0 or there is no attention."""
+    if beta == 0 or matrix is None:
+        return 0.0
+    mass = matrix[:, :-1].sum(0)  # (S - 1,)
+    return beta * float(np.log(np.clip(mass, 1e-6, 1.0)).sum())
+
+
 def _hypothesis(tokens: torch.Tensor | list[int], score: float, attn: torch.Tensor | None, src_len: int,
-                alpha: float) -> Hypothesis:
+                alpha: float, beta: float = 0.0) -> Hypothesis:
     toks = [int(t) for t in tokens]
     matrix = None if attn is None else attn[: len(toks) + 1, :src_len].float().cpu().numpy()
-    return Hypothesis(toks, score, length_normalise(score, len(toks) + 1, alpha), matrix)
+    rank = length_normalise(score, len(toks) + 1, alpha) + coverage_penalty(matrix, beta)
+    return Hypothesis(toks, score, rank, matrix)
 
 
 def most_probable(logp: torch.Tensor) -> torch.Tensor:
@@ -186,10 +199,11 @@ def _best_extensions(scores: torch.Tensor, logp: torch.Tensor, k: int):
     return top, row_token.view(n, k * kk).gather(1, pos), pos // kk
 
 
-def _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens, alpha, tracker=None) -> None:
+def _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens, rank, tracker=None) -> None:
     """The hypotheses that emitted </s> this step, ended (N, K), go to their sentences' finished
     lists (in place, as n_done): each tensor is read once for all of them, not once per hypothesis.
-    ``tracker``: the constraints' (decoding/constraints.py), which says which met theirs."""
+    ``rank``: (length penalty, coverage penalty); ``tracker``: the constraints' (decoding/constraints.py),
+    which says which met theirs."""
     k = ended.size(1)
     where = ended.nonzero()  # (F, 2): sentence slot, beam slot, in row-major order as top[ended]
     rows = where[:, 0] * k + where[:, 1]  # (F,)
@@ -198,7 +212,7 @@ def _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens
     tokens = history.index_select(0, rows)[:, :-1].tolist()  # F x t, </s> dropped
     attn = None if attn_history is None else attn_history.index_select(0, rows)  # (F, t+1, S)
     for f, (row, sent, score) in enumerate(zip(rows.tolist(), sents.tolist(), top[ended].tolist())):
-        hyp = _hypothesis(tokens[f], score, None if attn is None else attn[f], src_lens[sent], alpha)
+        hyp = _hypothesis(tokens[f], score, None if attn is None else attn[f], src_lens[sent], *rank)
         if tracker is not None:
             hyp.complete = tracker.met_all(row, sent)
         finished[sent].append(hyp)
@@ -212,7 +226,7 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, settings,
     ``constraints``: one decoding.constraints.Constraints (or None) per sentence: the beam is then
     allocated as that module says (any beam size, 1 included)."""
     settings = settings.require_resolved()
-    batch, k, length_penalty = src.size(0), settings.beam, settings.length_penalty
+    batch, k, rank = src.size(0), settings.beam, (settings.length_penalty, settings.coverage_penalty)
     tracker = Tracker(constraints, k) if constraints and any(c and (c.include or c.avoid) for c in constraints) else None
     device = src.device
     src_lens = src_mask.sum(1).tolist()
@@ -249,7 +263,7 @@ def beam_search(model, src: torch.Tensor, src_mask: torch.Tensor, settings,
             attn_history = step_attn if attn_history is None else torch.cat([attn_history[rows], step_attn], 1)
         ended = (token == EOS) & (top > float("-inf"))  # (N, K)
         if ended.any():
-            _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens, length_penalty, tracker)
+            _finish(finished, n_done, ended, alive, top, history, attn_history, src_lens, rank, tracker)
         scores = top.masked_fill(ended, float("-inf"))  # (N, K)
         y = token.view(-1)  # (N*K,)
         state = state.select(rows)

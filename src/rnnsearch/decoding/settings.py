@@ -1,4 +1,4 @@
-"""Search settings: what one search is asked to do (beam, n-best, length penalty and limit, batch
+"""Search settings: what one search is asked to do (beam, n-best, length and coverage penalties, limit, batch
 size, sampling), as one frozen object built at the edge (command-line flags, an HTTP request, a
 config) and passed whole from ``Translator.translate`` to the search functions.
 
@@ -44,6 +44,7 @@ class SearchSettings(BaseModel):
     beam: int | None = _described("beam")
     n_best: int | None = _described("n_best")
     length_penalty: float | None = _described("length_penalty")
+    coverage_penalty: float | None = _described("coverage_penalty")
     max_len_ratio: float | None = _described("max_len_ratio")
     batch_size: int | None = _described("batch_size")
     max_src_len: int | None = _described("max_src_len")

@@ -47,6 +47,7 @@ class Translation:
     constraints_met: bool = True       # False: the output reached its length limit before meeting them
     alignment: np.ndarray | None = None  # rows (T + 1, S + 1) its slots and tags were placed by (text/pipeline.py)
     segments: list[Translation] = field(default_factory=list)  # a line's sentences, translated (text/pipeline.py)
+    carried: list[int] = field(default_factory=list)  # source positions of slots, restored verbatim (text/slots.py)
 
     def __repr__(self) -> str:
         def shape(a):

@@ -165,7 +165,7 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     if req.markup is not None:
         results = with_errors_named(await run_in_threadpool(lambda: assemble(translator, marked, results)), field)
     notes = [list(m.page.warnings) for m in marked] if req.markup is not None else [[] for _ in results]
-    return _response(translator, search, results, req.return_attention, req.text_handling.min_confidence, notes)
+    return _response(translator, search, results, req.return_attention, req.text_handling, notes)
 
 
 async def _score(req: ScoreRequest, translator, batcher: Batcher, settings: ServeSettings) -> ScoreResponse:
@@ -225,11 +225,13 @@ def _with_glossary(translator, req: TranslateRequest, part: list) -> list:
     return [apply(translator, glossary, s) for s in part]
 
 
-def _response(translator, search, results, with_attention: bool, min_confidence: float | None,
-              notes: list[list[str]]) -> TranslateResponse:
+def _response(translator, search, results, with_attention: bool, handling, notes: list[list[str]]) -> TranslateResponse:
     """The response: each translation with its confidence and its warnings (``notes``: each text's
-    faults of markup read through, to which a confidence below ``min_confidence`` is added)."""
+    faults of markup read through, to which a confidence below ``handling.min_confidence`` and the
+    source words below ``handling.min_coverage`` are added)."""
     from rnnsearch.text.confidence import confidence
+    from rnnsearch.text.coverage import uncovered
+    min_confidence = handling.min_confidence
 
     def attention(r):
         if not with_attention or r.attention is None:
@@ -238,7 +240,11 @@ def _response(translator, search, results, with_attention: bool, min_confidence:
 
     out = []
     for r, warnings in zip(results, notes):
-        c = confidence(r, min_confidence)
+        left_out = uncovered(r, translator.src_codec, handling.min_coverage)
+        if left_out:
+            warnings = warnings + [f"{', '.join(repr(w) for w in left_out)} got almost no attention (below "
+                                   f"min_coverage {handling.min_coverage}): the translation may leave them out"]
+        c = confidence(r, min_confidence, left_out)
         if c is not None and c.low:
             warnings = warnings + [f"low confidence: {c.logprob:.3f} per unit, below min_confidence {min_confidence}"]
         out.append(Translation(text=r.text, tokens=r.tokens, source_tokens=r.source_tokens, score=r.score,

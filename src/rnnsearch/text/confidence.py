@@ -8,11 +8,15 @@
   kept): words it could not write. (A slot's copy, which carries a URL, number or name on purpose, is
   not one.)
 
+- ``uncovered``: the source words the caller found with almost no attention (text/coverage.py): words
+  the translation may have left out.
+
 ``low`` is set where ``logprob`` is below a threshold the caller gives (``--min-confidence``); the
 value for each release was chosen on held-out data (experiments/confidence.py, docs/text.md).
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from rnnsearch.data.vocab import UNK_TOKEN
@@ -24,16 +28,20 @@ class Confidence:
     logprob: float           # per output unit, </s> included
     unk_share: float         # of the output units
     low: bool = False        # logprob below the caller's threshold
+    uncovered: tuple[str, ...] = ()  # source words with almost no attention
 
     def as_dict(self) -> dict:
-        return {"logprob": round(self.logprob, 4), "unk_share": round(self.unk_share, 4), "low": self.low}
+        return {"logprob": round(self.logprob, 4), "unk_share": round(self.unk_share, 4), "low": self.low,
+                "uncovered": list(self.uncovered)}
 
 
-def confidence(t: Translation, threshold: float | None = None) -> Confidence | None:
-    """The confidence of ``t`` (None: nothing was translated, a blank line or one not translated)."""
+def confidence(t: Translation, threshold: float | None = None, uncovered: Sequence[str] = ()) -> Confidence | None:
+    """The confidence of ``t`` (None: nothing was translated, a blank line or one not translated);
+    ``uncovered``: its words named by text/coverage.py."""
     if not t.tokens or t.error:
         return None
     ends = max(len(t.segments), 1)  # one </s> per sentence
     logprob = t.score / (len(t.tokens) + ends)
     unks = set(t.replaced) | {i for i, tok in enumerate(t.tokens) if tok == UNK_TOKEN}
-    return Confidence(logprob, len(unks) / len(t.tokens), threshold is not None and logprob < threshold)
+    return Confidence(logprob, len(unks) / len(t.tokens), threshold is not None and logprob < threshold,
+                      tuple(uncovered))

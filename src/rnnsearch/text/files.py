@@ -26,6 +26,7 @@ from rnnsearch.decoding.source import Source
 from rnnsearch.errors import UsageError
 from rnnsearch.files import write_whole
 from rnnsearch.text import blocks
+from rnnsearch.text.coverage import uncovered
 from rnnsearch.text.documents import NOTHING, Marked, read, translate_units
 from rnnsearch.text.docx_file import read_docx
 from rnnsearch.text.file_formats import Document, Piece, read_html, read_po, read_srt, read_text, read_vtt
@@ -132,14 +133,20 @@ def translate_file(translator, source: str | Path, out: str | Path, search: Sear
 def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | None, settings: TextSettings | None,
                      progress=None, warn=None) -> list[Outcome]:
     """Each piece's Outcome, in order: plain ones through the text stage, marked ones read into units
-    (``warn(name, message)``: each fault of markup read through) and put back through the markup path."""
+    (``warn(name, message)``: each fault of markup read through, and a plain piece's source words
+    below ``settings.min_coverage``) and put back through the markup path."""
     out: list = [None] * len(pieces)
     plain = [i for i, p in enumerate(pieces) if p.mode is None]
     if plain:
         found = next(translate_lines(translator, [Source(pieces[i].text, slots=pieces[i].slots) for i in plain],
                                      search, settings, progress=progress), [])
+        min_coverage = (settings or TextSettings()).min_coverage
         for i, t in zip(plain, found):
             out[i] = _plain_outcome(pieces[i], t)
+            left_out = uncovered(t, translator.src_codec, min_coverage)
+            if left_out and warn is not None:
+                warn(pieces[i].name, f"{', '.join(repr(w) for w in left_out)} got almost no attention (below "
+                     f"--min-coverage {min_coverage}): the translation may leave them out")
     marked = [i for i, p in enumerate(pieces) if p.mode is not None]
     read_in = [_read(pieces[i], warn) for i in marked]
     for i, m, done in zip(marked, read_in, translate_units(translator, read_in, search, settings, progress)):

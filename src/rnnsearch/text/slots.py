@@ -118,4 +118,4 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
     source_tokens = [items[slot_index(u)][0] if slot_index(u) is not None else u for u in translation.source_tokens]
     replaced = [n for n, i in enumerate(origin) if i is not None and i in translation.replaced and i not in chosen]
     return replace(translation, text=text, tokens=shown, source_tokens=source_tokens, attention=att,
-                   replaced=replaced, alignment=rows), [items[slot_index(src[j])][0] for j in missing]
+                   replaced=replaced, alignment=rows, carried=slots), [items[slot_index(src[j])][0] for j in missing]

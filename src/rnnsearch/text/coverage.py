@@ -1,0 +1,60 @@
+"""Source words a translation may have left out (#85): ``uncovered(translation, codec, min_mass)``.
+
+The attention alpha_ij is the model's own account of which source unit j it read to write output
+unit i. The mass a source word gets over the whole output, sum_i alpha_ij (i over the output's units,
+the </s> step left out: it looks back over the sentence), is about one for a word the output
+translates and near zero for one it leaves out ("Name: John Smith" -> "Name :", John 0.19, Smith
+0.09). Counted are the words with a letter or digit, except
+
+- the source vocabulary's ``COMMON`` most frequent units (a tenth of a small one) ("the", "of", "'s": their attention goes to
+  their neighbours, so a translated one often gets little);
+- the units a slot carried (``Translation.carried``: the pipeline puts each one back);
+- a word the output writes as the source did (a name or number the model copied).
+
+A SentencePiece word's mass is the largest of its pieces'. A model without attention (RNNencdec)
+names none. The threshold for each release was chosen on held-out data (experiments/coverage.py,
+docs/text.md).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from rnnsearch.decoding.source import Translation
+
+COMMON = 100  # the most frequent source units, not counted
+PIECE_START = "\u2581"
+
+
+def common_units(codec, n: int = COMMON) -> frozenset[str]:
+    """The n most frequent units of the codec's vocabulary (after <pad> <unk> <s> </s>; a tenth of a
+    vocabulary of fewer than 10 n), ▁ dropped."""
+    itos = codec.vocab.itos
+    return frozenset(u.replace(PIECE_START, "") for u in itos[4:4 + min(n, len(itos) // 10)])
+
+
+def word_masses(t: Translation) -> list[tuple[str, float, list[int]]]:
+    """(word, mass, its source positions) for each source word: the attention it got over the output
+    (</s> step left out); pieces joined into words where the units are SentencePiece's."""
+    units = t.source_tokens[:-1]
+    mass = np.asarray(t.attention, dtype=np.float64)[:-1, :len(units)].sum(0)  # (S,)
+    pieces = any(u.startswith(PIECE_START) for u in units)
+    words: list[tuple[str, float, list[int]]] = []
+    for j, u in enumerate(units):
+        if pieces and words and not u.startswith(PIECE_START):
+            word, m, at = words[-1]
+            words[-1] = (word + u, max(m, float(mass[j])), at + [j])
+        else:
+            words.append((u.replace(PIECE_START, ""), float(mass[j]), [j]))
+    return words
+
+
+def uncovered(t: Translation, codec, min_mass: float) -> list[str]:
+    """The source words of ``t`` whose attention mass is below ``min_mass`` (the rules above), in source
+    order; none where ``min_mass`` is 0, the model has no attention, or nothing was translated."""
+    if min_mass <= 0 or t.attention is None or not t.tokens or t.error:
+        return []
+    common, carried = common_units(codec), set(t.carried)
+    written = {w.replace(PIECE_START, "") for w in t.tokens} | set(t.text.split())
+    return [word for word, m, at in word_masses(t)
+            if m < min_mass and any(c.isalnum() for c in word) and word not in common
+            and word.lower() not in common and not carried.intersection(at) and word not in written]
