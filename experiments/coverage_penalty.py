@@ -22,7 +22,7 @@ from rnnsearch.text.coverage import uncovered
 from rnnsearch.text.settings import TextSettings
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
-GRID = (0.0, 0.1, 0.2, 0.3, 0.5, 1.0)
+GRID = (0.0, 0.1, 0.2, 0.3, 0.5, 1.0, 2.0)
 
 
 def main() -> None:

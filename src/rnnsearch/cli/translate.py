@@ -92,11 +92,10 @@ def _written(i: int, r, n_best: int, as_json: bool, text_settings, translator) -
     naming the source words below ``--min-coverage`` (words it may have left out)."""
     from rnnsearch.decoding.nbest import format_nbest
     from rnnsearch.text.confidence import confidence
-    from rnnsearch.text.coverage import uncovered
+    from rnnsearch.text.coverage import left_out_warning, uncovered
     left_out = uncovered(r, translator.src_codec, text_settings.min_coverage)
     if left_out:
-        translator.warn(f"line {i + 1}: {_quoted(left_out)} got almost no attention (below --min-coverage "
-                        f"{text_settings.min_coverage}): the translation may leave them out")
+        translator.warn(f"line {i + 1}: {left_out_warning(left_out, text_settings.min_coverage)}")
     c = confidence(r, text_settings.min_confidence, left_out)
     if c is not None and c.low:
         translator.warn(f"line {i + 1}: low confidence: {c.logprob:.3f} per unit, below --min-confidence "
@@ -110,10 +109,6 @@ def _written(i: int, r, n_best: int, as_json: bool, text_settings, translator) -
     if n_best > 1:
         return "".join(line + "\n" for line in format_nbest(i, r))
     return r.text + "\n"
-
-
-def _quoted(words: list[str]) -> str:
-    return ", ".join(f"'{w}'" for w in words)
 
 
 def _not_translated(i: int, r, source, marked, warn) -> bool:

@@ -230,7 +230,7 @@ def _response(translator, search, results, with_attention: bool, handling, notes
     faults of markup read through, to which a confidence below ``handling.min_confidence`` and the
     source words below ``handling.min_coverage`` are added)."""
     from rnnsearch.text.confidence import confidence
-    from rnnsearch.text.coverage import uncovered
+    from rnnsearch.text.coverage import left_out_warning, uncovered
     min_confidence = handling.min_confidence
 
     def attention(r):
@@ -242,8 +242,7 @@ def _response(translator, search, results, with_attention: bool, handling, notes
     for r, warnings in zip(results, notes):
         left_out = uncovered(r, translator.src_codec, handling.min_coverage)
         if left_out:
-            warnings = warnings + [f"{', '.join(repr(w) for w in left_out)} got almost no attention (below "
-                                   f"min_coverage {handling.min_coverage}): the translation may leave them out"]
+            warnings = warnings + [left_out_warning(left_out, handling.min_coverage, "min_coverage")]
         c = confidence(r, min_confidence, left_out)
         if c is not None and c.low:
             warnings = warnings + [f"low confidence: {c.logprob:.3f} per unit, below min_confidence {min_confidence}"]

@@ -58,3 +58,9 @@ def uncovered(t: Translation, codec, min_mass: float) -> list[str]:
     return [word for word, m, at in word_masses(t)
             if m < min_mass and any(c.isalnum() for c in word) and word not in common
             and word.lower() not in common and not carried.intersection(at) and word not in written]
+
+
+def left_out_warning(words: list[str], min_mass: float, setting: str = "--min-coverage") -> str:
+    """The warning that names ``words`` (``setting``: the threshold as the caller's edge calls it)."""
+    return (f"{', '.join(repr(w) for w in words)} got almost no attention (below {setting} {min_mass}): "
+            "the translation may leave them out")

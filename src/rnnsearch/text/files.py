@@ -26,7 +26,7 @@ from rnnsearch.decoding.source import Source
 from rnnsearch.errors import UsageError
 from rnnsearch.files import write_whole
 from rnnsearch.text import blocks
-from rnnsearch.text.coverage import uncovered
+from rnnsearch.text.coverage import left_out_warning, uncovered
 from rnnsearch.text.documents import NOTHING, Marked, read, translate_units
 from rnnsearch.text.docx_file import read_docx
 from rnnsearch.text.file_formats import Document, Piece, read_html, read_po, read_srt, read_text, read_vtt
@@ -145,8 +145,7 @@ def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | N
             out[i] = _plain_outcome(pieces[i], t)
             left_out = uncovered(t, translator.src_codec, min_coverage)
             if left_out and warn is not None:
-                warn(pieces[i].name, f"{', '.join(repr(w) for w in left_out)} got almost no attention (below "
-                     f"--min-coverage {min_coverage}): the translation may leave them out")
+                warn(pieces[i].name, left_out_warning(left_out, min_coverage))
     marked = [i for i, p in enumerate(pieces) if p.mode is not None]
     read_in = [_read(pieces[i], warn) for i in marked]
     for i, m, done in zip(marked, read_in, translate_units(translator, read_in, search, settings, progress)):
