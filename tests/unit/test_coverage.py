@@ -130,3 +130,16 @@ def test_the_search_ranks_its_finished_hypotheses_with_the_penalty(tiny):
     assert [[t for t, _ in h] for h in plain] != [[t for t, _ in h] for h in penalised]  # in another order
     with pytest.raises(Exception, match="coverage"):
         tiny.translate(lines, SearchSettings(beam=2, coverage_penalty=-1.0))
+
+
+def test_api_takes_a_coverage_penalty_per_request(tiny):
+    app = create_app(tiny, ServeSettings(max_batch=8, window_ms=20))
+    text = "the dog calls a hat ."  # its n best reorder under the penalty (the test above)
+    with TestClient(app, raise_server_exceptions=False) as client:
+        got = {b: client.post("/translate", json={"text": text, "beam": 4, "n_best": 4, "coverage_penalty": b})
+               for b in (0.0, 50.0)}
+        bad = client.post("/translate", json={"text": text, "coverage_penalty": -1})
+    assert all(r.status_code == 200 for r in got.values()), got[0.0].text
+    orders = {b: [h["text"] for h in r.json()["translations"][0]["nbest"]] for b, r in got.items()}
+    assert sorted(orders[0.0]) == sorted(orders[50.0]) and orders[0.0] != orders[50.0]
+    assert bad.status_code == 422 and "coverage_penalty" in bad.text

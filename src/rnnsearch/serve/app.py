@@ -140,7 +140,8 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     sources = req.sources()
     texts, field = [t.text for t in sources], ("text" if req.text is not None else "texts")
     try:
-        search = translator.search_settings(beam=req.beam, n_best=req.n_best, sampling=req.sample)
+        search = translator.search_settings(beam=req.beam, n_best=req.n_best, coverage_penalty=req.coverage_penalty,
+                                             sampling=req.sample)
     except SettingsError as exc:
         raise ServeError(422, "invalid_request", str(exc), field=exc.field) from None
     checks.check(texts, field, settings, blank=True)

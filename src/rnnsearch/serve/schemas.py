@@ -48,6 +48,9 @@ class TranslateRequest(BaseModel):
     beam: StrictInt | None = Field(None, description="beam size (1 = greedy); default: the model's decode.beam")
     n_best: StrictInt | None = Field(None, description="hypotheses returned per sentence (<= beam); default: the "
                                      "model's decode.n_best")
+    coverage_penalty: float | None = Field(None, description="GNMT beta: rank the finished hypotheses with beta x "
+                                           "sum_j log min(attention word j got, 1) added; default: the model's "
+                                           "decode.coverage_penalty (docs/results/coverage_penalty.md: 1.0)")
     return_attention: StrictBool = Field(False, description="include each translation's alignment matrix")
     sample: Sampling | None = Field(None, description="sample instead of searching: n_best outputs drawn per "
                                     "sentence (no beam, or beam 1); a request with a seed is searched alone")
