@@ -87,6 +87,15 @@ def test_entities_are_kept():
         assert entity in out
 
 
+def test_a_bare_ampersand_before_letters_is_text():
+    """``AT&T`` written with a bare ampersand (as many pages do) reads as a browser shows it, the text
+    ``AT&T`` (an item carried whole), not an entity ``&T`` placed apart from its word."""
+    (unit,) = read("<p>AT&T signed it.</p>").units
+    assert unit.plain.startswith("AT&T signed") and not unit.elements
+    out = _through("<p>AT&T signed it.</p>")
+    assert "AT&T" in out.replace("&amp;", "&") and not damage("<p>AT&T signed it.</p>", out), out
+
+
 def test_a_currency_signs_entity_is_its_amounts_sign():
     """``&euro;25`` is an amount (the text stage's item), not a sign apart; written back as the entity."""
     source = "<p>It costs &euro;25 and &copy; stays.</p>"

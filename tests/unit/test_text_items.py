@@ -28,10 +28,16 @@ def test_a_bracket_the_url_opened_stays_in_it():
 @pytest.mark.parametrize("text, kind", [("(613) 555-0142", "phone"), ("+1 800 555 0199", "phone"),
                                         ("613-555-0123", "phone"), ("2024-03-15", "datetime"), ("15/03/2024", "datetime"),
                                         ("v2.3.1", "version"), ("4.2.1", "version"), ("/etc/app/config.yaml", "path"),
-                                        ("report.pdf", "path"), ("`pip install x`", "code"), ("@rnnsearch", "handle")])
+                                        ("report.pdf", "path"), ("`pip install x`", "code"), ("@rnnsearch", "handle"),
+                                        ("AT&T", "acronym"), ("R&D", "acronym")])
 def test_verbatim_kinds_come_out_as_written(text, kind):
     [(k, t, r)] = kinds(f"Write {text} now")
     assert (k, t, r) == (kind, text, text)
+
+
+@pytest.mark.parametrize("text", ["Tom & Jerry", "A&B&C", "Johnson&Johnson", "x&y"])
+def test_an_ampersand_between_words_or_in_a_chain_is_no_acronym(text):
+    assert not [k for k, _, _ in kinds(f"Write {text} now") if k == "acronym"]
 
 
 def test_numbers_and_amounts_in_french_convention():

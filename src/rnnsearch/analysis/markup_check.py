@@ -46,8 +46,10 @@ def _marks(root: Node) -> list[str]:
 
 
 def _letter(raw: str) -> bool:
+    """An entity the text reads as its own characters: a letter, ``& < >``, or a bare ampersand before
+    letters (``AT&T``: no entity, text as a browser shows it)."""
     char = html.unescape(raw)
-    return len(char) == 1 and (char.isalpha() or char in "&<>")
+    return len(char) == 1 and (char.isalpha() or char in "&<>") or (char == raw and not raw.endswith(";"))
 
 
 def _elements(root: Node) -> list[Node]:

@@ -195,7 +195,9 @@ class _Builder:
     def entity(self, raw: str, into: list, following: str) -> None:
         char = html.unescape(raw)
         category = unicodedata.category(char) if len(char) == 1 else ""
-        if char == raw:
+        if char == raw and not raw.endswith(";"):
+            self.add(raw)  # a bare ampersand before letters (``AT&T``): text, as a browser shows it
+        elif char == raw:
             self.atom(raw, into, following)  # not an entity the parser knows
         elif category in ("Zs", "Zl", "Zp"):
             self.atom(raw, into, following, space=True)

@@ -1,13 +1,13 @@
 """What must come through a translation unchanged: URLs, e-mail addresses, file paths, phone numbers,
-dates, version strings, inline code, and numbers and amounts (written again in the target language's
-convention: ``text/numbers.py``). A number is an item where it has a group or decimal symbol (even one
-the vocabulary holds: the model writes ``0.3`` as a number it knows, not in the target's convention);
-an amount where the vocabulary lacks its currency sign (``€599``: the model would write dollars); a
-plain integer the vocabulary lacks or holds only among its rarer units (the model wrote ``1943`` for
-``2020``), verbatim; a frequent one (``15``, ``1999``), an amount in a currency the model knows
-(``$21 billion``: ``21 milliards de dollars``, its number an item where it is one), a time of day
-(``6:05 p.m.``: ``18 h 05``) and the per cent sign (``p. 100`` in the Hansards' French) are the
-model's to translate, as it learned to.
+dates, version strings, inline code, names joined by an ampersand (``AT&T``, ``R&D``), and numbers and
+amounts (written again in the target language's convention: ``text/numbers.py``). A number is an item
+where it has a group or decimal symbol (even one the vocabulary holds: the model writes ``0.3`` as a
+number it knows, not in the target's convention); an amount where the vocabulary lacks its currency
+sign (``€599``: the model would write dollars); a plain integer the vocabulary lacks or holds only
+among its rarer units (the model wrote ``1943`` for ``2020``), verbatim; a frequent one (``15``,
+``1999``), an amount in a currency the model knows (``$21 billion``: ``21 milliards de dollars``, its
+number an item where it is one), a time of day (``6:05 p.m.``: ``18 h 05``) and the per cent sign (``p.
+100`` in the Hansards' French) are the model's to translate, as it learned to.
 
 ``find(text, src_lang, tgt_lang)`` gives the items of one line, left to right, none overlapping: where
 two patterns match the same characters the one listed first in ``PATTERNS`` wins (a URL's digits are
@@ -23,7 +23,7 @@ from functools import cache
 
 from rnnsearch.text import numbers
 
-VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle")
+VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym")
 NUMERIC = ("amount", "number")
 TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
 TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
@@ -60,6 +60,7 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         ("code", r"`[^`\n]+`"),
         ("path", rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/[\w.+-]+){{2,}}/?|\b[A-Za-z]:\\[^\s<>\"]+|\b[\w-]+\.(?:{EXTENSIONS})\b"),
         ("handle", r"(?<![\w@])[@#][A-Za-z_]\w+"),
+        ("acronym", r"(?<![\w&])[A-Z][A-Za-z]{0,3}&[A-Z][A-Za-z]{0,3}(?![\w&])"),  # AT&T, R&D: one name, not "AT & T"
         ("datetime", r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
         ("phone", r"(?<![\w+])\+\d{1,3}(?:[\s.-]\(?\d{1,4}\)?){2,5}(?![\w-])"
                   r"|(?<![\w+])(?:\(\d{2,4}\)[\s.-]?|\d{1,4}[.-])(?:\d{2,4}[\s.-]){1,3}\d{2,4}(?![\w-])"),
