@@ -53,11 +53,15 @@ def dev_bleu(checkpoint: Path, work: Path) -> float:
     return json.loads(on_dev("evaluate", checkpoint, work, "--beam", "1"))["bleu"]
 
 
-def dev_nll(checkpoint: Path, work: Path) -> float:
-    """Dev NLL per target unit (</s> included) of a checkpoint (rnnsearch score): less noisy than
-    greedy BLEU this early, and the same measure whatever the training loss."""
+def dev_nll(checkpoint: Path, work: Path) -> tuple[float, float]:
+    """Dev NLL of a checkpoint (rnnsearch score) per target unit (</s> included) and per character of
+    the references (each line's end counted as one, as its </s>): less noisy than greedy BLEU this
+    early, the same measure whatever the training loss, and per character the same whatever the
+    vocabulary (words or pieces of any size)."""
     pairs = [json.loads(line) for line in on_dev("score", checkpoint, work).splitlines()]
-    return -sum(p["logprob"] for p in pairs) / sum(p["units"] for p in pairs)
+    nll = -sum(p["logprob"] for p in pairs)
+    chars = sum(len(line) + 1 for line in (work / "data" / "dev.fr").read_text(encoding="utf-8").splitlines())
+    return nll / sum(p["units"] for p in pairs), nll / chars
 
 
 def main() -> None:
@@ -69,9 +73,12 @@ def main() -> None:
     p.add_argument("--score-only", action="store_true", help="score the runs already in --out (no training)")
     p.add_argument("--resume", action="store_true", help="go on with the runs in --out that a SIGTERM stopped "
                    "(their data as prepared; the minutes count over resumes), then score")
+    p.add_argument("--no-base", action="store_true", help="only the runs --change names, not the race config "
+                   "itself (its runs repeat: its numbers are in docs/results/ablation_race.md)")
     args = p.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
-    runs = {"race config": []} | {c.split("=", 1)[0]: c.split("=", 1)[1].split(",") for c in args.change}
+    runs = ({} if args.no_base else {"race config": []}) | {c.split("=", 1)[0]: c.split("=", 1)[1].split(",")
+                                                             for c in args.change}
     if not args.score_only:
         if not args.resume:
             prepare(args.out, args.pairs, 500)
@@ -89,20 +96,23 @@ def main() -> None:
     for name, d in folders.items():
         updates = json.loads((d / "log.jsonl").read_text().splitlines()[-1]).get("step")
         at = {s: dev_bleu(d / f"step-{s:08d}.pt", args.out) for s in curve}
-        nll = {s: dev_nll(d / f"step-{s:08d}.pt", args.out) for s in curve}
+        both = {s: dev_nll(d / f"step-{s:08d}.pt", args.out) for s in curve}
+        nll, per_char = ({s: v[i] for s, v in both.items()} for i in (0, 1))
         rows.append({"run": name, "sets": runs[name], "updates": updates, "curve": at, "nll_curve": nll,
+                     "nll_char_curve": per_char,
                      "bleu_equal_updates": sum(at[s] for s in last) / len(last),
                      "nll_equal_updates": sum(nll[s] for s in last) / len(last),
+                     "nll_char_equal_updates": sum(per_char[s] for s in last) / len(last),
                      "bleu_equal_minutes": dev_bleu(d / "last.pt", args.out)})
         print(json.dumps(rows[-1]), flush=True)
     (args.out / "ablation.json").write_text(json.dumps({"minutes": args.minutes, "common_steps": last, "rows": rows},
                                                        indent=1) + "\n")
     span = f"{last[0]}-{last[-1]}" if len(last) > 1 else f"{last[-1]}"
     print(f"| run | change | updates in {args.minutes:g} min | dev BLEU at updates {span} (mean) | dev NLL per unit "
-          f"there (mean) | dev BLEU at {args.minutes:g} min |\n|---|---|---:|---:|---:|---:|")
+          f"there (mean) | per character | dev BLEU at {args.minutes:g} min |\n|---|---|---:|---:|---:|---:|---:|")
     for r in rows:
         print(f"| {r['run']} | {', '.join(r['sets']) or '-'} | {r['updates']} | {r['bleu_equal_updates']:.2f} | "
-              f"{r['nll_equal_updates']:.3f} | {r['bleu_equal_minutes']:.2f} |")
+              f"{r['nll_equal_updates']:.3f} | {r['nll_char_equal_updates']:.4f} | {r['bleu_equal_minutes']:.2f} |")
     print("\n| run (dev BLEU / dev NLL) | " + " | ".join(str(s) for s in curve) + " |\n|---|" + "---:|" * len(curve))
     for r in rows:
         print(f"| {r['run']} | " + " | ".join(f"{r['curve'][s]:.2f} / {r['nll_curve'][s]:.3f}" for s in curve) + " |")
