@@ -87,10 +87,38 @@ def test_items_never_overlap_and_point_at_their_text(text):
 
 
 def test_what_the_vocabulary_holds_is_left_to_the_model():
-    """A known currency sign's amount and its scale word are the model's, its number an item; a grouped
-    or decimal number is an item even where the vocabulary holds it (the model writes it as it knows it)."""
+    """A known currency sign's amount with a scale word is the model's (its number an item where it has a
+    group or decimal symbol); a known sign's grouped or decimal amount is an item whole (the model wrote
+    ``$ 12 500 $`` around its number's slot); a grouped or decimal number is an item even where the
+    vocabulary holds it (the model writes it as it knows it)."""
     known = {"$", "10,000"}.__contains__
     found = [(i.kind, i.text, i.rendering.replace("\u202f", " ")) for i in
-             items.find("It is $21 billion, $92,282, 10,000 people and €4.2 million.", "en", "fr", known=known)]
-    assert found == [("number", "92,282", "92 282"), ("number", "10,000", "10 000"),
+             items.find("It is $21 billion, $1.5 billion, $92,282, 10,000 people and €4.2 million.", "en", "fr",
+                        known=known)]
+    assert found == [("number", "1.5", "1,5"), ("amount", "$92,282", "92 282\u00a0$"), ("number", "10,000", "10 000"),
                      ("amount", "€4.2 million", "4,2 millions\u00a0€")]
+
+
+@pytest.mark.parametrize("text, item, rendering", [
+    ("It fell to -$2,300 today", "-$2,300", "-2 300\u00a0$"), ("It shows -$500 now", "-$500", "-500\u00a0$"),
+    ("A deficit of -4.5% here", "-4.5", "-4,5"), ("It was -12 at night", "-12", "-12"),
+    ("It was \u221212.5 degrees", "\u221212.5", "\u221212,5"), ("Down (-3.25) points", "-3.25", "-3,25")])
+def test_a_numbers_minus_sign_stays_with_it(text, item, rendering):
+    found = [(i.text, i.rendering.replace("\u202f", " ")) for i in items.find(text, "en", "fr", known={"$"}.__contains__)]
+    assert found == [(item, rendering)]
+
+
+def test_a_hyphen_after_a_word_or_a_number_is_no_minus():
+    assert kinds("From 1990-1995 on A-4, Bill C-45 and pages 10-12.") == []
+    assert kinds("Items 3.5-4.5 of A-4.5") == [("number", "3.5", "3,5"), ("number", "4.5", "4,5"), ("number", "4.5", "4,5")]
+
+
+@pytest.mark.parametrize("text, kind", [("3.1.4-beta", "version"), ("v2.0.1-rc.1", "version"), ("10.1000/xyz123", "doi"),
+                                        ("978-3-16-148410-0", "identifier"), ("237-C", "identifier")])
+def test_versions_identifiers_and_dois_come_out_as_written(text, kind):
+    [(k, t, r)] = kinds(f"Write {text} now")
+    assert (k, t, r) == (kind, text, text)
+
+
+def test_a_plural_reference_word_makes_a_version():
+    assert kinds("Versions 2.0 were out.") == [("version", "2.0", "2.0")]

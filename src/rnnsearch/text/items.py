@@ -23,14 +23,16 @@ from functools import cache
 
 from rnnsearch.text import numbers
 
-VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym")
+VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier")
 NUMERIC = ("amount", "number")
 TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
 TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
 EXTENSIONS = ("txt|pdf|csv|tsv|docx?|xlsx?|pptx?|odt|json|ya?ml|xml|html?|zip|gz|tgz|bz2|xz|tar|py|js|ts|java|"
               "exe|msi|dmg|png|jpe?g|gif|svg|webp|mp3|mp4|md|ini|cfg|conf|log|sh|bat|sql|xliff|xlf|po|srt|vtt")
 REFERENCE_WORDS = r"(?:[Vv]ersion|[Rr]elease|[Ss]ection|[Cc]hapter|[Aa]rticle|[Cc]lause|[Ff]igure|[Tt]able|" \
-                  r"[Ss]tep|[Pp]aragraph|[Rr]ule|[Ss]ubsection|[Aa]nnex|[Aa]ppendix|[Pp]age)"
+                  r"[Ss]tep|[Pp]aragraph|[Rr]ule|[Ss]ubsection|[Aa]nnex|[Aa]ppendix|[Pp]age)s?"
+PRERELEASE = r"(?:-[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?"  # a version's -beta, -rc1 (semantic versioning)
+MINUS = "-\u2212"  # a number's sign: the hyphen-minus and the minus sign
 
 
 @dataclass(frozen=True)
@@ -56,15 +58,18 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
     sign = rf"(?:[A-Z]{{1,2}})?[{_currency_signs()}]"
     found = [
         ("email", r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+        ("doi", r"\b10\.\d{4,9}/[^\s<>\"]+"),
         ("url", rf"\b(?:https?|ftp)://[^\s<>\"]+|\bwww\.[^\s<>\"]+|(?<![@\w.-])[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:{TLDS})\b(?:/[^\s<>\"]*)?"),
         ("code", r"`[^`\n]+`"),
         ("path", rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/[\w.+-]+){{2,}}/?|\b[A-Za-z]:\\[^\s<>\"]+|\b[\w-]+\.(?:{EXTENSIONS})\b"),
         ("handle", r"(?<![\w@])[@#][A-Za-z_]\w+"),
         ("acronym", r"(?<![\w&])[A-Z][A-Za-z]{0,3}&[A-Z][A-Za-z]{0,3}(?![\w&])"),  # AT&T, R&D: one name, not "AT & T"
         ("datetime", r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
+        ("identifier", r"(?<![\w-])\d+(?:-[\dX]+){3,}(?![\w-])|(?<![\w-])\d+-[A-Z]{1,2}(?![\w-])"),  # ISBN, room 237-C
         ("phone", r"(?<![\w+])\+\d{1,3}(?:[\s.-]\(?\d{1,4}\)?){2,5}(?![\w-])"
                   r"|(?<![\w+])(?:\(\d{2,4}\)[\s.-]?|\d{1,4}[.-])(?:\d{2,4}[\s.-]){1,3}\d{2,4}(?![\w-])"),
-        ("version", rf"\b[vV]\d+(?:\.\d+)+\b|\b\d+(?:\.\d+){{2,}}\b|\b{REFERENCE_WORDS} (?P<ref>\d+(?:[.,]\d+)+)\b"),
+        ("version", rf"\b[vV]\d+(?:\.\d+)+{PRERELEASE}\b|\b\d+(?:\.\d+){{2,}}{PRERELEASE}\b"
+                    rf"|\b{REFERENCE_WORDS} (?P<ref>\d+(?:[.,]\d+)+{PRERELEASE})\b"),
         ("amount", rf"(?P<sign>{sign})\s?(?P<num>{num})(?:\s(?P<scale>{scales})\b)?"
                    rf"|(?P<num2>{num})(?:\s(?P<scale2>{scales})\b)?\s?(?P<sign2>{sign})(?!\w)"),
         ("number", rf"(?<![\w.,]){num}(?![\w])"),
@@ -89,20 +94,38 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
         for m in pattern.finditer(text):
             kind = pattern_kind
             start, end = m.span("ref") if m.groupdict().get("ref") else m.span()  # a reference: its number alone
-            if kind in ("url", "path"):
+            if kind in ("url", "path", "doi"):
                 end = _trimmed(text, start, end)
             if end <= start or any(start < t.end and t.start < end for t in taken) or any(a <= start < b for a, b in held):
                 continue
-            if kind == "amount" and known(m.group("sign") or m.group("sign2")):
+            if kind == "amount" and known(m.group("sign") or m.group("sign2")) and _left_to_model(m) \
+                    and not _signed(text, start):
                 held.append((start, end))
                 start, end = m.span("num") if m.group("num") else m.span("num2")
                 kind = "number"
-            item_text = text[start:end]
+            negative = kind in NUMERIC and _signed(text, start)
+            item_text = text[start - negative:end]
             if kind == "number" and item_text.isdigit() and frequent(item_text):
                 continue
-            rendering = _render(kind, m, src_lang, tgt_lang) if convert_numbers and kind in NUMERIC else item_text
-            taken.append(Item(start, end, kind, item_text, rendering if rendering is not None else item_text))
+            rendering = _render(kind, m, src_lang, tgt_lang) if convert_numbers and kind in NUMERIC else None
+            rendering = item_text if rendering is None else text[start - 1] * negative + rendering
+            taken.append(Item(start - negative, end, kind, item_text, rendering))
     return sorted(taken, key=lambda t: t.start)
+
+
+def _left_to_model(m: re.Match) -> bool:
+    """An amount in a currency the model knows is the model's to write where it has a scale word (``$21
+    billion``: ``21 milliards de dollars``) or a plain integer (``$200``); one whose number has a group
+    or decimal symbol is an item whole (the model wrote ``$ 12 500 $`` around the number's slot), and so
+    is a negative one (the model dropped the minus of ``-$500``)."""
+    return bool(m.group("scale") or m.group("scale2")) or (m.group("num") or m.group("num2")).isdigit()
+
+
+def _signed(text: str, start: int) -> bool:
+    """Whether a minus sign stands just before ``start`` as a number's sign (``-4.5%``, ``-$500``), not
+    as a hyphen after a word or a range's dash (``A-4``, ``1990-1995``)."""
+    return start > 0 and text[start - 1] in MINUS and (start == 1 or not (text[start - 2].isalnum()
+                                                                          or text[start - 2] in MINUS))
 
 
 def _trimmed(text: str, start: int, end: int) -> int:
