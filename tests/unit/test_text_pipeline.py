@@ -70,6 +70,14 @@ def test_two_sentences_one_line_joined_with_the_source_spacing(tiny):
     assert len(whole.segments) == 1
 
 
+def test_a_lines_leading_and_trailing_spaces_and_tabs_stay_around_its_translation(tiny):
+    plain, indented, tabbed, two = lines_of(tiny, ["The dog sees a cat.", "  The dog sees a cat. ",
+                                                   "\tThe dog sees a cat.", "\t The dog sees a cat.  A girl paints.\t"])
+    assert plain.text and not plain.text[0].isspace()
+    assert indented.text == f"  {plain.text} " and tabbed.text == f"\t{plain.text}"
+    assert two.text.startswith(f"\t {plain.text}  ") and two.text.endswith("\t") and len(two.segments) == 2
+
+
 def test_every_line_gives_one_output_blank_lines_stay_blank(tiny):
     out = lines_of(tiny, ["The dog sees a cat. The cat sees a dog.", "", "   ", "A girl paints."])
     assert len(out) == 4 and out[1].text == out[2].text == "" and all(t.text for t in (out[0], out[3]))

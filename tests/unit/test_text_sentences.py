@@ -32,6 +32,30 @@ def test_a_line_with_a_url_is_split_and_no_boundary_falls_inside_an_item():
     assert sentences("It costs approx. 4 dollars.", keep=[(9, 26)]) == ["It costs approx. 4 dollars."]
 
 
+def test_a_sentence_closed_by_a_bracket_or_quote_ends_before_a_capital():
+    from rnnsearch.text.items import find
+    assert sentences("(See the annex.) The committee agreed.") == ["(See the annex.) ", "The committee agreed."]
+    text = "(See https://example.org/docs.) The committee agreed."
+    keep = [(i.start, i.end) for i in find(text, "en", "fr")]
+    assert sentences(text, keep=keep) == ["(See https://example.org/docs.) ", "The committee agreed."]
+    assert sentences('He said "We will act." Then he left.') == ['He said "We will act." ', "Then he left."]
+    assert sentences("(see Dr.) Smith came.") == ["(see Dr.) Smith came."]  # a nonbreaking prefix
+    assert sentences("Done (see p. 5.) and more.") == ["Done (see p. 5.) and more."]  # no capital after it
+
+
+@given(st.text(alphabet="ab A.!?)»\"", max_size=60))
+def test_the_sentences_tile_the_line_with_closers(text):
+    assert "".join(text[a:b] for a, b in split(text, "en")) == text
+
+
+def test_a_fields_label_at_a_sentences_start_is_a_segment_of_its_own():
+    assert sentences("Name: John Smith") == ["Name: ", "John Smith"]
+    assert sentences("Due date: Monday. Note: see below.") == ["Due date: ", "Monday. ", "Note: ", "see below."]
+    assert sentences("Nom : Jean", "fr") == ["Nom : ", "Jean"]
+    for whole in ("The rule is: no.", "Meeting at 10:30 today.", "Mr. Speaker: I rise.", "note: lower case"):
+        assert sentences(whole) == [whole]
+
+
 def test_a_tab_ends_a_sentence_and_stays_with_the_part_before():
     assert sentences("Name:\tJohn Smith") == ["Name:\t", "John Smith"]
     assert sentences("Item\t\t 4 dollars. It rose.\t") == ["Item\t\t ", "4 dollars. ", "It rose.\t"]

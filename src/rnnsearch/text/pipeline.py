@@ -25,6 +25,8 @@ from rnnsearch.text import slots
 from rnnsearch.text.segments import Segment, segments_of
 from rnnsearch.text.settings import TextSettings
 
+BLANKS = " \t\u00a0\u3000"  # spacing a line may begin or end with, kept around its translation
+
 
 @dataclass
 class LineStats:
@@ -71,7 +73,7 @@ def finish(translator, part: list[Source], segs: list[Segment], found: list[Tran
     by_line: list[list] = [[] for _ in part]
     for s, t in zip(segs, restored):
         by_line[s.line].append((t, s.after))
-    joined = [join(pieces) for pieces in by_line]
+    joined = [_indented(join(pieces), source.text) for pieces, source in zip(by_line, part)]
     for n, (source, t) in enumerate(zip(part, joined)):
         terms = source.constraints + tuple(t for _, _, t in source.terms) + tuple(
             w for a, b, w in source.slots if w != source.text[a:b])  # a glossary's, carried by a slot
@@ -134,6 +136,13 @@ def _capitalised(translation: Translation, segment: Segment) -> Translation:
         return translation
     first = [tokens[0][:1].upper() + tokens[0][1:]] if tokens and tokens[0][:1].islower() else tokens[:1]
     return replace(translation, text=text[:1].upper() + text[1:], tokens=first + tokens[1:])
+
+
+def _indented(t: Translation, text: str) -> Translation:
+    """``t`` with the spaces and tabs its source line begins and ends with (an indented line, a tab
+    before a value), where it has a text."""
+    lead, trail = text[:len(text) - len(text.lstrip(BLANKS))], text[len(text.rstrip(BLANKS)):]
+    return replace(t, text=lead + t.text + trail) if t.text and (lead or trail) else t
 
 
 def join(pieces: list[tuple[Translation, str]]) -> Translation:

@@ -4,11 +4,14 @@ A line is split with sentencex (maintained, ~300 languages), then two of its kin
 undone: after a word that the Moses sentence splitter's nonbreaking-prefix list of the language
 holds (``M.`` and ``Mme`` in French, ``Dr.`` and ``No. 5`` in English; the lists ship with
 sacremoses), and inside an item that must come through whole (a URL or amount: ``text/items.py``).
-On our own cases sentencex split ``M. Tremblay`` in French, which pysbd did not; pysbd kept
-``« C'est fini. » Puis`` as one sentence and took 140x longer; with the Moses lists sentencex
-gets both right (tests/unit/test_text_sentences.py). A tab ends a sentence too: it separates fields
-(``Name:<TAB>John Smith``, columns pasted from a table), which the model read as one sentence and
-cut short. Each sentence keeps the spacing after it, so joining the sentences gives the line back.
+On our own cases sentencex split ``M. Tremblay`` in French, which pysbd did not; pysbd kept ``«
+C'est fini. » Puis`` as one sentence and took 140x longer; with the Moses lists sentencex gets both
+right (tests/unit/test_text_sentences.py). A sentence whose end mark a bracket or quote closes ends
+there when a capital follows (``(See the annex.) The``: sentencex does not split it). A field's
+label at a sentence's start (``Name: John Smith``) is a segment of its own, and a tab ends a
+sentence too: it separates fields (``Name:<TAB>John Smith``, columns pasted from a table), which the
+model read as one sentence and cut short. Each sentence keeps the spacing after it, so joining the
+sentences gives the line back.
 
 A sentence longer than the model was trained on (``data.max_len`` units) is translated in pieces,
 cut at the clause mark (; : , and dashes) nearest its middle, again while a piece is too long, and
@@ -37,6 +40,8 @@ def _nonbreaking(lang: str) -> tuple[frozenset, frozenset]:
 
 LAST_WORD = re.compile(r"(\S+)\.\s*$")
 TABS = re.compile(r"\t[\t ]*")
+LABEL = re.compile(r"[A-Z][\w'’-]*(?: [\w'’-]+)? ?:[ \t]+(?=\S)")  # "Name: John Smith": a field's label
+CLOSED = re.compile(r"[.!?][)\]\"”’»]+\s+(?=[(\[\"“«]?[A-Z0-9À-Ý])")  # "(See the annex.) The": a sentence ends
 
 
 def split(text: str, lang: str, keep: list[tuple[int, int]] = ()) -> list[tuple[int, int]]:
@@ -59,7 +64,36 @@ def split(text: str, lang: str, keep: list[tuple[int, int]] = ()) -> list[tuple[
         spans.append((found, found + len(sentence)))
         at = found + len(sentence)
     spans[-1] = (spans[-1][0], len(text))
-    return _at_tabs(original, _merged(original, spans, lang, keep))
+    return _at_tabs(original, _labelled(original, _closed(original, _merged(original, spans, lang, keep), lang, keep)))
+
+
+def _closed(text: str, spans: list[tuple[int, int]], lang: str, keep) -> list[tuple[int, int]]:
+    """Each span also cut after a sentence's end mark closed by a bracket or quote and followed by a
+    capital (``(See the annex.) The committee agreed.``, which sentencex keeps as one sentence and the
+    model cut short), unless the mark ends a nonbreaking prefix or the cut falls inside a kept span."""
+    always, _ = _nonbreaking(lang)
+    out = []
+    for start, end in spans:
+        at = start
+        for m in CLOSED.finditer(text, start, end):
+            word = LAST_WORD.search(text[at:m.start() + 1])
+            word = word.group(1).lstrip("([«\"'“") if word else ""
+            if m.end() < end and word not in always and not any(a < m.end() < b for a, b in keep):
+                out.append((at, m.end()))
+                at = m.end()
+        out.append((at, end))
+    return out
+
+
+def _labelled(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """Each span that begins with a field's label (one or two words, the first capitalised, then a
+    colon: ``Name: John Smith``, ``Total: 45% of members.``) cut after it: the model, which read the
+    label and its value as one sentence, wrote the label alone (``Name :``, ``Total.``)."""
+    out = []
+    for start, end in spans:
+        m = LABEL.match(text, start, end)
+        out += [(start, m.end()), (m.end(), end)] if m else [(start, end)]
+    return out
 
 
 def _at_tabs(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
