@@ -109,6 +109,13 @@ def test_json_input_lines(tiny_run, tmp_path, capsys):
     assert out[4] == ""
     warned = [w for w in captured.err.splitlines() if "warning:" in w]
     assert len(warned) == 2 and "line 3: not translated" in warned[0] and "unknown field 'constraint'" in warned[1]
+    # --json-output: a line refused before the search says why in its own object, as its warning did
+    assert main(["translate", str(tiny_run / "best.pt"), "--json-input", "--json-output", "--input", str(path),
+                 "--beam", "5"]) == 3
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["error"] is None for r in rows] == [True, True, False, True, False]
+    assert "not a --json-input line" in rows[2]["error"] and "unknown field 'constraint'" in rows[4]["error"]
+    assert rows[2]["text"] == rows[4]["text"] == "" and not rows[2]["constraints_met"] and not rows[4]["constraints_met"]
 
 
 def test_cli_glossary(tiny_run, tmp_path, capsys):

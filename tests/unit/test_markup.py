@@ -43,7 +43,9 @@ def test_parse_nested_self_closing_and_entities():
 
 @pytest.mark.parametrize("text, message", [("<b>x</i>", "</i> at character 4 closes <b>"),
                                            ("<b>x", "<b> is never closed"), ("x</b>", "closes no open element"),
-                                           ("a < b", "not part of a tag")])
+                                           ("a < b", "not part of a tag"),
+                                           ("<x>Copyright &copy; 2024.</x>", "&copy; at character 13 is not"),
+                                           ("<x>a</x> and &copy;", "&copy; at character 13 is not")])
 def test_what_is_not_well_formed_is_refused_in_one_line(text, message):
     with pytest.raises(MarkupError, match=message):
         parse(text)

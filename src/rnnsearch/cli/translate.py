@@ -72,6 +72,8 @@ def translate(args) -> int:
                 out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)
                 for i, r in enumerate(results, start=done):  # part by part, in input order
                     failed += i not in refused and _not_translated(i, r, sources[i], marked, translator.warn)
+                    if i in refused:  # --json-output says why, as the warning did
+                        r = replace(r, error=r.error or refused[i], constraints_met=False)
                     out.write(_written(i, r, settings.n_best, args.json_output, text_settings, translator))
                 done += len(results)
                 out.flush()
@@ -124,21 +126,21 @@ def _not_translated(i: int, r, source, marked, warn) -> bool:
     return bool(r.error) or (not r.tokens and not blank)
 
 
-def _read_sources(texts: list[str], args, translator) -> tuple[list, list | None, set[int]]:
+def _read_sources(texts: list[str], args, translator) -> tuple[list, list | None, dict[int, str]]:
     """The input lines as --json-input and --markup read them: the sources, each line's markup (None:
-    no --markup), and the lines not translated before the search (malformed JSON or markup), with
-    the warnings of both readings in the order of their lines."""
+    no --markup), and the lines not translated before the search (malformed JSON or markup) with the
+    reason of each, with the warnings of both readings in the order of their lines."""
     import re
     from rnnsearch.decoding.source import as_source
     early: list[str] = []
-    refused: set[int] = set()
+    refused: dict[int, str] = {}
     if args.json_input:
         texts = [_json_source(line, n, early.append, refused) for n, line in enumerate(texts, 1)]
     marked = None
     if args.markup:
         from rnnsearch.text.documents import read_lines
         marked = read_lines([as_source(t).text for t in texts], args.markup, early.append)  # --json-input: "text"
-        refused |= {n for n, m in enumerate(marked) if m.error}
+        refused |= {n: m.error for n, m in enumerate(marked) if m.error and n not in refused}
     def line_of(message: str) -> int:
         found = re.match(r"line (\d+)", message)
         return int(found.group(1)) if found else 0
@@ -147,9 +149,9 @@ def _read_sources(texts: list[str], args, translator) -> tuple[list, list | None
     return texts, marked, refused
 
 
-def _json_source(line: str, n: int, warn, refused: set[int]):
+def _json_source(line: str, n: int, warn, refused: dict[int, str]):
     """One line of --json-input as a Source; a malformed one is a blank Source (an empty output line),
-    with a one-line warning naming the line, and its index in ``refused``."""
+    with a one-line warning naming the line, and its index in ``refused`` with the reason."""
     from rnnsearch.decoding.source import Source
     if not line.strip():
         return Source("")  # a blank line: a blank output line, as in plain input
@@ -166,9 +168,9 @@ def _json_source(line: str, n: int, warn, refused: set[int]):
                 raise ValueError(f'"{k}" must be a list of strings')
         return Source(row["text"], constraints=tuple(lists["constraints"]), avoid=tuple(lists["avoid"]))
     except ValueError as exc:  # json.JSONDecodeError is a ValueError
-        warn(f"line {n}: not translated: not a --json-input line ({exc}): "
-             'write {"text": "...", "constraints": ["..."], "avoid": ["..."]}')
-        refused.add(n - 1)
+        refused[n - 1] = (f"not a --json-input line ({exc}): "
+                          'write {"text": "...", "constraints": ["..."], "avoid": ["..."]}')
+        warn(f"line {n}: not translated: {refused[n - 1]}")
         return Source("")
 
 

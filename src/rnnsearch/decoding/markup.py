@@ -52,7 +52,7 @@ def parse(text: str, mode: str = "xml") -> tuple[str, list[Element]]:
     plain, root, stack, pos = [], Element("", "", 0), [], 0
     length = 0
     for m in TAG.finditer(text):
-        length += _text(text[pos:m.start()], plain, m.start(), mode)
+        length += _text(text[pos:m.start()], plain, pos, mode)
         closing, name, self_closing = m.group(1), m.group(2), m.group(4)
         parent = stack[-1] if stack else root
         if closing:
