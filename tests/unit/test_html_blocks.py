@@ -87,6 +87,18 @@ def test_entities_are_kept():
         assert entity in out
 
 
+def test_a_footnote_mark_stays_on_the_word_it_follows():
+    """``Today<sup>1</sup> the`` read ``Today1`` as one word (a slot) and the mark spread over it; a
+    ``sup``/``sub`` of a number, ``*`` or a small letter with no word right after it is kept on its word."""
+    source = "<p>Today<sup>1</sup> the government<sub>2</sub> acted.<sup>*</sup></p>"
+    (unit,) = read(source).units
+    assert unit.plain.split() == ["Today", "the", "government", "acted."]
+    out = _through(source)
+    assert out == source and not damage(source, out), out
+    (chem,) = read("<p>Water is H<sub>2</sub>O.</p>").units  # a word goes on after it: no footnote
+    assert "H2O" in chem.plain
+
+
 def test_a_bare_ampersand_before_letters_is_text():
     """``AT&T`` written with a bare ampersand (as many pages do) reads as a browser shows it, the text
     ``AT&T`` (an item carried whole), not an entity ``&T`` placed apart from its word."""

@@ -25,6 +25,7 @@ was, as a tag of no words.
 from __future__ import annotations
 
 import html
+import re
 import unicodedata
 from dataclasses import dataclass, field, replace
 
@@ -34,6 +35,7 @@ from rnnsearch.text.html_tree import BLOCK, Node, last_offset, parse_tree, whole
 INLINE_KEPT = {"code", "kbd", "samp", "var", "span", "em", "b", "i", "strong", "a", "abbr", "cite", "q", "small",
                "mark", "sub", "sup", "u", "s", "tt", "bdi", "bdo", "data", "time", "dfn"}  # kept as carried text
 PLAIN_ENTITIES = "&<>"  # written again by escaping
+FOOTNOTE = re.compile(r"[\d*†‡§,]+|[a-z]")  # a sup or sub of these is a mark, not words: 1, 2,3, *, a
 IN_WORDS = "&<>'\u2019-\u2010\u2011"  # marks of the text itself: read by the model, not kept apart
 
 
@@ -173,6 +175,8 @@ class _Builder:
                 self.add(n.raw)
             elif n.tag == "#entity":
                 self.entity(n.raw, into, following)
+            elif n.tag in ("sup", "sub") and _footnote(n, following):  # kept on the word it follows
+                self.atom(whole(n, self.text), into, "" if following == "<" else following)
             elif n.opaque() and n.children and all(c.tag == "" for c in n.children) and n.tag in INLINE_KEPT:
                 self.kept(n, into)
             elif n.tag == "#keep" or n.opaque() or n.tag in VOID or n.raw.endswith("/>"):
@@ -211,3 +215,9 @@ class _Builder:
             self.add(char)
             if category[:1] not in ("L", "M", "N", "") and char not in PLAIN_ENTITIES:
                 self.entities.setdefault(char, []).append(raw)
+
+
+def _footnote(n: Node, following: str) -> bool:
+    """Whether a ``sup`` or ``sub`` is a footnote mark: a number, ``*`` or one small letter, with no word
+    written right after it (``Today<sup>1</sup> the``, not ``H<sub>2</sub>O``)."""
+    return bool(FOOTNOTE.fullmatch("".join(c.raw for c in n.children))) and not following.isalnum()
