@@ -147,6 +147,13 @@ def test_an_unknown_capitalised_word_that_is_a_known_word_is_read_lower_case(tin
     assert slots.slot_index(units[4]) == 0 and UNK_TOKEN not in units
 
 
+def test_a_mixed_case_word_outside_the_vocabulary_is_a_name_not_a_lower_case_word(tiny):
+    from rnnsearch.text.segments import sentence_units
+    text = "the DoG sees a cAt"  # "dog" and "cat" are words the tiny model knows: "DoG" is a name all the same
+    units, found = sentence_units(tiny, text, 0, len(text), [], True)
+    assert found == [("DoG", "DoG"), ("cAt", "cAt")] and "dog" not in units and "cat" not in units
+
+
 def test_capitalised_known_words_beside_a_capitalised_word_are_a_name(tiny):
     """Inside a sentence, two or more capitalised words are a name of several words ("Lightning
     Experience"): a word the vocabulary holds only in lower case is carried, not read as that word;

@@ -190,8 +190,9 @@ def _word(unit: str) -> bool:
 
 def _name_like(unit: str, vocab) -> bool:
     """A unit that reads as a name or code: capitalised (its lower-case form not a word the vocabulary
-    has: "Online" is a word, "Okonkwo" a name) or holding a digit."""
-    if any(c.isdigit() for c in unit):
+    has: "Online" is a word, "Okonkwo" a name), holding a digit, or written in mixed case, a capital
+    after a small letter ("HoC", "iPhone": read in lower case, "hoc" was translated as a word)."""
+    if any(c.isdigit() for c in unit) or any(a.islower() and b.isupper() for a, b in zip(unit, unit[1:])):
         return True
     return unit[:1].isupper() and vocab.encode([unit.lower()])[0] == UNK
 
