@@ -19,7 +19,11 @@
 #        MODELS="rnnsearch50-guided rnnsearch50-fren" trains RNNsearch-50 with
 #        train.guided_alignment (weight GUIDE_WEIGHT, default 0.1, cost GUIDE_COST, ce or mse; `train`
 #        makes the links first where they are missing, as on a new machine), and a
-#        Fr->En RNNsearch-50 (for symmetrised attention), as the others.
+#        Fr->En RNNsearch-50 (for symmetrised attention), as the others. MODELS=rnnsearch-sp trains the
+#        subword release (configs/hansards_rnnsearch_sp.yaml: a joint SentencePiece BPE of SP_SIZE pieces,
+#        $OUT/sp/jointSP_SIZE.model from experiments/subword_vocab.py, the pairs prepared once by
+#        `rnnsearch prepare` in $OUT/prepared_spSP_SIZE, both made where missing); its links (`links`)
+#        index the pieces ($OUT/align_sp), and it is released as hansards_enfr_rnnsearch_sp.
 #        A model that finishes its budget is released (RELEASE=1, the default): its best.pt as
 #        $RELEASES/hansards_enfr_NAME (default models/; hansards_fren_... for -fren; NAME with _ for -), with its test
 #        BLEU measured from the released file (`rnnsearch release`); release = do that now for
@@ -68,6 +72,9 @@ GUIDE_WEIGHT=${GUIDE_WEIGHT:-0.1}; GUIDE_COST=${GUIDE_COST:-ce}  # the -guided v
 # when they exist: HEAD_PAIRS sampled training pairs, HEAD_EPOCHS epochs, a GRU of HEAD_CONTEXT units a
 # direction over the target side's queries (`train-align-head --context`; 0: none) (HEAD=0: no head)
 HEAD=${HEAD:-1}; HEAD_PAIRS=${HEAD_PAIRS:-200000}; HEAD_EPOCHS=${HEAD_EPOCHS:-2}; HEAD_CONTEXT=${HEAD_CONTEXT:-256}
+SP_CONFIG=configs/hansards_rnnsearch_sp.yaml  # the -sp model's whole recipe; SP_SIZE: its vocabulary's size (chosen on dev)
+SP_SIZE=${SP_SIZE:-$(sed -n 's/^  size: *//p' "$SP_CONFIG")}
+SP_MODEL=$OUT/sp/joint$SP_SIZE.model; SP_PREPARED=$OUT/prepared_sp$SP_SIZE
 if [ "$PROFILE" = gpu ]; then
   PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-120}; BUDGET=${BUDGET:-0}; THREADS=${THREADS:-0}; JOBS=${JOBS:-1}
   AVERAGE=${AVERAGE:-0}
@@ -99,10 +106,14 @@ status() {
 train_one() {  # name: trains (or continues) one model; its output goes to $OUT/$name/train.log
   local name=$1 base=${1%%-*} resume=() extra=()
   local arch=${base%[0-9][0-9]} len=${base: -2}
-  case "$name" in  # variants of a model: -guided (train.guided_alignment, `links` first), -fren (Fr->En)
+  local config="configs/hansards_${arch}.yaml" sizes=("${SIZES[@]}" --set data.max_len="$len")
+  case "$name" in  # variants of a model: -guided (train.guided_alignment, `links` first), -fren (Fr->En),
+    # -sp (the subword release: its config holds its recipe; the vocabulary and prepared pairs first)
     *-guided) extra=(--set train.guided_alignment="$OUT/align/train.links"
                      --set train.guided_alignment_weight="$GUIDE_WEIGHT" --set train.guided_alignment_cost="$GUIDE_COST") ;;
     *-fren) extra=(--set data.src_lang=fr --set data.tgt_lang=en) ;;
+    *-sp) config=$SP_CONFIG; sizes=(--set train.bf16="${BF16:-$([ "$PROFILE" = gpu ] && echo true || echo false)}")
+          extra=(--set vocab.size="$SP_SIZE" --set vocab.sp_model="$SP_MODEL" --set data.prepared="$SP_PREPARED") ;;
   esac
   if [ ! -f "$OUT/$name/last.pt" ] && [ -f "$(release_dir "$name")/release.json" ]; then
     # a new machine where the model has been released: its snapshot is older than the release,
@@ -111,16 +122,16 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
     return 0
   fi
   mkdir -p "$OUT/$name"
-  case "$name" in *-guided) need_links "$name" || return $? ;; esac
+  case "$name" in *-guided) need_links "$name" || return $? ;; *-sp) need_sp "$name" || return $? ;; esac
   if [ ! -f "$OUT/$name/last.pt" ] && [ -f "$SNAPSHOTS/$name/snapshot.json" ]; then  # a new machine: the committed state
     $BIN/rnnsearch restore "$SNAPSHOTS/$name" --out "$OUT/$name" | tee -a "$OUT/$name/train.log" || return 1
   fi
   [ -f "$OUT/$name/last.pt" ] && resume=(--resume)
   local start rc pid; start=$(date +%s)
-  $BIN/rnnsearch train "configs/hansards_${arch}.yaml" --out "$OUT/$name" "${resume[@]}" \
-    --set data.dir="$DATA/hansards" --set data.max_len="$len" --set data.max_train_pairs="$PAIRS" \
+  $BIN/rnnsearch train "$config" --out "$OUT/$name" "${resume[@]}" \
+    --set data.dir="$DATA/hansards" --set data.max_train_pairs="$PAIRS" \
     --set train.max_minutes="$MINUTES" --set train.max_core_hours="$BUDGET" --set train.threads="$THREADS" \
-    --set train.progress=false --set train.keep_last="$AVERAGE" "${SIZES[@]}" "${extra[@]}" ${SETS:-} \
+    --set train.progress=false --set train.keep_last="$AVERAGE" "${sizes[@]}" "${extra[@]}" ${SETS:-} \
     >> "$OUT/$name/train.log" 2>&1 &
   pid=$!
   trap 'kill -TERM "$pid" 2>/dev/null || true' TERM INT  # the trainer saves last.pt and exits 0
@@ -138,6 +149,33 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
 links_cmd() {  # eflomal's links of the training pairs, symmetrised: $OUT/align/train.links
   $BIN/python experiments/guided_links.py configs/hansards_rnnsearch.yaml --out "$OUT/align" ${REUSE:+--reuse} \
     --eflomal "${EFLOMAL:-eflomal-align}" --set data.dir="$DATA/hansards" --set data.token_cache="$OUT/cache"
+}
+
+sp_links_cmd() {  # the same over the -sp model's pieces: $OUT/align_sp/train.links
+  need_sp_model "$OUT/align_sp/links.log" || return 1
+  $BIN/python experiments/guided_links.py "$SP_CONFIG" --out "$OUT/align_sp" ${REUSE:+--reuse} \
+    --eflomal "${EFLOMAL:-eflomal-align}" --set data.dir="$DATA/hansards" --set vocab.sp_model="$SP_MODEL"
+}
+
+align_dir() {  # name: where its links are: $OUT/align_sp for the -sp model (pieces), else $OUT/align (words)
+  case "$1" in *-sp) echo "$OUT/align_sp" ;; *) echo "$OUT/align" ;; esac
+}
+
+need_sp_model() {  # log: the -sp model's joint SentencePiece model, trained where missing (output to log)
+  [ -f "$SP_MODEL" ] && return 0
+  mkdir -p "$(dirname "$1")"
+  echo "training the joint SentencePiece model $SP_MODEL" | tee -a "$1"
+  $BIN/python experiments/subword_vocab.py --sizes "$SP_SIZE" --out "$OUT/sp" --data "$DATA/hansards" \
+    >> "$1" 2>&1 || { echo "subword_vocab.py failed ($1)"; return 1; }
+}
+
+need_sp() {  # name: the -sp model's joint SentencePiece model and its prepared pairs, made where missing
+  need_sp_model "$OUT/$1/train.log" || return 1
+  [ -f "$SP_PREPARED/manifest.json" ] && return 0
+  echo "$1: preparing the training pairs in $SP_PREPARED" | tee -a "$OUT/$1/train.log"
+  $BIN/rnnsearch prepare "$SP_CONFIG" --out "$SP_PREPARED" --set data.dir="$DATA/hansards" \
+    --set vocab.size="$SP_SIZE" --set vocab.sp_model="$SP_MODEL" --set data.max_train_pairs="$PAIRS" ${SETS:-} \
+    >> "$OUT/$1/train.log" 2>&1 || { echo "$1: prepare failed ($OUT/$1/train.log)"; return 1; }
 }
 
 need_links() {  # name: a -guided model learns from the training links; where they are missing (a new machine),
@@ -172,7 +210,7 @@ release_current() {  # name: true when its release exists and is not older than 
   newest=$(ls -t "$OUT/$1"/best.pt "$OUT/$1"/step-*.pt 2>/dev/null | head -n 1)
   [ -f "$release/release.json" ] && { [ -z "$newest" ] || [ "$release/release.json" -nt "$newest" ]; } || return 1
   case "$1" in rnnencdec*) return 0 ;; esac
-  [ "$HEAD" != 1 ] || [ ! -f "$OUT/align/train.links" ] || grep -q '"source": ".*\.head\.pt"' "$release/release.json"
+  [ "$HEAD" != 1 ] || [ ! -f "$(align_dir "$1")/train.links" ] || grep -q '"source": ".*\.head\.pt"' "$release/release.json"
 }
 
 choose() {  # name: prints the checkpoint to release: average.pt, the mean of the last AVERAGE saves
@@ -200,9 +238,9 @@ for path, lines in zip(sys.argv[2:], dev):
     "$dir/average.json" "$dir/average.pt" "$dir/best.pt"
 }
 
-links_for() {  # name: the training links in that model's direction: $OUT/align/train.links (`links`,
+links_for() {  # name: the training links in that model's direction: $(align_dir)/train.links (`links`,
   # source = English), or for a Fr->En model those links flipped (t-s), $OUT/align/train.fren.links
-  local links="$OUT/align/train.links" flipped="$OUT/align/train.fren.links"
+  local links="$(align_dir "$1")/train.links" flipped="$OUT/align/train.fren.links"
   case "$1" in *-fren) ;; *) echo "$links"; return 0 ;; esac
   if [ ! -f "$flipped" ] || [ "$links" -nt "$flipped" ]; then
     awk '{ for (k = 1; k <= NF; k++) { split($k, st, "-"); $k = st[2] "-" st[1] } print }' "$links" > "$flipped.tmp" &&
@@ -218,7 +256,7 @@ with_head() {  # name model [head]: prints the checkpoint to release: the model 
   local name=$1 ckpt=$2 head=${3:-${2%.pt}.head.pt} stamp=$2 links
   [ ! -d "$ckpt" ] || stamp="$ckpt/release.json"
   case "$name" in rnnencdec*) echo "$ckpt"; return 0 ;; esac
-  if [ "$HEAD" != 1 ] || [ ! -f "$OUT/align/train.links" ]; then echo "$ckpt"; return 0; fi
+  if [ "$HEAD" != 1 ] || [ ! -f "$(align_dir "$name")/train.links" ]; then echo "$ckpt"; return 0; fi
   links=$(links_for "$name") || return 1
   if [ ! -f "$head" ] || [ "$stamp" -nt "$head" ]; then
     $BIN/rnnsearch train-align-head "$ckpt" --links "$links" --out "$head" --pairs "$HEAD_PAIRS" \
@@ -259,7 +297,7 @@ head_release() {  # name: its release, whose run is gone (a new machine), made a
   # (re-packed in the release's dtype to the same values), the release's training log and description kept
   local name=$1 dest dir="$OUT/$1/from_release" source dtype description; dest=$(release_dir "$1")
   if release_current "$name"; then echo "$name: $dest is up to date"; return 0; fi
-  if [ "$HEAD" != 1 ] || [ ! -f "$OUT/align/train.links" ]; then echo "$name: $dest stays (no best.pt to release)"; return 0; fi
+  if [ "$HEAD" != 1 ] || [ ! -f "$(align_dir "$name")/train.links" ]; then echo "$name: $dest stays (no best.pt to release)"; return 0; fi
   mkdir -p "$dir"
   source=$(with_head "$name" "$dest" "$dir/release.head.pt") ||
     { echo "$name: alignment head failed:"; tail -n 5 "$OUT/$name/head.log"; return 1; }
@@ -354,7 +392,8 @@ snapshot_all() {  # every model of MODELS with a last.pt and no up-to-date relea
 case "$STEP" in
   all) train_all; report_all ;;
   train) train_all ;;
-  links) links_cmd ;;
+  links) case " $MODELS " in *-sp\ *) sp_links_cmd ;; esac  # the pieces' links for an -sp model,
+         case " $MODELS " in *[0-9]\ *|*-guided\ *|*-fren\ *) links_cmd ;; esac ;;  # the words' for the others
   status) status ;;
   report) report_all ;;
   release) rc=0; for name in $MODELS; do release_one "$name" || rc=1; done; exit "$rc" ;;

@@ -421,3 +421,38 @@ def test_a_release_whose_run_is_gone_gets_its_head_over_the_release(data_dir, tm
     assert new["align_head"]["record"]["links"] == str(out / "align" / "train.links")
     assert old.keys() == new["model"].keys() and all(torch.equal(old[k], new["model"][k]) for k in old)
     assert f"{release} is up to date" in _finish(_recipe(data_dir, out, "release", TINY, models=models))
+
+
+def test_the_subword_variant_trains_on_its_pieces_and_is_released_with_a_head_over_them(data_dir, tmp_path):
+    """MODELS=rnnsearch-sp: `links` trains the joint SentencePiece model first and links its pieces;
+    `train` prepares the pairs once (rnnsearch prepare) and trains the config's recipe over that
+    vocabulary (the summed sentence loss, the mean initial state), then releases it as
+    hansards_enfr_rnnsearch_sp with an alignment head trained on the pieces' links."""
+    out = tmp_path / "out"
+    os.environ["SP_SIZE"] = "120"
+    try:
+        os.environ["EFLOMAL"] = str(_aligner(tmp_path))
+        try:
+            _finish(_recipe(data_dir, out, "links", TINY, models="rnnsearch-sp"))
+        finally:
+            del os.environ["EFLOMAL"]
+        output = _finish(_recipe(data_dir, out, "train", TINY + " --set vocab.size=120 --set train.max_steps=3",
+                                 models="rnnsearch-sp"))
+    finally:
+        del os.environ["SP_SIZE"]
+    assert not (out / "align" / "train.links").exists()  # no word links: only the pieces' were asked for
+    import sentencepiece as spm
+    sp = spm.SentencePieceProcessor(model_file=str(out / "sp" / "joint120.model"))
+    train = (data_dir / "hansards" / "train.fr").read_text().splitlines()
+    links = (out / "align_sp" / "train.links").read_text().splitlines()
+    assert len(links) == len(train)
+    for line, fr_line in zip(links[:50], train):  # the fake aligner links each target piece once
+        assert len(line.split()) == len(sp.encode(fr_line)), (line, fr_line)
+    assert (out / "prepared_sp120" / "manifest.json").exists() and "reached train.max_steps=3" in output
+    config = checkpoint.load(out / "rnnsearch-sp" / "last.pt")["config"]
+    assert config["vocab"]["mode"] == "sentencepiece" and config["vocab"]["sp_model"] == str(out / "sp" / "joint120.model")
+    assert (config["train"]["loss_scale"], config["model"]["init_state"]) == ("sentence", "mean")
+    from rnnsearch.decoding.translator import Translator
+    release = out / "models" / "hansards_enfr_rnnsearch_sp"
+    assert Translator.from_pretrained(str(release)).align_head is not None
+    assert "with an alignment head" in json.loads((release / "release.json").read_text())["description"]
