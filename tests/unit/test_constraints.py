@@ -58,6 +58,18 @@ def test_avoided_words_and_phrases_do_not_appear(translator, beam):
     assert phrase not in " ".join(_words(got[3].text))
 
 
+def test_an_avoided_phrase_bars_its_form_with_the_first_letter_in_the_other_case_too(translator):
+    from rnnsearch.decoding.constraints import from_text
+    codec = translator.tgt_codec
+    words = [w for w in codec.vocab.itos[4:] if w.isalpha() and w.islower()]
+    word = next(w for w in words if codec.vocab.encode([w.capitalize()])[0] > 3)
+    c = from_text((), (word,), codec, 10, 2.0)
+    assert set(c.avoid) == {tuple(codec.vocab.encode([word])), tuple(codec.vocab.encode([word.capitalize()]))}
+    only = next(w for w in words if codec.vocab.encode([w.capitalize()])[0] <= 3)
+    assert from_text((), (only,), codec, 10, 2.0).avoid == (tuple(codec.vocab.encode([only])),)  # a form it cannot write
+    assert isinstance(from_text((), ("zzzunknown",), codec, 10, 2.0), str)  # no form it can write: refused
+
+
 def test_the_reported_score_is_the_models_log_probability_of_the_constrained_output(translator):
     got = translator.translate([Source(SOURCES[0], constraints=("maison",))], translator.search_settings(beam=5))[0]
     scored = translator.score([SOURCES[0]], [got.text])[0]

@@ -20,7 +20,8 @@ def register(sub) -> None:
                    "none): each translation begins with its line's prefix, the model completes it")
     p.add_argument("--json-input", action="store_true",
                    help='each input line is a JSON object: {"text": ..., "constraints": [words or phrases the '
-                        'output must contain], "avoid": [... it must not contain]} (decoding/constraints.py)')
+                        'output must contain], "avoid": [... it must not contain, nor with its first letter in the '
+                        'other case]} (decoding/constraints.py)')
     p.add_argument("--markup", choices=["xml", "html"],
                    help="the input has inline tags: they are taken out, the text translated, and each put back "
                         "around the target words aligned to its source words (decoding/markup.py)")

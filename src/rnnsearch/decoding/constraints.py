@@ -1,5 +1,6 @@
 """Lexically constrained beam search: words or phrases each output must contain (``include``) or
-must not contain (``avoid``), as target-vocabulary ids, per sentence.
+must not contain (``avoid``: each phrase also with its first letter in the other case), as
+target-vocabulary ids, per sentence.
 
 The algorithm is dynamic beam allocation (Post & Vilar 2018, "Fast Lexically Constrained Decoding
 with Dynamic Beam Allocation for Neural Machine Translation", NAACL): at each step a sentence's
@@ -184,7 +185,14 @@ def from_text(include: tuple[str, ...], avoid: tuple[str, ...], tgt_codec, sourc
                     "(it cannot write it; a glossary entry with its source term carries it through a slot)")
         return encoded
 
-    phrases = {"constraints": [ids("constraint", t) for t in include], "avoid": [ids("avoid", t) for t in avoid]}
+    def avoided(text: str) -> list[tuple[int, ...] | str]:
+        """The phrase as given and with its first letter in the other case ("comité" bars "Comité" too),
+        each form the vocabulary can write; the error of the phrase as given where it can write none."""
+        forms = [ids("avoid", t) for t in dict.fromkeys((text, text[:1].upper() + text[1:], text[:1].lower() + text[1:]))]
+        return [f for f in forms if not isinstance(f, str)] or forms[:1]
+
+    phrases = {"constraints": [ids("constraint", t) for t in include],
+               "avoid": list(dict.fromkeys(f for t in avoid for f in avoided(t)))}
     for phrase in phrases["constraints"] + phrases["avoid"]:
         if isinstance(phrase, str):
             return phrase
