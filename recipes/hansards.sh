@@ -325,6 +325,7 @@ train_all() {
     echo "$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $($BIN/python -c 'import torch; print("torch", torch.__version__)');"
     echo "date: $(date -u +%Y-%m-%dT%H:%MZ); models: $MODELS; overrides: ${SIZES[*]} ${SETS:-}; saves averaged: $AVERAGE"
     case " $MODELS " in *-guided\ *) echo "guided alignment (the -guided variant): weight $GUIDE_WEIGHT, cost $GUIDE_COST" ;; esac
+    case " $MODELS " in *-sp\ *) echo "the -sp model: $SP_CONFIG as it is (not the overrides above but train.bf16), $SP_SIZE pieces ($SP_MODEL)" ;; esac
   } >> "$OUT/recipe.txt"  # each invocation appends its header, then its wall times
   # SIGTERM/SIGINT: every trainer saves last.pt and exits; this script waits for them.
   trap 'echo "stopping: the trainers save last.pt"; kill -TERM $(jobs -p) 2>/dev/null; wait; exit 143' TERM INT
