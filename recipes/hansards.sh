@@ -75,6 +75,7 @@ HEAD=${HEAD:-1}; HEAD_PAIRS=${HEAD_PAIRS:-200000}; HEAD_EPOCHS=${HEAD_EPOCHS:-2}
 SP_CONFIG=configs/hansards_rnnsearch_sp.yaml  # the -sp model's whole recipe; SP_SIZE: its vocabulary's size (chosen on dev)
 SP_SIZE=${SP_SIZE:-$(sed -n 's/^  size: *//p' "$SP_CONFIG")}
 SP_MODEL=$OUT/sp/joint$SP_SIZE.model; SP_PREPARED=$OUT/prepared_sp$SP_SIZE
+SP_SETS=(--set vocab.size="$SP_SIZE" --set vocab.sp_model="$SP_MODEL")  # what prepare and train read of it
 if [ "$PROFILE" = gpu ]; then
   PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-120}; BUDGET=${BUDGET:-0}; THREADS=${THREADS:-0}; JOBS=${JOBS:-1}
   AVERAGE=${AVERAGE:-0}
@@ -113,7 +114,7 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
                      --set train.guided_alignment_weight="$GUIDE_WEIGHT" --set train.guided_alignment_cost="$GUIDE_COST") ;;
     *-fren) extra=(--set data.src_lang=fr --set data.tgt_lang=en) ;;
     *-sp) config=$SP_CONFIG; sizes=(--set train.bf16="${BF16:-$([ "$PROFILE" = gpu ] && echo true || echo false)}")
-          extra=(--set vocab.size="$SP_SIZE" --set vocab.sp_model="$SP_MODEL" --set data.prepared="$SP_PREPARED") ;;
+          extra=("${SP_SETS[@]}" --set data.prepared="$SP_PREPARED") ;;
   esac
   if [ ! -f "$OUT/$name/last.pt" ] && [ -f "$(release_dir "$name")/release.json" ]; then
     # a new machine where the model has been released: its snapshot is older than the release,
@@ -174,7 +175,7 @@ need_sp() {  # name: the -sp model's joint SentencePiece model and its prepared 
   [ -f "$SP_PREPARED/manifest.json" ] && return 0
   echo "$1: preparing the training pairs in $SP_PREPARED" | tee -a "$OUT/$1/train.log"
   $BIN/rnnsearch prepare "$SP_CONFIG" --out "$SP_PREPARED" --set data.dir="$DATA/hansards" \
-    --set vocab.size="$SP_SIZE" --set vocab.sp_model="$SP_MODEL" --set data.max_train_pairs="$PAIRS" ${SETS:-} \
+    "${SP_SETS[@]}" --set data.max_train_pairs="$PAIRS" ${SETS:-} \
     >> "$OUT/$1/train.log" 2>&1 || { echo "$1: prepare failed ($OUT/$1/train.log)"; return 1; }
 }
 

@@ -10,7 +10,7 @@ import re
 from collections import Counter
 
 from rnnsearch.decoding.placement import ELIDED
-from rnnsearch.text.html_tree import BLOCK, Node, parse_tree
+from rnnsearch.text.html_tree import BLOCK, Node, bare_ampersand, parse_tree
 
 
 def damage(source: str, output: str) -> list[str]:
@@ -49,7 +49,7 @@ def _letter(raw: str) -> bool:
     """An entity the text reads as its own characters: a letter, ``& < >``, or a bare ampersand before
     letters (``AT&T``: no entity, text as a browser shows it)."""
     char = html.unescape(raw)
-    return len(char) == 1 and (char.isalpha() or char in "&<>") or (char == raw and not raw.endswith(";"))
+    return (len(char) == 1 and (char.isalpha() or char in "&<>")) or bare_ampersand(raw)
 
 
 def _elements(root: Node) -> list[Node]:

@@ -30,7 +30,7 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 
 from rnnsearch.decoding.markup import VOID, Element
-from rnnsearch.text.html_tree import BLOCK, Node, last_offset, parse_tree, whole
+from rnnsearch.text.html_tree import BLOCK, Node, bare_ampersand, last_offset, parse_tree, whole
 
 INLINE_KEPT = {"code", "kbd", "samp", "var", "span", "em", "b", "i", "strong", "a", "abbr", "cite", "q", "small",
                "mark", "sub", "sup", "u", "s", "tt", "bdi", "bdo", "data", "time", "dfn"}  # kept as carried text
@@ -199,7 +199,7 @@ class _Builder:
     def entity(self, raw: str, into: list, following: str) -> None:
         char = html.unescape(raw)
         category = unicodedata.category(char) if len(char) == 1 else ""
-        if char == raw and not raw.endswith(";"):
+        if bare_ampersand(raw):
             self.add(raw)  # a bare ampersand before letters (``AT&T``): text, as a browser shows it
         elif char == raw:
             self.atom(raw, into, following)  # not an entity the parser knows

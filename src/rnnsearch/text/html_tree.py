@@ -9,6 +9,7 @@ written nowhere, as in the source. End tags HTML lets a writer leave out (``li``
 """
 from __future__ import annotations
 
+import html
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
@@ -146,6 +147,12 @@ def parse_tree(text: str, warnings: list[str] | None = None) -> Node:
     if warnings is not None:
         warnings += parser.warnings
     return root
+
+
+def bare_ampersand(raw: str) -> bool:
+    """Whether an entity as written is no entity but an ampersand before letters (``&T`` of ``AT&T``),
+    which a browser shows as it is written."""
+    return html.unescape(raw) == raw and not raw.endswith(";")
 
 
 def whole(node: Node, text: str) -> str:

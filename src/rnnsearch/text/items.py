@@ -6,8 +6,8 @@ number it knows, not in the target's convention); an amount where the vocabulary
 sign (``€599``: the model would write dollars); a plain integer the vocabulary lacks or holds only
 among its rarer units (the model wrote ``1943`` for ``2020``), verbatim; a frequent one (``15``,
 ``1999``), an amount in a currency the model knows (``$21 billion``: ``21 milliards de dollars``, its
-number an item where it is one), a time of day (``6:05 p.m.``: ``18 h 05``) and the per cent sign (``p.
-100`` in the Hansards' French) are the model's to translate, as it learned to.
+number an item where it is one), a time of day (``6:05 p.m.``: ``18 h 05``) and the per cent sign
+(``p. 100`` in the Hansards' French) are the model's to translate, as it learned to.
 
 ``find(text, src_lang, tgt_lang)`` gives the items of one line, left to right, none overlapping: where
 two patterns match the same characters the one listed first in ``PATTERNS`` wins (a URL's digits are
@@ -98,12 +98,11 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
                 end = _trimmed(text, start, end)
             if end <= start or any(start < t.end and t.start < end for t in taken) or any(a <= start < b for a, b in held):
                 continue
-            if kind == "amount" and known(m.group("sign") or m.group("sign2")) and _left_to_model(m) \
-                    and not _signed(text, start):
+            negative = kind in NUMERIC and _signed(text, start)  # a negative amount is an item whole
+            if kind == "amount" and known(m.group("sign") or m.group("sign2")) and _left_to_model(m) and not negative:
                 held.append((start, end))
                 start, end = m.span("num") if m.group("num") else m.span("num2")
                 kind = "number"
-            negative = kind in NUMERIC and _signed(text, start)
             item_text = text[start - negative:end]
             if kind == "number" and item_text.isdigit() and frequent(item_text):
                 continue
@@ -116,8 +115,8 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
 def _left_to_model(m: re.Match) -> bool:
     """An amount in a currency the model knows is the model's to write where it has a scale word (``$21
     billion``: ``21 milliards de dollars``) or a plain integer (``$200``); one whose number has a group
-    or decimal symbol is an item whole (the model wrote ``$ 12 500 $`` around the number's slot), and so
-    is a negative one (the model dropped the minus of ``-$500``)."""
+    or decimal symbol is an item whole (the model wrote ``$ 12 500 $`` around the number's slot), as is
+    a negative one (``find``: the model dropped the minus of ``-$500``)."""
     return bool(m.group("scale") or m.group("scale2")) or (m.group("num") or m.group("num2")).isdigit()
 
 

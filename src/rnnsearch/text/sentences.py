@@ -72,17 +72,12 @@ def _closed(text: str, spans: list[tuple[int, int]], lang: str, keep) -> list[tu
     capital (``(See the annex.) The committee agreed.``, which sentencex keeps as one sentence and the
     model cut short), unless the mark ends a nonbreaking prefix or the cut falls inside a kept span."""
     always, _ = _nonbreaking(lang)
-    out = []
-    for start, end in spans:
-        at = start
-        for m in CLOSED.finditer(text, start, end):
-            word = LAST_WORD.search(text[at:m.start() + 1])
-            word = word.group(1).lstrip("([«\"'“") if word else ""
-            if m.end() < end and word not in always and not any(a < m.end() < b for a, b in keep):
-                out.append((at, m.end()))
-                at = m.end()
-        out.append((at, end))
-    return out
+
+    def ends(at: int, m: re.Match) -> bool:
+        word = LAST_WORD.search(text[at:m.start() + 1])
+        return (word.group(1).lstrip("([«\"'“") if word else "") not in always and not any(
+            a < m.end() < b for a, b in keep)
+    return _cut(text, spans, CLOSED, ends)
 
 
 def _labelled(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -99,11 +94,17 @@ def _labelled(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 def _at_tabs(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Each span also cut after every run of tabs inside it that follows some text (the tabs, and
     any spacing after them, go with the part before)."""
+    return _cut(text, spans, TABS, lambda at, m: bool(text[at:m.start()].strip()))
+
+
+def _cut(text: str, spans: list[tuple[int, int]], pattern: re.Pattern, ends) -> list[tuple[int, int]]:
+    """Each span also cut after each match of ``pattern`` inside it (not at its end) for which
+    ``ends(start of the part so far, match)`` holds."""
     out = []
     for start, end in spans:
         at = start
-        for m in TABS.finditer(text, start, end):
-            if m.end() < end and text[at:m.start()].strip():
+        for m in pattern.finditer(text, start, end):
+            if m.end() < end and ends(at, m):
                 out.append((at, m.end()))
                 at = m.end()
         out.append((at, end))
