@@ -24,6 +24,13 @@
 #        $OUT/sp/jointSP_SIZE.model from experiments/subword_vocab.py, the pairs prepared once by
 #        `rnnsearch prepare` in $OUT/prepared_spSP_SIZE, both made where missing); its links (`links`)
 #        index the pieces ($OUT/align_sp), and it is released as hansards_enfr_rnnsearch_sp.
+#        MODELS=rnnsearch50-star trains RNNsearch-50* (Table 1's sixth row: RNNsearch-50 trained on until
+#        its dev BLEU stops improving): the campaign's rnnsearch50 run continued where $OUT/rnnsearch50 still
+#        holds its last.pt (its optimiser state kept; STAR_BUDGET more core-hours on top of what it had), else
+#        a new run from the release $RELEASES/hansards_enfr_rnnsearch50 (`train --init`: its weights, a fresh
+#        Adam at the release's last learning rate, STAR_LR to override), until STAR_PATIENCE validations
+#        in a row bring no new best dev BLEU or STAR_BUDGET (36) more core-hours have passed; released as
+#        hansards_enfr_rnnsearch50star, a row of the reports (RNNsearch-50*).
 #        A model that finishes its budget is released (RELEASE=1, the default): its best.pt as
 #        $RELEASES/hansards_enfr_NAME (default models/; hansards_fren_... for -fren; NAME with _ for -), with its test
 #        BLEU measured from the released file (`rnnsearch release`); release = do that now for
@@ -76,6 +83,7 @@ SP_CONFIG=configs/hansards_rnnsearch_sp.yaml  # the -sp model's whole recipe; SP
 SP_SIZE=${SP_SIZE:-$(sed -n 's/^  size: *//p' "$SP_CONFIG")}
 SP_MODEL=$OUT/sp/joint$SP_SIZE.model; SP_PREPARED=$OUT/prepared_sp$SP_SIZE
 SP_SETS=(--set vocab.size="$SP_SIZE" --set vocab.sp_model="$SP_MODEL")  # what prepare and train read of it
+STAR_BUDGET=${STAR_BUDGET:-36}; STAR_PATIENCE=${STAR_PATIENCE:-5}  # RNNsearch-50*: more core-hours, validations without a new best
 if [ "$PROFILE" = gpu ]; then
   PAIRS=${PAIRS:-0}; MINUTES=${MINUTES:-120}; BUDGET=${BUDGET:-0}; THREADS=${THREADS:-0}; JOBS=${JOBS:-1}
   AVERAGE=${AVERAGE:-0}
@@ -105,7 +113,7 @@ status() {
 }
 
 train_one() {  # name: trains (or continues) one model; its output goes to $OUT/$name/train.log
-  local name=$1 base=${1%%-*} resume=() extra=()
+  local name=$1 base=${1%%-*} resume=() extra=() budget=$BUDGET
   local arch=${base%[0-9][0-9]} len=${base: -2}
   local config="configs/hansards_${arch}.yaml" sizes=("${SIZES[@]}" --set data.max_len="$len")
   case "$name" in  # variants of a model: -guided (train.guided_alignment, `links` first), -fren (Fr->En),
@@ -115,6 +123,7 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
     *-fren) extra=(--set data.src_lang=fr --set data.tgt_lang=en) ;;
     *-sp) config=$SP_CONFIG; sizes=(--set train.bf16="${BF16:-$([ "$PROFILE" = gpu ] && echo true || echo false)}")
           extra=("${SP_SETS[@]}" --set data.prepared="$SP_PREPARED") ;;
+    *-star) extra=(--set train.patience="$STAR_PATIENCE") ;;  # RNNsearch-50*: its start below
   esac
   if [ ! -f "$OUT/$name/last.pt" ] && [ -f "$(release_dir "$name")/release.json" ]; then
     # a new machine where the model has been released: its snapshot is older than the release,
@@ -127,11 +136,15 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
   if [ ! -f "$OUT/$name/last.pt" ] && [ -f "$SNAPSHOTS/$name/snapshot.json" ]; then  # a new machine: the committed state
     $BIN/rnnsearch restore "$SNAPSHOTS/$name" --out "$OUT/$name" | tee -a "$OUT/$name/train.log" || return 1
   fi
+  case "$name" in *-star)  # the campaign's run continued, or a new run from the release
+    budget=$(star_start "$name") || return 1
+    [ -f "$OUT/$name/last.pt" ] || extra+=(--init "$(release_dir rnnsearch50)" --set train.lr="$(star_lr)") ;;
+  esac
   [ -f "$OUT/$name/last.pt" ] && resume=(--resume)
   local start rc pid; start=$(date +%s)
   $BIN/rnnsearch train "$config" --out "$OUT/$name" "${resume[@]}" \
     --set data.dir="$DATA/hansards" --set data.max_train_pairs="$PAIRS" \
-    --set train.max_minutes="$MINUTES" --set train.max_core_hours="$BUDGET" --set train.threads="$THREADS" \
+    --set train.max_minutes="$MINUTES" --set train.max_core_hours="$budget" --set train.threads="$THREADS" \
     --set train.progress=false --set train.keep_last="$AVERAGE" "${sizes[@]}" "${extra[@]}" ${SETS:-} \
     >> "$OUT/$name/train.log" 2>&1 &
   pid=$!
@@ -145,6 +158,34 @@ train_one() {  # name: trains (or continues) one model; its output goes to $OUT/
   tail -n 1 "$OUT/$name/train.log"
   if [ "$rc" = 0 ] && [ "$RELEASE" = 1 ]; then release_one "$name" || rc=1; fi
   return "$rc"
+}
+
+star_start() {  # name: RNNsearch-50*'s start, where missing: the campaign's rnnsearch50 run copied (last.pt, its
+  # log and saves) when $OUT/rnnsearch50 holds one, its core-hours then noted in $OUT/NAME/budget_base; prints
+  # the run's budget in core-hours: STAR_BUDGET on top of that (STAR_BUDGET alone for a new run from the release)
+  local dir="$OUT/$1" parent="$OUT/rnnsearch50"
+  mkdir -p "$dir"
+  if [ ! -f "$dir/last.pt" ] && [ -f "$parent/last.pt" ]; then
+    echo "$1: continuing the campaign's rnnsearch50 run ($parent/last.pt, its optimiser state kept)" >> "$dir/train.log"
+    cp -p "$parent"/last.pt "$parent"/config.yaml "$parent"/log.jsonl "$dir/" || return 1
+    cp -p "$parent"/best.pt "$parent"/step-*.pt "$dir/" 2>/dev/null || true
+    $BIN/python -c 'import sys; from rnnsearch import checkpoint
+print(checkpoint.load(sys.argv[1])["train_state"]["cpu_s"] / 3600)' "$dir/last.pt" > "$dir/budget_base" || return 1
+  fi
+  if [ ! -f "$dir/last.pt" ] && [ ! -f "$(release_dir rnnsearch50)/release.json" ]; then
+    echo "$1: neither $parent/last.pt nor the release $(release_dir rnnsearch50) to start from: train rnnsearch50 first" |
+      tee -a "$dir/train.log" >&2
+    return 1
+  fi
+  awk -v base="$(cat "$dir/budget_base" 2>/dev/null || echo 0)" -v more="$STAR_BUDGET" 'BEGIN { printf "%.6f\n", base + more }'
+}
+
+star_lr() {  # the learning rate RNNsearch-50* starts at from the release: STAR_LR, else the release's last (its log.jsonl)
+  if [ -n "${STAR_LR:-}" ]; then echo "$STAR_LR"; return 0; fi
+  $BIN/python -c 'import json, sys
+rates = [json.loads(line).get("lr") for line in open(sys.argv[1]) if line.strip()]
+rates = [r for r in rates if r]
+print(rates[-1] if rates else sys.exit(sys.argv[1] + ": no learning rate logged: set STAR_LR"))' "$(release_dir rnnsearch50)/log.jsonl"
 }
 
 links_cmd() {  # eflomal's links of the training pairs, symmetrised: $OUT/align/train.links
@@ -200,8 +241,10 @@ need_links() {  # name: a -guided model learns from the training links; where th
 release_dir() {  # name: its release folder, $RELEASES/hansards_{enfr|fren}_NAME, with NAME's other hyphens
   # as underscores (rnnsearch50-guided: hansards_enfr_rnnsearch50_guided), so that the release's name is
   # also its torch.hub entry's (hubconf.py)
+  # (rnnsearch50-star: hansards_enfr_rnnsearch50star)
   local name=${1%-fren} dir=enfr
   [ "$name" = "$1" ] || dir=fren
+  name=${name/%-star/star}
   echo "$RELEASES/hansards_${dir}_${name//-/_}"
 }
 
@@ -278,7 +321,7 @@ release_one() {  # name: a finished model's best.pt as its release (release_dir)
     what="mean of its last $(ls "$OUT/$name"/step-*.pt | tail -n "$AVERAGE" | wc -l) saves (rnnsearch average; dev BLEU $(average_bleus "$name"))"
   source=$(with_head "$name" "$chosen") || { echo "$name: alignment head failed:"; tail -n 5 "$OUT/$name/head.log"; return 1; }
   publish "$name" "$source" "$RELEASE_DTYPE" \
-    "The Hansards campaign's $name (recipes/hansards.sh, $PROFILE profile): $what$([ "$source" = "$chosen" ] || echo ", with an alignment head (rnnsearch align --head)")."
+    "The Hansards campaign's $name (recipes/hansards.sh, $PROFILE profile): $what$([ "$source" = "$chosen" ] || echo ", with an alignment head (rnnsearch align --head)").$(ended "$name")"
 }
 
 publish() {  # name checkpoint dtype description: `rnnsearch release` of the checkpoint as the model's
@@ -307,6 +350,10 @@ head_release() {  # name: its release, whose run is gone (a new machine), made a
 print(r["dtype"]); print(r["description"].rstrip(".") + ", with an alignment head (rnnsearch align --head) trained over its earlier release.")' \
     "$dest/release.json")
   publish "$name" "$source" "$dtype" "$description"
+}
+
+ended() {  # name: " Its training ended: REASON (update N)." from the trainer's last end line, if it has one
+  sed -nE 's/^((early stopping|reached)[: ].*)\. step ([0-9]+), .*/ Its training ended: \1 (update \3)./p' "$OUT/$1/train.log" 2> /dev/null | tail -n 1
 }
 
 average_bleus() {  # name: "X against best.pt's Y", the dev BLEU of $OUT/NAME/average.json
@@ -357,12 +404,12 @@ report_all() {
     done
   done
   local models=() figure3=()
-  for name in rnnencdec30 rnnsearch30 rnnencdec50 rnnsearch50; do  # the paper's row order
+  for name in rnnencdec30 rnnsearch30 rnnencdec50 rnnsearch50 rnnsearch50-star; do  # the paper's row order
     # a model's release where it is up to date (its BLEU is then the model card's), else its best.pt
     local ckpt="$OUT/$name/best.pt"
     if release_current "$name"; then ckpt=$(release_dir "$name"); fi
     [ -e "$ckpt" ] || continue
-    local label; label=$(sed -E 's/rnnsearch/RNNsearch-/; s/rnnencdec/RNNencdec-/' <<< "$name")
+    local label; label=$(sed -E 's/rnnsearch/RNNsearch-/; s/rnnencdec/RNNencdec-/; s/-star$/*/' <<< "$name")
     models+=(--model "$label=$ckpt")
     [ "$name" = rnnsearch50 ] && figure3=(--figure3 RNNsearch-50)
   done

@@ -38,7 +38,9 @@ def test_adapt_a_release_resume_and_release_it(tiny_run, synth_dir, tmp_path, ca
     assert not (tmp_path / "r2" / "config.yaml").exists()  # refused before the run directory is made
     card = make_release(run / "last.pt", tmp_path / "models" / "tiny_adapted", log=lambda *_: None)
     text = (tmp_path / "models" / "tiny_adapted" / "README.md").read_text()
-    assert card["name"] == "tiny_adapted" and f"adapted from `{parent}`" in text
+    assert card["name"] == "tiny_adapted" and f"started from `{parent}`" in text
+    had = checkpoint.load(parent / "model.pt")["train_state"]  # the card counts both runs together
+    assert f"with it, {had['step'] + 20:,} updates and " in text and " core-hours in all" in text
 
 
 def test_a_sentencepiece_parent(synth_dir, tmp_path):

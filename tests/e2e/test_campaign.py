@@ -456,3 +456,50 @@ def test_the_subword_variant_trains_on_its_pieces_and_is_released_with_a_head_ov
     release = out / "models" / "hansards_enfr_rnnsearch_sp"
     assert Translator.from_pretrained(str(release)).align_head is not None
     assert "with an alignment head" in json.loads((release / "release.json").read_text())["description"]
+
+
+def test_rnnsearch50_star_continues_the_campaign_run_or_starts_from_the_release(data_dir, tmp_path, monkeypatch):
+    """MODELS=rnnsearch50-star (Table 1's RNNsearch-50*): where the campaign's rnnsearch50 run is still
+    there, it goes on from its last.pt (the same run: updates, optimiser state, STAR_BUDGET more
+    core-hours on top of its own); where only the release is left, a new run starts from the release's
+    weights (`train --init`) at its last learning rate. Either stops after STAR_PATIENCE validations
+    without a new best, and is released as hansards_enfr_rnnsearch50star saying why it ended."""
+    monkeypatch.setenv("STAR_BUDGET", "2.5")
+    monkeypatch.setenv("STAR_PATIENCE", "2")
+    out = tmp_path / "out"
+    _finish(_recipe(data_dir, out, "train", TINY + " --set train.max_steps=3"))
+    had = checkpoint.load(out / "rnnsearch50" / "last.pt")["train_state"]
+    star = out / "rnnsearch50-star"
+    more = TINY + " --set train.max_steps=9 --set train.valid_every=2"
+    output = _finish(_recipe(data_dir, out, "train", more, models="rnnsearch50-star"))
+    assert "continuing the campaign's rnnsearch50 run" in (star / "train.log").read_text(), output[-3000:]
+    last = checkpoint.load(star / "last.pt")
+    assert not (last.get("meta") or {}).get("init") and last["train_state"]["step"] > had["step"]
+    entries = _log(star)
+    assert entries[0]["step"] <= had["step"]  # its log goes on from the campaign run's
+    config = last["config"]["train"]
+    assert config["max_core_hours"] == pytest.approx(had["cpu_s"] / 3600 + 2.5, abs=1e-5) and config["patience"] == 2
+    assert (out / "models" / "hansards_enfr_rnnsearch50star" / "release.json").exists()
+    # a new machine with the release alone: a new run from its weights, at its last learning rate
+    shutil.rmtree(out / "rnnsearch50")
+    shutil.rmtree(star)
+    shutil.rmtree(out / "models" / "hansards_enfr_rnnsearch50star")
+    released = out / "models" / "hansards_enfr_rnnsearch50"
+    lr = [json.loads(line)["lr"] for line in (released / "log.jsonl").read_text().splitlines() if '"lr"' in line][-1]
+    output = _finish(_recipe(data_dir, out, "train", more, models="rnnsearch50-star"))
+    last = checkpoint.load(star / "last.pt")
+    assert last["meta"]["init"]["name"] == str(released), output[-3000:]
+    config = last["config"]["train"]
+    assert (config["lr"], config["max_core_hours"], config["patience"]) == (lr, 2.5, 2)
+    manifest = json.loads((out / "models" / "hansards_enfr_rnnsearch50star" / "release.json").read_text())
+    ended = next(line for line in (star / "train.log").read_text().splitlines()[::-1] if ". step " in line)
+    assert f" Its training ended: {ended.split('. step ')[0]} (update {last['train_state']['step']})." in \
+        manifest["description"]
+    card = (out / "models" / "hansards_enfr_rnnsearch50star" / "README.md").read_text()
+    assert f"started from `{released}`" in card and "core-hours in all" in card
+    # without either, it says what to train first
+    for gone in (released, star, out / "models" / "hansards_enfr_rnnsearch50star"):
+        shutil.rmtree(gone)
+    proc = _recipe(data_dir, out, "train", more, models="rnnsearch50-star")
+    output = proc.communicate(timeout=600)[0]
+    assert proc.returncode == 1 and "train rnnsearch50 first" in output, output[-3000:]

@@ -33,7 +33,7 @@ def model_card(m: dict, payload: dict) -> str:
              f"{s.get('elapsed_s', 0) / 3600:.2f} wall hours; best dev BLEU {s.get('best_bleu', 0):.2f} "
              f"at update {s.get('best_step', 0):,}", f"- source checkpoint: `{m['source']}`; released {m['created']} "
              f"by rnnsearch {m['rnnsearch']}", *averaged_lines(payload.get("meta") or {}),
-             *parent_lines(payload.get("meta") or {}), ""]
+             *parent_lines(payload.get("meta") or {}, s), ""]
     lines += test_lines(m.get("test")) + limits_lines(m, cfg, len(src["itos"]))
     lines += head_lines(payload.get("align_head"), m["name"])
     lines += alignment_lines(m.get("alignment") or [], m["name"])
@@ -48,14 +48,19 @@ def averaged_lines(meta: dict) -> list[str]:
     return [f"- parameters: {describe(paths)}"] if paths else []
 
 
-def parent_lines(meta: dict) -> list[str]:
-    """The card's line on the model it was adapted from (`rnnsearch train --init`), if it was."""
+def parent_lines(meta: dict, state: dict) -> list[str]:
+    """The card's line on the model it was started from (`rnnsearch train --init`), if it was, with the
+    updates and core-hours of both together (``state``: this run's train_state)."""
     init = meta.get("init")
     if not init:
         return []
     was = f" (update {init['updates']:,}" + (f", {init['core_hours']} core-hours" if init.get("core_hours") else "") + ")"
-    return [f"- adapted from `{init['name']}`{was if init.get('updates') else ''} by `rnnsearch train --init`, "
-            f"which started from its weights and vocabularies"]
+    total = ""
+    if init.get("updates"):
+        total = (f"; with it, {init['updates'] + state.get('step', 0):,} updates and "
+                 f"{(init.get('core_hours') or 0) + state.get('cpu_s', 0) / 3600:.2f} core-hours in all")
+    return [f"- started from `{init['name']}`{was if init.get('updates') else ''} by `rnnsearch train --init`: "
+            f"its weights and vocabularies, a new optimiser{total}"]
 
 
 STORED = {"bfloat16": "bfloat16 (byte planes, the high bytes deflated)",
