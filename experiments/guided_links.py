@@ -4,7 +4,7 @@
 
 The training files are read and split into units as the trainer reads them (the same repairs, the
 config's tokenizer and data.token_cache; with ``vocab.mode: sentencepiece``, the pieces of its fixed
-``vocab.sp_model``), so that the links index the units the model reads. The
+``vocab.sp_model``, and the slots of ``data.slot_rate``), so that the links index the units the model reads. The
 units go to eflomal lowercased (the indices do not change), one line per training line; eflomal
 aligns both directions with its defaults, and the two are symmetrised with grow-diag-final-and.
 Written to DIR: train.tok.{src,tgt}, train.fwd, train.rev and train.links, the file for
@@ -27,6 +27,7 @@ from rnnsearch.analysis.links import SYMMETRIZATIONS, format_pharaoh, symmetrize
 from rnnsearch.config import ConfigError, load
 from rnnsearch.data.guided import parse_pharaoh
 from rnnsearch.data.io import corpus_file, read_parallel
+from rnnsearch.data.slotting import slotted
 from rnnsearch.data.tokenize import load_sentencepiece, pretokenize_lines, sentencepiece_codec
 
 
@@ -39,6 +40,9 @@ def write_tokens(cfg, out: Path) -> tuple[Path, Path, int]:
     src_lines, tgt_lines = read_parallel(corpus_file(d.dir, d.train, d.src_lang), corpus_file(d.dir, d.train, d.tgt_lang))
     paths = out / f"train.tok.{d.src_lang}", out / f"train.tok.{d.tgt_lang}"
     proto = load_sentencepiece(cfg.vocab.sp_model) if cfg.vocab.mode == "sentencepiece" else None
+    if d.slot_rate:  # the pairs with slots, as the trainer reads them (data/slotting.py)
+        pairs = [slotted(s, t, n, d.slot_rate) for n, (s, t) in enumerate(zip(src_lines, tgt_lines), start=1)]
+        src_lines, tgt_lines = [p[0] for p in pairs], [p[1] for p in pairs]
     for lines, lang, path in ((src_lines, d.src_lang, paths[0]), (tgt_lines, d.tgt_lang, paths[1])):
         if proto is None:
             tokens = pretokenize_lines(lines, d.tokenizer, lang, d.token_cache, say)

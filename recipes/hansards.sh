@@ -22,7 +22,7 @@
 #        Fr->En RNNsearch-50 (for symmetrised attention), as the others. MODELS=rnnsearch-sp trains the
 #        subword release (configs/hansards_rnnsearch_sp.yaml: a joint SentencePiece BPE of SP_SIZE pieces,
 #        $OUT/sp/jointSP_SIZE.model from experiments/subword_vocab.py, the pairs prepared once by
-#        `rnnsearch prepare` in $OUT/prepared_spSP_SIZE, both made where missing); its links (`links`)
+#        `rnnsearch prepare` in $OUT/prepared_spSP_SIZE_slotsRATE, both made where missing); its links (`links`)
 #        index the pieces ($OUT/align_sp), and it is released as hansards_enfr_rnnsearch_sp.
 #        MODELS=rnnsearch50-star trains RNNsearch-50* (Table 1's sixth row: RNNsearch-50 trained on until
 #        its dev BLEU stops improving): the campaign's rnnsearch50 run continued where $OUT/rnnsearch50 still
@@ -81,7 +81,8 @@ GUIDE_WEIGHT=${GUIDE_WEIGHT:-0.1}; GUIDE_COST=${GUIDE_COST:-ce}  # the -guided v
 HEAD=${HEAD:-1}; HEAD_PAIRS=${HEAD_PAIRS:-200000}; HEAD_EPOCHS=${HEAD_EPOCHS:-2}; HEAD_CONTEXT=${HEAD_CONTEXT:-256}
 SP_CONFIG=configs/hansards_rnnsearch_sp.yaml  # the -sp model's whole recipe; SP_SIZE: its vocabulary's size (chosen on dev)
 SP_SIZE=${SP_SIZE:-$(sed -n 's/^  size: *//p' "$SP_CONFIG")}
-SP_MODEL=$OUT/sp/joint$SP_SIZE.model; SP_PREPARED=$OUT/prepared_sp$SP_SIZE
+SP_SLOTS=$(sed -n 's/^  slot_rate: *//p' "$SP_CONFIG")  # its share of pairs with slots (data/slotting.py)
+SP_MODEL=$OUT/sp/joint$SP_SIZE.model; SP_PREPARED=$OUT/prepared_sp$SP_SIZE${SP_SLOTS:+_slots$SP_SLOTS}
 SP_SETS=(--set vocab.size="$SP_SIZE" --set vocab.sp_model="$SP_MODEL")  # what prepare and train read of it
 STAR_BUDGET=${STAR_BUDGET:-36}; STAR_PATIENCE=${STAR_PATIENCE:-5}  # RNNsearch-50*: more core-hours, validations without a new best
 if [ "$PROFILE" = gpu ]; then

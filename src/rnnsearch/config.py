@@ -7,6 +7,7 @@ dict; keys added later take their defaults when an older checkpoint is read.
 """
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -56,6 +57,7 @@ class DataConfig(Section):
     max_train_pairs: StrictInt = Field(0, ge=0, description="use the first N training pairs; 0 = all")
     token_cache: Text = Field("", description="directory caching Moses-tokenised corpora by content; '' = off")
     prepared: Text = Field("", description="train on this `rnnsearch prepare` dataset (memory-mapped); '' = the text files")
+    slot_rate: Number = Field(0.0, ge=0, le=1, description="sentencepiece: pairs whose shared items become slots")
 
 
 class VocabConfig(Section):
@@ -155,10 +157,10 @@ def _check(cfg: Config) -> Config:
     """Rules between keys, naming the dotted key."""
     if cfg.train.optimizer == "adadelta" and not 0 < cfg.train.rho < 1:
         raise ConfigError(f"train.rho: must be in (0, 1), got {cfg.train.rho}")
-    if cfg.vocab.sp_model and cfg.vocab.mode != "sentencepiece":
-        raise ConfigError("vocab.sp_model: only meaningful with vocab.mode: sentencepiece")
-    if cfg.vocab.mode == "word" and cfg.vocab.joint:
-        raise ConfigError("vocab.joint: only meaningful with vocab.mode: sentencepiece")
+    v = cfg.vocab
+    for key, value in ("vocab.sp_model", v.sp_model), ("vocab.joint", v.joint), ("data.slot_rate", cfg.data.slot_rate):
+        if value and v.mode != "sentencepiece":  # (slots: a word model copies its own <unk>s, data/slotting.py)
+            raise ConfigError(f"{key}: only meaningful with vocab.mode: sentencepiece")
     if cfg.train.guided_alignment and cfg.model.arch != "rnnsearch":
         raise ConfigError("train.guided_alignment: only an rnnsearch model has attention to guide")
     if cfg.train.guided_alignment and cfg.vocab.mode != "word" and not cfg.vocab.sp_model:
@@ -249,10 +251,8 @@ def parse_override(text: str) -> tuple[list[str], Any]:
     except yaml.YAMLError:
         parsed = value
     if isinstance(parsed, str):  # YAML 1.1 reads "3e-4" as a string
-        try:
+        with contextlib.suppress(ValueError):
             parsed = float(parsed)
-        except ValueError:
-            pass
     return path, parsed
 
 

@@ -448,8 +448,9 @@ def test_the_subword_variant_trains_on_its_pieces_and_is_released_with_a_head_ov
     assert len(links) == len(train)
     for line, fr_line in zip(links[:50], train):  # the fake aligner links each target piece once
         assert len(line.split()) == len(sp.encode(fr_line)), (line, fr_line)
-    assert (out / "prepared_sp120" / "manifest.json").exists() and "reached train.max_steps=3" in output
+    assert (out / "prepared_sp120_slots0.5" / "manifest.json").exists() and "reached train.max_steps=3" in output
     config = checkpoint.load(out / "rnnsearch-sp" / "last.pt")["config"]
+    assert config["data"]["slot_rate"] == 0.5  # the config's slots (data/slotting.py), in the prepared pairs too
     assert config["vocab"]["mode"] == "sentencepiece" and config["vocab"]["sp_model"] == str(out / "sp" / "joint120.model")
     assert (config["train"]["loss_scale"], config["model"]["init_state"]) == ("sentence", "mean")
     from rnnsearch.decoding.translator import Translator

@@ -203,3 +203,31 @@ def test_a_corpus_without_a_usable_pair_is_an_error_both_ways(tmp_path, lines):
     with pytest.raises(DataError, match="none of the .* pairs is usable"):
         prep.prepare(from_dict(_cfg(tmp_path / "c")), tmp_path / "p", workers=1, log=lambda *_: None)
     assert not (tmp_path / "p").exists()
+
+
+def test_slots_in_training_pairs_are_the_same_prepared_and_read_as_text(tmp_path, small_chunks):
+    """data.slot_rate: the chosen pairs' shared items are <unk> on both sides, the same pairs and ids
+    whether prepared or read as text; the vocabulary is the plain text's; another rate is refused."""
+    from rnnsearch.data.slotting import chosen
+    from rnnsearch.data.vocab import UNK
+    folder = tmp_path / "c"
+    folder.mkdir()
+    words = "the a cat dog sees big small house red runs".split()
+    rng = np.random.default_rng(3)
+    src = [" ".join(rng.choice(words, 5)) + f" in {1900 + i} at www.s{i}.org" for i in range(200)]
+    tgt = [" ".join(rng.choice(words, 5)) + f" en {1900 + i} , www.s{i}.org" for i in range(200)]
+    for split, n in (("train", 200), ("dev", 2), ("test", 2)):
+        (folder / f"{split}.en").write_text("\n".join(src[:n]) + "\n")
+        (folder / f"{split}.fr").write_text("\n".join(tgt[:n]) + "\n")
+    cfg = _cfg(folder, max_len=60, slot_rate=0.5)
+    cfg["vocab"] = {"mode": "sentencepiece", "size": 120, "joint": True}
+    prep.prepare(from_dict(cfg), tmp_path / "p", workers=2, log=lambda *_: None)
+    a_src, _, a, _, _ = _load(cfg)
+    b = _load({**cfg, "data": {**cfg["data"], "prepared": str(tmp_path / "p")}})[2]
+    assert len(a.src_ids) == len(b.src_ids) == 200
+    assert all(a.src_ids[k] == b.src_ids[k] and a.tgt_ids[k] == b.tgt_ids[k] for k in range(200))
+    for k in range(200):  # two slots a side in the chosen pairs, none elsewhere
+        assert a.src_ids[k].count(UNK) == a.tgt_ids[k].count(UNK) == (2 if chosen(k + 1, 0.5) else 0), k
+    assert "\U000f0000" not in a_src.vocab.itos
+    with pytest.raises(ConfigError, match=r"prepared with data\.slot_rate=0\.5, the config has 0\.0"):
+        _load({**cfg, "data": {**cfg["data"], "prepared": str(tmp_path / "p"), "slot_rate": 0.0}})

@@ -35,6 +35,7 @@ from rnnsearch import __version__
 from rnnsearch.config import Config
 from rnnsearch.data import prepared as layout
 from rnnsearch.data.io import DataError, FilterReport, ReadNotes, corpus_file, decode_line, filter_pairs
+from rnnsearch.data.slotting import slotted
 from rnnsearch.data.stream import PairReader, RawLines
 from rnnsearch.data.tokenize import TextCodec, pretokenize, sentencepiece_codec, sentencepiece_protos
 from rnnsearch.data.vocab import Vocab
@@ -64,7 +65,8 @@ def prepare(cfg: Config, out: str | Path, workers: int = 1, force: bool = False,
         else:
             protos = _sentencepiece(cfg, paths, log) if cfg.vocab.mode == "sentencepiece" else (None, None)
         spec = {"paths": [str(p) for p in paths], "langs": (d.src_lang, d.tgt_lang), "tokenizer": d.tokenizer,
-                "protos": protos, "max_len": d.max_len, "count": protos[0] is None and codecs is None}
+                "protos": protos, "max_len": d.max_len, "count": protos[0] is None and codecs is None,
+                "slot_rate": d.slot_rate}
         log(f"prepare: reading {paths[0]} and {paths[1]} with {workers} worker(s)")
         shards, counts, report, notes, reader = _pass_one(spec, paths, d.max_train_pairs, tmp / "shards", workers, log)
         log(report.summary())
@@ -132,10 +134,13 @@ def _local_ids(units: list[list[str]], keep: list[int]) -> tuple[list[str], np.n
 
 def _tokenise_chunk(task) -> tuple:
     first, src_raw, tgt_raw, shard = task
-    notes, sides = ReadNotes(), []
-    for side, raws in enumerate((src_raw, tgt_raw)):
-        path = _WORKER["paths"][side]
-        sides.append([_units(side, decode_line(raw, first + k, path, notes)) for k, raw in enumerate(raws)])
+    notes = ReadNotes()
+    texts = [[decode_line(raw, first + k, _WORKER["paths"][side], notes) for k, raw in enumerate(raws)]
+             for side, raws in enumerate((src_raw, tgt_raw))]
+    if _WORKER["slot_rate"]:
+        texts = [list(side) for side in zip(*(slotted(s, t, first + k, _WORKER["slot_rate"])
+                                              for k, (s, t) in enumerate(zip(*texts))))] or texts
+    sides = [[_units(side, text) for text in lines] for side, lines in enumerate(texts)]
     keep, report = filter_pairs("train", sides[0], sides[1], _WORKER["max_len"], first_line=first)
     with open(shard, "wb") as fh:
         pickle.dump({"src": _local_ids(sides[0], keep), "tgt": _local_ids(sides[1], keep),

@@ -22,6 +22,7 @@ IDS = ("src.ids", "tgt.ids")
 OFFSETS = ("src.offsets.npy", "tgt.offsets.npy")
 LENGTHS = ("src.lengths.npy", "tgt.lengths.npy")
 LINES = "lines.npy"
+OPTIONAL = {"slot_rate": 0.0}  # data keys recorded only where not the default: earlier datasets keep their hash
 DATA_KEYS = ("train", "src_lang", "tgt_lang", "tokenizer", "max_len", "max_train_pairs")  # what the ids depend on
 
 
@@ -31,7 +32,9 @@ def ids_dtype(vocab_size: int):
 
 def settings_of(cfg: Config) -> dict:
     """The config settings a prepared dataset's pairs and ids depend on."""
-    return {"data": {k: getattr(cfg.data, k) for k in DATA_KEYS}, "vocab": cfg.vocab.model_dump()}
+    data = {k: getattr(cfg.data, k) for k in DATA_KEYS}
+    data.update({k: getattr(cfg.data, k) for k, default in OPTIONAL.items() if getattr(cfg.data, k) != default})
+    return {"data": data, "vocab": cfg.vocab.model_dump()}
 
 
 def settings_hash(settings: dict) -> str:
@@ -142,10 +145,11 @@ def check_settings(cfg: Config, manifest: dict, folder) -> None:
     """The config must ask for the pairs and vocabularies the dataset holds."""
     then, now = manifest["settings"], settings_of(cfg)
     for section in ("data", "vocab"):
-        for key, value in now[section].items():
-            if then[section].get(key) != value:
+        for key in dict.fromkeys([*now[section], *then[section]]):
+            was, value = (s[section].get(key, OPTIONAL.get(key)) for s in (then, now))
+            if was != value:
                 raise ConfigError(f"data.prepared: {folder} was prepared with {section}.{key}="
-                                  f"{then[section].get(key)!r}, the config has {value!r}: prepare it again with this "
+                                  f"{was!r}, the config has {value!r}: prepare it again with this "
                                   "config, or set the same value")
 
 

@@ -4,6 +4,7 @@ and the glossary's target terms it must contain (or, where the model cannot writ
 standing for it, aligned to its source term)."""
 from __future__ import annotations
 
+import re
 import unicodedata
 from dataclasses import dataclass
 
@@ -32,10 +33,23 @@ class Segment:
 
 
 def can_carry(translator) -> bool:
-    """Whether the translator's outputs can be matched to slots: word vocabularies and an alignment
-    (an attention model, or one with an alignment head)."""
-    return (translator.src_codec.mode == "word" and translator.tgt_codec.mode == "word"
-            and (translator.align_head is not None or getattr(translator.model, "arch", "rnnsearch") == "rnnsearch"))
+    """Whether the translator's outputs can be matched to slots: an alignment (an attention model, or
+    one with an alignment head), and a model that copies <unk>: word vocabularies (their own unknown
+    words taught it), or subword ones trained with slots (``data.slot_rate``: data/slotting.py)."""
+    aligned = translator.align_head is not None or getattr(translator.model, "arch", "rnnsearch") == "rnnsearch"
+    words = translator.src_codec.mode == "word" and translator.tgt_codec.mode == "word"
+    return aligned and (words or translator.config.data.slot_rate > 0)
+
+
+def _lookups(codec):
+    """``known(word)``: the source vocabulary reads the word without <unk>; ``frequent(word)``: as one
+    unit among its FREQUENT most frequent (a word vocabulary's word; a subword one's single piece)."""
+    if codec.mode == "word":
+        return (lambda word: codec.vocab.encode([word])[0] != UNK), (lambda word: codec.vocab.encode([word])[0] < FREQUENT)
+    def frequent(word: str) -> bool:
+        ids = codec.encode(word)
+        return len(ids) == 1 and ids[0] < FREQUENT
+    return (lambda word: UNK not in codec.encode(word)), frequent
 
 
 def segments_of(translator, source: Source, line: int, settings: TextSettings) -> list[Segment]:
@@ -46,10 +60,9 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
     if not text.strip():
         return [Segment(line, [], [])]
     carry = settings.placeholders and can_carry(translator)
-    vocab = translator.src_codec.vocab
+    known, frequent = _lookups(translator.src_codec)
     items = found_items.find(text, translator.src_codec.lang, translator.tgt_codec.lang, settings.convert_numbers,
-                             known=lambda word: vocab.encode([word])[0] != UNK,
-                             frequent=lambda word: vocab.encode([word])[0] < FREQUENT)
+                             known=known, frequent=frequent)
     items = with_slots(items, source.slots, text)
     whole = not settings.split or source.constraints
     keep = [(i.start, i.end) for i in items]
@@ -94,19 +107,32 @@ def with_slots(items: list, slots, text: str) -> list:
 
 
 def sentence_units(translator, text: str, a: int, b: int, items, carry: bool) -> tuple[list[str], list]:
-    """The units of text[a:b] with its items and (``carry``) its names outside the vocabulary as slots
-    (a capitalised word outside it whose lower-case form is in it read in lower case), and each slot's
-    (source text, rendering)."""
-    units, slot_items, at = [], [], a
+    """The units of text[a:b] with its items and (``carry``, a word vocabulary) its names outside the
+    vocabulary as slots (a capitalised word outside it whose lower-case form is in it read in lower
+    case), and each slot's (source text, rendering). A subword vocabulary reads the text with its slots
+    in one piece, as training read them (data/slotting.py: a space before a slot is a piece of its own)."""
+    units, slot_items, at, parts = [], [], a, []
     for item in (i for i in items if a <= i.start and i.end <= b):
-        units += translator.source_units(for_model(text[at:item.start]))
-        units.append(slots.marker(len(slot_items)))
+        parts += [for_model(text[at:item.start]), slots.marker(len(slot_items))]
         slot_items.append((item.text, item.rendering))
         at = item.end
-    units += translator.source_units(for_model(text[at:b]))
+    parts.append(for_model(text[at:b]))
+    if translator.src_codec.mode != "word":
+        return _one_slot_a_unit(translator.source_units("".join(parts))), slot_items
+    for part in parts:
+        units += [part] if slots.slot_index(part) is not None else translator.source_units(part)
     if carry:
         units = _names_as_slots(units, slot_items, translator.src_codec.vocab, text[a:b])
     return units, slot_items
+
+
+def _one_slot_a_unit(units: list[str]) -> list[str]:
+    """Subword units with each slot a unit of its own (SentencePiece joins characters it does not know)."""
+    out = []
+    for unit in units:
+        out += [u for u in re.split(r"([\U000F0000-\U000FFFFD])", unit) if u] if any(
+            slots.slot_index(c) is not None for c in unit) else [unit]
+    return out
 
 
 def _names_as_slots(units: list[str], slot_items: list, vocab, text: str) -> list[str]:

@@ -17,13 +17,11 @@ from dataclasses import replace
 
 import numpy as np
 
+from rnnsearch.data.slotting import BASE, marker  # noqa: F401 (marker: the text stage's name for a slot)
 from rnnsearch.data.vocab import UNK, UNK_TOKEN
 
-BASE = 0xF0000  # slot k is chr(BASE + k): plane 15's private use characters
+SPACE_PIECE = "\u2581"  # SentencePiece's space: a piece of its own before a slot
 
-
-def marker(k: int) -> str:
-    return chr(BASE + k)
 
 
 def slot_index(unit: str) -> int | None:
@@ -90,27 +88,30 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
     if not slots:
         return replace(translation, alignment=rows), []
     written = [UNK_TOKEN if i in translation.replaced else t for i, t in enumerate(translation.tokens)]
-    stand_ins, extra = _stand_ins(written, rows, set(slots), set(src), tgt_codec.vocab)
+    subword = tgt_codec.mode != "word"  # its pieces spell names: none stands in for a slot
+    stand_ins, extra = (set(), {}) if subword else _stand_ins(written, rows, set(slots), set(src), tgt_codec.vocab)
     chosen = match(rows, [i for i, t in enumerate(written) if t == UNK_TOKEN or i in stand_ins], slots)
     origin: list[int | None] = []  # each output token's position in translation.tokens (None: put back)
     tokens: list[str] = []
     for i, token in enumerate(translation.tokens):
         if extra.get(i) in chosen:
             continue  # the rest of a name the model wrote for a slot
-        if i in chosen or slot_index(token) is None:  # a second copy of a slot is dropped
-            origin.append(i)
-            tokens.append(src[chosen[i]] if i in chosen else token)
+        if i not in chosen and (slot_index(token) is not None or subword and token == UNK_TOKEN):
+            continue  # a second copy of a slot; a subword model's <unk> that is no slot's (it spells the rest)
+        origin.append(i)
+        tokens.append(src[chosen[i]] if i in chosen else token)
     kept = [i for i in origin] + [len(translation.tokens)]  # and the </s> row
     rows = rows[kept]
     att = None if translation.attention is None else translation.attention[kept]
     missing = [j for j in slots if j not in chosen.values()]
     for j in sorted(missing, reverse=True):
         at = insertion_point(rows, j, tokens, punctuation(tokens))
-        tokens.insert(at, src[j])
-        origin.insert(at, None)
-        rows = np.insert(rows, at, np.eye(rows.shape[1], dtype=rows.dtype)[j], axis=0)
-        if att is not None:
-            att = np.insert(att, at, np.eye(att.shape[1], dtype=att.dtype)[j], axis=0)
+        for unit in (src[j], SPACE_PIECE) if subword else (src[j],):  # a subword slot after a space of its own
+            tokens.insert(at, unit)
+            origin.insert(at, None)
+            rows = np.insert(rows, at, np.eye(rows.shape[1], dtype=rows.dtype)[j], axis=0)
+            if att is not None:
+                att = np.insert(att, at, np.eye(att.shape[1], dtype=att.dtype)[j], axis=0)
     text = tgt_codec.units_to_text(tokens)
     for k, (_, rendering) in enumerate(items):
         text = text.replace(marker(k), rendering)

@@ -1,0 +1,64 @@
+"""Slots in training pairs, so that a subword model learns to copy them.
+
+At translation time the text stage (``text/slots.py``) reads an item (a URL, a number, an amount) as
+one slot: a character of plane 15's private use area that no vocabulary holds, so the model reads
+<unk> there, and the item is written back where the model writes <unk>. A word model learns that
+copy from its own unknown words (a rare name is <unk> on both sides of many pairs); a subword model
+never meets <unk> (its pieces spell every word), so it must be shown: in a share of the training
+pairs (``data.slot_rate``), the tokens the pair writes the same on both sides and which the text stage
+would read as items (a number, an identifier with a digit, an e-mail address, a URL) become one slot
+each, the same on both sides. Which pairs is fixed by their line number, so that ``rnnsearch prepare``
+and the text path agree, and a resumed run reads the same pairs.
+"""
+from __future__ import annotations
+
+import re
+import zlib
+
+BASE = 0xF0000  # slot k is chr(BASE + k): plane 15's private use characters
+EDGE = "([{\"'«»“”‘’)]}.,;:!?"  # punctuation around a token that is not part of it
+SHARED = re.compile(r"(?:https?://|www\.)\S+|[^@\s]+@[^@\s]+\.\w+|\S*\d\S*")  # URL, e-mail address, with a digit
+SPACE = re.compile(r"(\s+)")
+
+
+def marker(k: int) -> str:
+    """Slot k's character."""
+    return chr(BASE + k)
+
+
+def _cores(text: str) -> list[str]:
+    """Each whitespace-separated token of ``text`` without the punctuation around it."""
+    return [t.strip(EDGE) for t in text.split()]
+
+
+def shared_items(src: str, tgt: str) -> list[str]:
+    """The tokens (punctuation around them aside) that are items and that each side writes exactly
+    once, identically, in the source's order."""
+    a, b = _cores(src), _cores(tgt)
+    return [t for t in dict.fromkeys(a) if t and SHARED.fullmatch(t) and a.count(t) == 1 and b.count(t) == 1]
+
+
+def _with_markers(text: str, items: list[str]) -> str:
+    index = {item: k for k, item in enumerate(items)}
+    parts = SPACE.split(text)
+    for n in range(0, len(parts), 2):  # the tokens; the odd parts are the spaces between them
+        core = parts[n].strip(EDGE)
+        if core in index:
+            lead = len(parts[n]) - len(parts[n].lstrip(EDGE))
+            parts[n] = parts[n][:lead] + marker(index[core]) + parts[n][lead + len(core):]
+    return "".join(parts)
+
+
+def chosen(line: int, rate: float) -> bool:
+    """Whether training pair ``line`` (its 1-based line number) is among the share ``rate`` that gets slots."""
+    return rate > 0 and zlib.crc32(f"slot:{line}".encode()) < rate * 2**32
+
+
+def slotted(src: str, tgt: str, line: int, rate: float) -> tuple[str, str]:
+    """The pair with its shared items as slots on both sides where ``chosen(line, rate)``, else as it is."""
+    if not chosen(line, rate):
+        return src, tgt
+    items = shared_items(src, tgt)
+    if not items:
+        return src, tgt
+    return _with_markers(src, items), _with_markers(tgt, items)

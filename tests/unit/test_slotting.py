@@ -1,0 +1,69 @@
+"""Slots in training pairs (data/slotting.py) and a subword model's slots at translation time
+(text/segments.py, text/slots.py)."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from rnnsearch.config import ConfigError, from_dict
+from rnnsearch.data import slotting
+from rnnsearch.data.slotting import chosen, marker, shared_items, slotted
+from rnnsearch.text import segments, slots
+
+
+def test_shared_items_are_numbers_urls_and_addresses_written_once_the_same_on_both_sides():
+    src = "Bill C-45 was passed in 1992 (see www.parl.gc.ca), 12 members voted; write to a.b@parl.gc.ca."
+    tgt = "Le projet de loi C-45 a été adopté en 1992 (voir www.parl.gc.ca) ; 12 députés, 12 voix ; a.b@parl.gc.ca."
+    assert shared_items(src, tgt) == ["C-45", "1992", "www.parl.gc.ca", "a.b@parl.gc.ca"]  # 12: twice in French
+    assert shared_items("It cost $3.5 million.", "Il a coûté 3,5 millions de dollars.") == []
+    assert shared_items("In 2012 we met.", "Nous sommes en 20122.") == []  # whole tokens only
+
+
+def test_a_chosen_pair_gets_the_same_slot_on_both_sides_and_keeps_its_punctuation():
+    line = next(n for n in range(1, 1000) if chosen(n, 0.5))
+    src, tgt = slotted("Bill C-45 (1992).", "Le projet de loi C-45 (1992).", line, 0.5)
+    assert src == f"Bill {marker(0)} ({marker(1)})." and tgt == f"Le projet de loi {marker(0)} ({marker(1)})."
+    other = next(n for n in range(1, 1000) if not chosen(n, 0.5))
+    assert slotted("Bill C-45.", "Loi C-45.", other, 0.5) == ("Bill C-45.", "Loi C-45.")
+    assert slotted("Bill C-45.", "Loi C-45.", line, 0.0) == ("Bill C-45.", "Loi C-45.")
+
+
+def test_the_share_of_pairs_chosen_is_the_rate_and_fixed_by_the_line():
+    for rate in (0.1, 0.5, 0.9):
+        share = np.mean([chosen(n, rate) for n in range(1, 20_001)])
+        assert abs(share - rate) < 0.02, (rate, share)
+    assert [chosen(n, 0.3) for n in range(1, 200)] == [chosen(n, 0.3) for n in range(1, 200)]
+    assert all(chosen(n, 1.0) for n in range(1, 500)) and not any(chosen(n, 0.0) for n in range(1, 500))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.sampled_from(["le", "1992", "(C-45)", "x@y.ca", "www.a.org,", "«", "12", "12.", "  ", "\t"]),
+                max_size=12), st.integers(1, 10_000))
+def test_slotting_changes_only_the_shared_items(words, line):
+    """Whatever the pair, only the shared items change: put back, each side is what it was."""
+    src = " ".join(words)
+    tgt = " ".join(reversed(words))
+    a, b = slotted(src, tgt, line, 1.0)
+    items = shared_items(src, tgt)
+    for text, out in ((src, a), (tgt, b)):
+        back = out
+        for k, item in enumerate(items):
+            assert out.count(marker(k)) == 1
+            back = back.replace(marker(k), item)
+        assert back == text
+
+
+def test_slot_rate_is_for_a_subword_vocabulary():
+    with pytest.raises(ConfigError, match=r"data.slot_rate: only meaningful with vocab.mode: sentencepiece"):
+        from_dict({"data": {"slot_rate": 0.5}})
+    assert from_dict({"data": {"slot_rate": 0.5}, "vocab": {"mode": "sentencepiece"}}).data.slot_rate == 0.5
+    with pytest.raises(ConfigError, match=r"data.slot_rate: must be <= 1"):
+        from_dict({"data": {"slot_rate": 2}, "vocab": {"mode": "sentencepiece"}})
+
+
+def test_a_subword_unit_of_several_slots_is_split_into_one_unit_each():
+    units = ["▁voir", "▁", marker(0) + marker(1), "x" + marker(2), "▁ici"]
+    assert segments._one_slot_a_unit(units) == ["▁voir", "▁", marker(0), marker(1), "x", marker(2), "▁ici"]
+    assert slotting.BASE == slots.BASE and slots.slot_index(marker(3)) == 3
