@@ -6,7 +6,7 @@ BIN    := $(VENV)/bin
 DEMO   := runs/demo
 DEMO_SENTENCE := The big black dog sees a small white cat in the old house.
 
-.PHONY: setup demo test lint test-fast bench onmt marian moses bench-marian bench-serve bench-decode bench-shortlist bench-aer joey hansards hansards-status hansards-report hansards-snapshot clean
+.PHONY: setup demo test lint test-fast bench onmt marian moses bench-marian race bench-serve bench-decode bench-shortlist bench-aer joey hansards hansards-status hansards-report hansards-snapshot clean
 
 setup: $(VENV)/.installed
 
@@ -93,6 +93,11 @@ $(MARIAN_VENV)/.installed:
 bench-marian: setup marian
 	$(BIN)/pip install -q --disable-pip-version-check "eflomal>=2"
 	$(BIN)/python benchmarks/marian.py --venv $(MARIAN_VENV) --minutes $(MINUTES) $(if $(QUICK),--quick,--record)
+
+# Time to quality (benchmarks/race_quality.py): rnnsearch's recommended config against Marian's s2s, each
+# model kept at minutes 15 ... 180 and scored on dev; PHASE=train-rnnsearch|train-marian|score runs one part.
+race: setup marian
+	$(BIN)/python benchmarks/race_quality.py --venv $(MARIAN_VENV) $(if $(PHASE),--phase $(PHASE)) $(if $(QUICK),--quick,--record)
 
 # PEERS=joey or PEERS=onmt races one peer only.
 PEERS ?= joey,onmt

@@ -80,12 +80,14 @@ def steady(log: list[dict]) -> float:
     return sum(e["tok_per_s"] for e in warm) / len(warm)
 
 
-def train_ours(work: Path, minutes: float, threads: int, resume: bool = False, bf16: bool = False) -> dict:
+def train_ours(work: Path, minutes: float, threads: int, resume: bool = False, bf16: bool = False,
+               extra: tuple[str, ...] = ()) -> dict:
     """rnnsearch's training for ``minutes`` in all (``resume``: on from the last run's last.pt; the
-    trainer counts its minutes over every run); float32 as Marian's, or ``bf16`` autocast."""
+    trainer counts its minutes over every run); float32 as Marian's, or ``bf16`` autocast; ``extra``:
+    more ``--set`` arguments after the race's own (benchmarks/race_quality.py: the recommended config)."""
     out = work / ("rnnsearch_bf16" if bf16 else "rnnsearch")
     cmd = [str(ROOT / ".venv" / "bin" / "rnnsearch"), "train", str(ROOT / "configs" / "hansards_rnnsearch.yaml"),
-           "--out", str(out), *OURS, "--set", f"data.dir={work / 'data'}", "--set", f"train.max_minutes={minutes}",
+           "--out", str(out), *OURS, *extra, "--set", f"data.dir={work / 'data'}", "--set", f"train.max_minutes={minutes}",
            "--set", f"train.threads={threads}", "--set", f"train.bf16={str(bf16).lower()}"]
     if resume and (out / "last.pt").exists():
         cmd.append("--resume")

@@ -73,3 +73,46 @@ def targets(rows: list[dict]) -> str:
                    if full[1][s]["tok_per_s"] and full[2][s]["tok_per_s"] else None for s in ("rnnsearch", "marian")]
             lines.append(f"| {beam} | " + " | ".join("n/a" if u is None else f"{u:.2f}x" for u in ups) + " |")
     return "\n".join(lines)
+
+
+def minutes_to_reach(curve: dict[float, float], target: float) -> float | None:
+    """The minutes at which a dev-BLEU curve ({minutes: BLEU} at its marks) first reaches ``target``,
+    linear between the two marks around that point (from BLEU 0 at minute 0); None where it never does."""
+    last_m, last_b = 0.0, 0.0
+    for m, b in sorted(curve.items()):
+        if b >= target:
+            return last_m + (m - last_m) * (target - last_b) / (b - last_b) if b > last_b else m
+        last_m, last_b = m, b
+    return None
+
+
+def quality_table(marks: dict[str, dict[float, dict]], speed_ratio: float | None) -> str:
+    """``benchmarks/race_quality.py``'s tables: each system's dev BLEU (and updates) at every mark, then the
+    minutes each needs to reach the other's dev BLEU at the last mark, read against #87's targets: rnnsearch
+    at Marian's last-mark BLEU in at most 0.4 of the minutes (72 of 180), its own last-mark BLEU at least
+    Marian's + 1.0, and its training at least 2.5x Marian's target tokens/s (``speed_ratio``)."""
+    ours, theirs = marks["rnnsearch"], marks["marian"]
+    lines = ["| minutes | rnnsearch: updates | rnnsearch: dev BLEU | Marian: updates | Marian: dev BLEU |",
+             "|---:|---:|---:|---:|---:|"]
+    for m in sorted(set(ours) | set(theirs)):
+        a, b = ours.get(m), theirs.get(m)
+        lines.append(f"| {m:g} | " + " | ".join(
+            "-" if r is None else f"{r['updates']:,} | {r['bleu']:.2f}" for r in (a, b)) + " |")
+    end = max(set(ours) & set(theirs), default=None)
+    if end is None:
+        return "\n".join(lines)
+    curves = {s: {m: r["bleu"] for m, r in marks[s].items()} for s in ("rnnsearch", "marian")}
+    finals = {s: curves[s][end] for s in curves}
+    reach = {"rnnsearch": minutes_to_reach(curves["rnnsearch"], finals["marian"]),
+             "marian": minutes_to_reach(curves["marian"], finals["rnnsearch"])}
+    shown = {s: "not reached" if v is None else f"{v:.0f} min" for s, v in reach.items()}
+    lines += ["", "| | rnnsearch | Marian | target |", "|---|---:|---:|---|",
+              f"| dev BLEU at {end:g} minutes | {finals['rnnsearch']:.2f} | {finals['marian']:.2f} | "
+              f"rnnsearch >= Marian + 1.0: {'met' if finals['rnnsearch'] >= finals['marian'] + 1.0 else 'missed'} |",
+              f"| minutes to the other's {end:g}-minute dev BLEU (linear between marks) | {shown['rnnsearch']} | "
+              f"{shown['marian']} | rnnsearch <= {0.4 * end:g} min: "
+              f"{'met' if reach['rnnsearch'] is not None and reach['rnnsearch'] <= 0.4 * end else 'missed'} |"]
+    if speed_ratio is not None:
+        lines.append(f"| training target tokens/s, rnnsearch / Marian | {speed_ratio:.2f}x | | >= 2.5x: "
+                     f"{'met' if speed_ratio >= 2.5 else 'missed'} |")
+    return "\n".join(lines)
