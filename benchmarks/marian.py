@@ -55,7 +55,8 @@ def prepare(work: Path, pairs: int, test_lines: int) -> dict:
             with opener(path, "rt", encoding="utf-8") as fh:
                 lines = [line.rstrip("\n") for _, line in zip(range(limit), fh)]
             (raw / f"{split}.{lang}").write_text("".join(x + "\n" for x in lines), encoding="utf-8")
-            if not (tok / f"{split}.{lang}").exists():
+            cached = tok / f"{split}.{lang}"  # tokenised once; again where another run read other lines
+            if not cached.exists() or cached.read_text(encoding="utf-8").count("\n") != len(lines):
                 words = [" ".join(pretokenize(x, "moses", lang)) for x in lines]
                 (tok / f"{split}.{lang}").write_text("".join(x + "\n" for x in words), encoding="utf-8")
             counts[f"{split}.{lang}"] = len(lines)
@@ -75,9 +76,10 @@ def env_for(threads: int) -> dict:
     return {**os.environ, "OMP_NUM_THREADS": str(threads), "MKL_NUM_THREADS": str(threads)}
 
 
-def steady(log: list[dict]) -> float:
+def steady(log: list[dict]) -> float | None:
+    """The mean rate of a training log past its first fifth (None for a log of no display line yet)."""
     warm = log[len(log) // 5:] or log
-    return sum(e["tok_per_s"] for e in warm) / len(warm)
+    return sum(e["tok_per_s"] for e in warm) / len(warm) if warm else None
 
 
 def train_ours(work: Path, minutes: float, threads: int, resume: bool = False, bf16: bool = False,
@@ -96,7 +98,7 @@ def train_ours(work: Path, minutes: float, threads: int, resume: bool = False, b
         shutil.rmtree(out)
     result = run(cmd, env_for(threads), work / f"{out.name}_train.log")
     log = [json.loads(x) for x in (out / "log.jsonl").read_text().splitlines() if '"tok_per_s"' in x]
-    return {**result, "tok_per_s": steady(log), "updates": log[-1]["step"], "checkpoint": out / "last.pt",
+    return {**result, "tok_per_s": steady(log), "updates": log[-1]["step"] if log else 0, "checkpoint": out / "last.pt",
             "minutes": minutes}
 
 
@@ -124,7 +126,7 @@ def train_marian(work: Path, venv: Path, minutes: float, threads: int, resume: b
                  stop="term", interrupted_ok=True)  # minutes from its first update, as rnnsearch's trainer counts
     spent_file.write_text(json.dumps({"seconds": spent + result["marked_s"]}))
     log = mp.training_log("".join(p.read_text(errors="replace") for p in [*old_logs, log_file]))
-    return {**result, "tok_per_s": steady(log), "updates": log[-1]["step"], "checkpoint": folder / "model.npz",
+    return {**result, "tok_per_s": steady(log), "updates": log[-1]["step"] if log else 0, "checkpoint": folder / "model.npz",
             "trained_s": spent + result["marked_s"]}
 
 

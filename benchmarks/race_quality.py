@@ -96,7 +96,7 @@ def main() -> None:
         sys.exit(f"{args.venv}: no pymarian there: `make marian` installs it")
     marks = sorted(set(args.marks))
     args.work.mkdir(parents=True, exist_ok=True)
-    say(f"data: {race.prepare(args.work, args.pairs, 0)}")
+    say(f"data: {race.prepare(args.work, args.pairs, 1)}")  # (one test line: the race's start-up sentence)
     saved = args.work / "quality.json"
     state = json.loads(saved.read_text()) if saved.exists() else {"rnnsearch": {}, "marian": {}}
     for system in ("rnnsearch", "marian"):
@@ -107,7 +107,8 @@ def main() -> None:
     score(args.work, args.venv, args.threads, state)
     curves = {s: {float(k): v for k, v in state[s].items() if "bleu" in v} for s in state}
     last = {s: curves[s][max(curves[s])] for s in curves if curves[s]}
-    ratio = last["rnnsearch"]["tok_per_s"] / last["marian"]["tok_per_s"] if len(last) == 2 else None
+    rates = [last[s]["tok_per_s"] for s in last]
+    ratio = rates[0] / rates[1] if len(rates) == 2 and None not in rates else None
     body = quality_table(curves, ratio)
     print(body)
     if args.record:
