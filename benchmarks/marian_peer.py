@@ -25,7 +25,7 @@ def train_args(model, vocabs, train, emb: int, rnn: int, vocab: int, batch: int,
             "--enc-depth", "1", "--dec-depth", "1", "--mini-batch", str(batch), "--maxi-batch", str(pool),
             "--max-length", str(max_len), "--optimizer", "adam", "--learn-rate", str(lr), "--clip-norm", "1",
             "--cpu-threads", str(threads), "--sync-sgd", "--disp-freq", "20", "--save-freq", "100000000",
-            "--seed", "1", "--log", str(log), "--sigterm", "save-and-exit", "--overwrite", "--no-restore-corpus",
+            "--seed", "1", "--log", str(log), "--sigterm", "save-and-exit", "--overwrite",
             "--tempdir", str(model.parent)]
 
 
