@@ -47,13 +47,14 @@ def test_a_subword_model_trained_with_slots_carries_the_items(corpus, tmp_path):
     translator = _model(corpus, tmp_path / "slots", 0.5)
     assert can_carry(translator)
     lines = ["the cat sees the dog in 2031 . the big house runs at https://example.org/a_b?c=1 .",
-             "a red dog sees 12,400 cats and info@example.org ."]
+             "a red dog sees 12,400 cats and info@example.org .", "the small cat runs in 1212 with C-45 ."]
     stats = LineStats()
     out = [t.text for part in translate_lines(translator, lines, translator.search_settings(beam=3), TextSettings(),
                                               stats=stats) for t in part]
     assert "2031" in out[0] and "https://example.org/a_b?c=1" in out[0], out
     assert "12 400" in out[1].replace("\u202f", " ").replace("\u00a0", " ") and "info@example.org" in out[1], out
+    assert "1212" in out[2] and "C-45" in out[2], out  # a plain integer and a label: items of a model with slots
     assert not any("⁇" in o or "<unk>" in o for o in out), out
-    assert stats.slots >= 4
+    assert stats.slots >= 6
     plain = _model(corpus, tmp_path / "plain", 0.0)
     assert not can_carry(plain)  # never shown a slot: it would not copy one

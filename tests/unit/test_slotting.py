@@ -67,3 +67,38 @@ def test_a_subword_unit_of_several_slots_is_split_into_one_unit_each():
     units = ["▁voir", "▁", marker(0) + marker(1), "x" + marker(2), "▁ici"]
     assert segments._one_slot_a_unit(units) == ["▁voir", "▁", marker(0), marker(1), "x", marker(2), "▁ici"]
     assert slotting.BASE == slots.BASE and slots.slot_index(marker(3)) == 3
+
+
+@pytest.fixture(scope="module")
+def sp_codec():
+    from rnnsearch.data.tokenize import sentencepiece_codec, train_sentencepiece
+    lines = [f"le chat {w} la maison du projet de loi numéro {n}" for n, w in enumerate(["voit", "est", "a"] * 40)]
+    return sentencepiece_codec("fr", "moses", train_sentencepiece(lines, 80, "bpe"))
+
+
+def test_a_subword_slot_comes_back_with_its_space_and_a_stray_unk_is_dropped(sp_codec):
+    """A subword output: the slot the model copied is its item; one it did not copy is put back after a
+    space piece of its own; an <unk> that matches no slot is dropped, never written as SentencePiece's ⁇."""
+    from rnnsearch.decoding.placement import punctuation
+    from rnnsearch.decoding.source import Translation
+    src = ["▁le", "▁chat", "▁", marker(0), "▁la", "▁maison", "▁", marker(1), "</s>"]
+    tokens = ["▁le", "▁chat", "▁", "<unk>", "▁la", "▁maison"]
+    rows = np.zeros((7, 9))
+    for i, j in enumerate([0, 1, 2, 3, 4, 5, 8]):
+        rows[i, j] = 1.0  # (T + 1, S + 1): each output unit read its own source unit
+    t = Translation("x", tokens, src, -1.0, None)
+    done, put_back = slots.restore(t, [("C-45", "C-45"), ("https://a.org/b", "https://a.org/b")], rows, sp_codec,
+                                   punctuation)
+    assert done.text == "le chat C-45 la maison https://a.org/b" and put_back == ["https://a.org/b"]
+    assert done.alignment.shape == (len(done.tokens) + 1, 9)
+    stray = Translation("x", ["▁le", "▁chat", "<unk>", "▁voit"], ["▁le", "▁chat", "▁voit", "</s>"], -1.0, None)
+    rows = np.eye(5, 4)
+    done, put_back = slots.restore(stray, [], rows, sp_codec, punctuation)
+    assert done.text == "le chat voit" and "⁇" not in done.text and put_back == []
+
+
+def test_a_model_that_learned_slots_reads_plain_integers_and_labels_as_items():
+    from rnnsearch.text import items
+    found = items.find("Bill C-45 passed 212 to 3 in 1998.", "en", "fr", frequent=lambda w: False, labels=True)
+    assert [i.text for i in found] == ["C-45", "212", "3", "1998"] and all(i.rendering == i.text for i in found)
+    assert [i.text for i in items.find("Bill C-45 passed 212 to 3 in 1998.", "en", "fr")] == []  # a word model's

@@ -77,18 +77,23 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
     return [(kind, re.compile(p)) for kind, p in found]
 
 
+LABEL = re.compile(r"(?<![\w-])[A-Z]{1,3}-\d+[A-Za-z]?(?![\w-])")  # Bill C-45, Form T-4A: with ``labels``
+
+
 def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, known=None,
-         frequent=None) -> list[Item]:
+         frequent=None, labels: bool = False) -> list[Item]:
     """The items of ``text`` left to right (none overlapping); a number is an item only where it has a
     group or decimal symbol (a plain integer is the model's to copy); ``convert_numbers``: False writes
     numbers and amounts as the source does. ``known(word)``: whether the model's source vocabulary
     holds a word: a currency sign it holds and an amount's scale word are the model's (``$21 billion``
     -> ``21 milliards de dollars``), the amount's number still an item. ``frequent(word)``: whether the
     vocabulary holds it among its most frequent units: a plain integer is the model's only then (it
-    copies ``1999``; it wrote ``1943`` for a rare ``2020``), else an item written verbatim."""
+    copies ``1999``; it wrote ``1943`` for a rare ``2020``), else an item written verbatim. ``labels``: a
+    label of capitals, a hyphen and digits (``C-45``) is an item too (for a model trained with slots,
+    data/slotting.py, which learned to copy them)."""
     known = known or (lambda word: False)
     frequent = frequent or (lambda word: True)
-    taken: list[Item] = []
+    taken = [Item(*m.span(), "label", m.group(), m.group()) for m in (LABEL.finditer(text) if labels else ())]
     held: list[tuple[int, int]] = []  # amounts left to the model: no number item inside them either
     for pattern_kind, pattern in _patterns(src_lang):
         for m in pattern.finditer(text):

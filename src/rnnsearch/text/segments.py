@@ -42,14 +42,22 @@ def can_carry(translator) -> bool:
 
 
 def _lookups(codec):
-    """``known(word)``: the source vocabulary reads the word without <unk>; ``frequent(word)``: as one
-    unit among its FREQUENT most frequent (a word vocabulary's word; a subword one's single piece)."""
+    """``known(word)``: the source vocabulary reads the word without <unk>; ``frequent(word)``: a word
+    vocabulary holds it among its FREQUENT most frequent (a plain integer it holds is the model's to copy;
+    a subword model's is an item: ``items_of``)."""
     if codec.mode == "word":
         return (lambda word: codec.vocab.encode([word])[0] != UNK), (lambda word: codec.vocab.encode([word])[0] < FREQUENT)
-    def frequent(word: str) -> bool:
-        ids = codec.encode(word)
-        return len(ids) == 1 and ids[0] < FREQUENT
-    return (lambda word: UNK not in codec.encode(word)), frequent
+    return (lambda word: UNK not in codec.encode(word)), (lambda word: False)
+
+
+def items_of(translator, text: str, settings: TextSettings) -> list:
+    """The items of a line (text/items.py) as the model reads them: a subword model that learned slots
+    (``data.slot_rate``) has every plain integer and label (``C-45``) as one, as its training had them
+    (data/slotting.py), so that it never meets one it was taught to read as <unk>."""
+    known, frequent = _lookups(translator.src_codec)
+    subword = translator.src_codec.mode != "word"
+    return found_items.find(text, translator.src_codec.lang, translator.tgt_codec.lang, settings.convert_numbers,
+                            known=known, frequent=frequent, labels=subword and can_carry(translator))
 
 
 def segments_of(translator, source: Source, line: int, settings: TextSettings) -> list[Segment]:
@@ -60,9 +68,7 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
     if not text.strip():
         return [Segment(line, [], [])]
     carry = settings.placeholders and can_carry(translator)
-    known, frequent = _lookups(translator.src_codec)
-    items = found_items.find(text, translator.src_codec.lang, translator.tgt_codec.lang, settings.convert_numbers,
-                             known=known, frequent=frequent)
+    items = items_of(translator, text, settings)
     items = with_slots(items, source.slots, text)
     whole = not settings.split or source.constraints
     keep = [(i.start, i.end) for i in items]

@@ -85,10 +85,10 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
     output as written (<unk>s unreplaced) over its source units; ``punctuation``: tokens -> marks."""
     src = translation.source_tokens[:-1]
     slots = [j for j, u in enumerate(src) if slot_index(u) is not None]
-    if not slots:
+    subword = tgt_codec.mode != "word"  # its pieces spell names: none stands in for a slot
+    if not slots and not (subword and UNK_TOKEN in translation.tokens):  # (a subword <unk> of no slot: dropped)
         return replace(translation, alignment=rows), []
     written = [UNK_TOKEN if i in translation.replaced else t for i, t in enumerate(translation.tokens)]
-    subword = tgt_codec.mode != "word"  # its pieces spell names: none stands in for a slot
     stand_ins, extra = (set(), {}) if subword else _stand_ins(written, rows, set(slots), set(src), tgt_codec.vocab)
     chosen = match(rows, [i for i, t in enumerate(written) if t == UNK_TOKEN or i in stand_ins], slots)
     origin: list[int | None] = []  # each output token's position in translation.tokens (None: put back)
