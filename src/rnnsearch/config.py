@@ -22,10 +22,8 @@ class ConfigError(UserError, ValueError):
 
 
 def _number(value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
-        raise ValueError(f"expected a number, got {value!r}")
     try:
-        return float(value)
+        return float("x" if isinstance(value, bool) or not isinstance(value, (int, float, str)) else value)
     except ValueError:
         raise ValueError(f"expected a number, got {value!r}") from None
 
@@ -161,8 +159,10 @@ def _check(cfg: Config) -> Config:
     for key, value in ("vocab.sp_model", v.sp_model), ("vocab.joint", v.joint), ("data.slot_rate", cfg.data.slot_rate):
         if value and v.mode != "sentencepiece":  # (slots: a word model copies its own <unk>s, data/slotting.py)
             raise ConfigError(f"{key}: only meaningful with vocab.mode: sentencepiece")
-    if cfg.train.guided_alignment and cfg.model.arch != "rnnsearch":
-        raise ConfigError("train.guided_alignment: only an rnnsearch model has attention to guide")
+    for key, value, what in ("train.guided_alignment", cfg.train.guided_alignment, "attention to guide"), \
+            ("data.slot_rate", cfg.data.slot_rate, "an alignment to place slots by"):
+        if value and cfg.model.arch != "rnnsearch":
+            raise ConfigError(f"{key}: only an rnnsearch model has {what}")
     if cfg.train.guided_alignment and cfg.vocab.mode != "word" and not cfg.vocab.sp_model:
         raise ConfigError("train.guided_alignment: links index units: vocab.mode word, or a fixed vocab.sp_model's pieces")
     if cfg.train.warmup and cfg.train.lr_decay < 1:

@@ -221,8 +221,11 @@ def test_slots_in_training_pairs_are_the_same_prepared_and_read_as_text(tmp_path
         (folder / f"{split}.fr").write_text("\n".join(tgt[:n]) + "\n")
     cfg = _cfg(folder, max_len=60, slot_rate=0.5)
     cfg["vocab"] = {"mode": "sentencepiece", "size": 120, "joint": True}
-    prep.prepare(from_dict(cfg), tmp_path / "p", workers=2, log=lambda *_: None)
-    a_src, _, a, _, _ = _load(cfg)
+    logged = []
+    manifest = prep.prepare(from_dict(cfg), tmp_path / "p", workers=2, log=logged.append)
+    a_src, _, a, _, text_log = _load(cfg)
+    line = f"slots: {manifest['slotted_pairs']} of 200 training pairs have their shared items as slots (data.slot_rate 0.5)"
+    assert manifest["slotted_pairs"] == sum(chosen(n, 0.5) for n in range(1, 201)) and line in logged and line in text_log
     b = _load({**cfg, "data": {**cfg["data"], "prepared": str(tmp_path / "p")}})[2]
     assert len(a.src_ids) == len(b.src_ids) == 200
     assert all(a.src_ids[k] == b.src_ids[k] and a.tgt_ids[k] == b.tgt_ids[k] for k in range(200))
@@ -231,3 +234,5 @@ def test_slots_in_training_pairs_are_the_same_prepared_and_read_as_text(tmp_path
     assert "\U000f0000" not in a_src.vocab.itos
     with pytest.raises(ConfigError, match=r"prepared with data\.slot_rate=0\.5, the config has 0\.0"):
         _load({**cfg, "data": {**cfg["data"], "prepared": str(tmp_path / "p"), "slot_rate": 0.0}})
+    (folder / "train.fr").write_text("".join(f"la maison voit le chat {k}\n" for k in range(200)))  # none shared
+    assert any(x.startswith("warning: data.slot_rate 0.5, but none of the 200 training pairs") for x in _load(cfg)[4])

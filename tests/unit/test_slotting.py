@@ -102,3 +102,34 @@ def test_a_model_that_learned_slots_reads_plain_integers_and_labels_as_items():
     found = items.find("Bill C-45 passed 212 to 3 in 1998.", "en", "fr", frequent=lambda w: False, labels=True)
     assert [i.text for i in found] == ["C-45", "212", "3", "1998"] and all(i.rendering == i.text for i in found)
     assert [i.text for i in items.find("Bill C-45 passed 212 to 3 in 1998.", "en", "fr")] == []  # a word model's
+    found = items.find("Report B52 and F79 at www.canada.ca/bills/C-12, at 6:05 p.m.", "en", "fr",
+                       frequent=lambda w: False, labels=True)
+    assert [(i.text, i.kind) for i in found] == [("B52", "label"), ("F79", "label"), ("www.canada.ca/bills/C-12", "url")]
+    assert shared_items("Report B52 at 6:05.", "Rapport B52 à 6:05.") == ["B52"]  # a time is the model's both ways
+
+
+def test_a_character_the_subword_vocabulary_lacks_is_a_slot_of_its_own(sp_codec):
+    slot_items = []
+    units = segments._unknown_as_slots(["▁le", "▁", "🙂", "▁chat", "Ω"], slot_items, sp_codec.vocab)
+    assert units == ["▁le", "▁", marker(0), "▁chat", marker(1)] and slot_items == [("🙂", "🙂"), ("Ω", "Ω")]
+
+
+def test_a_start_tag_goes_after_a_subword_space_piece():
+    """`in <i>2019</i>`, not `in<i> 2019</i>`: a start tag the alignment put before SentencePiece's lone "▁"
+    (before a slot's item) is written after it."""
+    from rnnsearch.decoding.markup import Element, render
+    tokens = ["▁en", "▁", "2019", "."]
+    element = Element("<i>", "i", 0, 4, "</i>", target=(1, 3))
+    assert render([element], tokens, "en 2019.") == "en <i>2019</i>."
+
+
+def test_a_put_back_slot_does_not_split_a_space_piece_from_its_unit(sp_codec):
+    from rnnsearch.decoding.placement import punctuation
+    from rnnsearch.decoding.source import Translation
+    src = ["▁le", "▁", marker(0), "▁", marker(1), "</s>"]
+    tokens = ["▁le", "▁", "<unk>"]  # the model copied slot 1 only
+    rows = np.zeros((4, 6))
+    rows[0, 0], rows[1, 1], rows[2, 4], rows[3, 5] = 1, 1, 1, 1  # the best gap for slot 0: after the "▁"
+    done, put_back = slots.restore(Translation("x", tokens, src, -1.0, None), [("C-45", "C-45"), ("2019", "2019")],
+                                   rows, sp_codec, punctuation)
+    assert put_back == ["C-45"] and done.text == "le C-45 2019", done.text  # not "le  C-452019"

@@ -134,13 +134,27 @@ def limits_lines(m: dict, cfg, vocab: int) -> list[str]:
             "it translates text of that kind. Far from it (other domains, imperatives and interface labels, "
             "headlines, chat) expect fluent but wrong output; the test score above says nothing about such text.",
             "",
-            f"- Vocabulary: {vocab:,} source units ({cfg.vocab.mode}). `rnnsearch translate` carries URLs, e-mail "
-            "addresses, numbers, amounts and names outside it through slots, verbatim, and splits each line into "
-            "sentences (docs/text.md); any other word outside it is copied from the source (`<unk>` replacement) "
-            "and so stays in the source language.",
+            f"- Vocabulary: {vocab:,} source units ({cfg.vocab.mode}). {carrying(cfg)}",
             "- What still goes wrong, and how often on our own test text: docs/text.md (\"Measured\"): words the "
             "model garbles or drops around carried items, an inline tag on a neighbouring word, a known word "
             "mistranslated in an unfamiliar sense.",
             "- Each translation carries a confidence (its log-probability per unit, its share of `<unk>`: "
             "`translate --json-output`, the API); `--min-confidence` flags those below a threshold (docs/text.md "
             "gives the one chosen on held-out data).", "", *measured]
+
+
+def carrying(cfg) -> str:
+    """The card's sentence on what `rnnsearch translate` carries through slots for this model (text/segments.py)."""
+    if cfg.model.arch != "rnnsearch":
+        return ("`rnnsearch translate` splits each line into sentences (docs/text.md); without an alignment it "
+                "gets no slots: URLs, numbers and names are the model's to write.")
+    if cfg.vocab.mode == "word":
+        return ("`rnnsearch translate` carries URLs, e-mail addresses, numbers, amounts and names outside it "
+                "through slots, verbatim, and splits each line into sentences (docs/text.md); any other word "
+                "outside it is copied from the source (`<unk>` replacement) and so stays in the source language.")
+    if cfg.data.slot_rate:
+        return ("`rnnsearch translate` carries URLs, e-mail addresses, numbers, amounts and labels (`C-45`) "
+                "through slots, verbatim (it was trained to copy them: `data.slot_rate`), and splits each line "
+                "into sentences (docs/text.md); names and rare words it spells piece by piece.")
+    return ("`rnnsearch translate` splits each line into sentences (docs/text.md); it was trained without slots "
+            "(`data.slot_rate`), so URLs, numbers and names are spelt piece by piece by the model, not carried.")

@@ -9,6 +9,7 @@ from rnnsearch.config import Config
 from rnnsearch.data.guided import Links, read_links
 from rnnsearch.data.io import DataError, ReadNotes, corpus_file, filter_pairs, read_parallel
 from rnnsearch.data.prepared import checked_manifest, open_prepared
+from rnnsearch.data import slotting
 from rnnsearch.data.slotting import slotted
 from rnnsearch.data.tokenize import build_codecs
 
@@ -92,6 +93,7 @@ def _read_train(cfg: Config, log, codecs):
                                 for codec, lines in ((src_codec, src_lines), (tgt_codec, tgt_lines)))
     if d.slot_rate:  # the vocabularies are the plain text's; the chosen pairs' shared items read as slots
         pairs = [slotted(s, t, n, d.slot_rate) for n, (s, t) in enumerate(zip(src_lines, tgt_lines), start=1)]
+        log(slotting.summary(sum(p[0] != s for p, s in zip(pairs, src_lines)), len(pairs), d.slot_rate))
         src_units, tgt_units = ([codec.units(p[side]) for p in pairs] for side, codec in enumerate((src_codec, tgt_codec)))
     keep, report = filter_pairs("train", src_units, tgt_units, d.max_len)
     log(report.summary())

@@ -35,6 +35,7 @@ from rnnsearch import __version__
 from rnnsearch.config import Config
 from rnnsearch.data import prepared as layout
 from rnnsearch.data.io import DataError, FilterReport, ReadNotes, corpus_file, decode_line, filter_pairs
+from rnnsearch.data import slotting
 from rnnsearch.data.slotting import slotted
 from rnnsearch.data.stream import PairReader, RawLines
 from rnnsearch.data.tokenize import TextCodec, pretokenize, sentencepiece_codec, sentencepiece_protos
@@ -68,7 +69,7 @@ def prepare(cfg: Config, out: str | Path, workers: int = 1, force: bool = False,
                 "protos": protos, "max_len": d.max_len, "count": protos[0] is None and codecs is None,
                 "slot_rate": d.slot_rate}
         log(f"prepare: reading {paths[0]} and {paths[1]} with {workers} worker(s)")
-        shards, counts, report, notes, reader = _pass_one(spec, paths, d.max_train_pairs, tmp / "shards", workers, log)
+        shards, counts, report, notes, reader, slots = _pass_one(spec, paths, d.max_train_pairs, tmp / "shards", workers, log)
         log(report.summary())
         for line in notes.lines():
             log(line)
@@ -80,6 +81,8 @@ def prepare(cfg: Config, out: str | Path, workers: int = 1, force: bool = False,
         manifest = _manifest(cfg, codecs, report, notes, reader, totals, workers, time.monotonic() - start)
         if init is not None:
             manifest["init"] = init
+        if d.slot_rate:
+            manifest["slotted_pairs"] = slots  # pairs read whose shared items became slots (data/slotting.py)
         (tmp / layout.MANIFEST).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
     log(f"prepared {report.kept:,} pairs ({totals['src_tokens']:,} + {totals['tgt_tokens']:,} units) in {out} "
         f"in {manifest['seconds']:.0f} s; train on it with --set data.prepared={out}")
@@ -137,16 +140,19 @@ def _tokenise_chunk(task) -> tuple:
     notes = ReadNotes()
     texts = [[decode_line(raw, first + k, _WORKER["paths"][side], notes) for k, raw in enumerate(raws)]
              for side, raws in enumerate((src_raw, tgt_raw))]
+    slots = 0
     if _WORKER["slot_rate"]:
+        plain = texts[0]
         texts = [list(side) for side in zip(*(slotted(s, t, first + k, _WORKER["slot_rate"])
                                               for k, (s, t) in enumerate(zip(*texts))))] or texts
+        slots = sum(a != b for a, b in zip(texts[0], plain))
     sides = [[_units(side, text) for text in lines] for side, lines in enumerate(texts)]
     keep, report = filter_pairs("train", sides[0], sides[1], _WORKER["max_len"], first_line=first)
     with open(shard, "wb") as fh:
         pickle.dump({"src": _local_ids(sides[0], keep), "tgt": _local_ids(sides[1], keep),
                      "lines": np.asarray(keep, dtype=np.int64) + first}, fh, protocol=pickle.HIGHEST_PROTOCOL)
     counts = [Counter(chain.from_iterable(units)) for units in sides] if _WORKER["count"] else None
-    return counts, report, notes.found, shard
+    return counts, report, notes.found, shard, slots
 
 
 def _ordered(pool, fn, tasks, window: int):
@@ -166,10 +172,12 @@ def _pass_one(spec: dict, paths, limit: int, shard_dir: Path, workers: int, log)
     start = time.monotonic()
     reader = PairReader(*paths)
     tasks = ((first, s, t, shard_dir / f"{first:012d}.pkl") for first, s, t in reader.chunks(CHUNK, limit))
-    counts, report, found, shards = [Counter(), Counter()], FilterReport("train"), {}, []
+    counts, report, found, shards, slots = [Counter(), Counter()], FilterReport("train"), {}, [], 0
     context = multiprocessing.get_context("spawn")  # no fork of a process that may hold threads
     with ProcessPoolExecutor(workers, mp_context=context, initializer=_init_worker, initargs=(spec,)) as pool:
-        for chunk_counts, chunk_report, chunk_found, shard in _ordered(pool, _tokenise_chunk, tasks, 2 * workers):
+        for chunk_counts, chunk_report, chunk_found, shard, chunk_slots in _ordered(pool, _tokenise_chunk, tasks,
+                                                                                    2 * workers):
+            slots += chunk_slots
             if chunk_counts:
                 counts[0].update(chunk_counts[0])
                 counts[1].update(chunk_counts[1])
@@ -186,7 +194,9 @@ def _pass_one(spec: dict, paths, limit: int, shard_dir: Path, workers: int, log)
             notes.add(path, "byte-order mark removed", 1)
         for kind, numbers in found.get(path, {}).items():
             notes.found.setdefault(path, {}).setdefault(kind, []).extend(numbers)
-    return shards, counts, report, notes, reader
+    if spec["slot_rate"]:
+        log(slotting.summary(slots, report.read, spec["slot_rate"]))
+    return shards, counts, report, notes, reader, slots
 
 
 def _codecs(cfg: Config, counts, protos) -> tuple[TextCodec, TextCodec]:

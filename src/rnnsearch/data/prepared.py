@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from rnnsearch.config import Config, ConfigError
+from rnnsearch.data import slotting
 from rnnsearch.data.io import DataError
 from rnnsearch.data.tokenize import TextCodec
 
@@ -22,7 +23,7 @@ IDS = ("src.ids", "tgt.ids")
 OFFSETS = ("src.offsets.npy", "tgt.offsets.npy")
 LENGTHS = ("src.lengths.npy", "tgt.lengths.npy")
 LINES = "lines.npy"
-OPTIONAL = {"slot_rate": 0.0}  # data keys recorded only where not the default: earlier datasets keep their hash
+OPTIONAL = {"slot_rate": 0.0, "slot_rule": None}  # data keys recorded only where not the default: earlier datasets keep their hash
 DATA_KEYS = ("train", "src_lang", "tgt_lang", "tokenizer", "max_len", "max_train_pairs")  # what the ids depend on
 
 
@@ -33,7 +34,8 @@ def ids_dtype(vocab_size: int):
 def settings_of(cfg: Config) -> dict:
     """The config settings a prepared dataset's pairs and ids depend on."""
     data = {k: getattr(cfg.data, k) for k in DATA_KEYS}
-    data.update({k: getattr(cfg.data, k) for k, default in OPTIONAL.items() if getattr(cfg.data, k) != default})
+    if cfg.data.slot_rate:  # recorded only where slots are on (OPTIONAL)
+        data.update(slot_rate=cfg.data.slot_rate, slot_rule=slotting.RULE)
     return {"data": data, "vocab": cfg.vocab.model_dump()}
 
 
@@ -147,6 +149,9 @@ def check_settings(cfg: Config, manifest: dict, folder) -> None:
     for section in ("data", "vocab"):
         for key in dict.fromkeys([*now[section], *then[section]]):
             was, value = (s[section].get(key, OPTIONAL.get(key)) for s in (then, now))
+            if was != value and key == "slot_rule":
+                raise ConfigError(f"data.prepared: {folder} has slots chosen by another rule (data/slotting.py "
+                                  f"RULE {was}, now {value}): prepare it again")
             if was != value:
                 raise ConfigError(f"data.prepared: {folder} was prepared with {section}.{key}="
                                   f"{was!r}, the config has {value!r}: prepare it again with this "

@@ -6,8 +6,8 @@ one slot: a character of plane 15's private use area that no vocabulary holds, s
 copy from its own unknown words (a rare name is <unk> on both sides of many pairs); a subword model
 never meets <unk> (its pieces spell every word), so it must be shown: in a share of the training
 pairs (``data.slot_rate``), the tokens the pair writes the same on both sides and which the text stage
-would read as items (a number, an identifier with a digit, an e-mail address, a URL) become one slot
-each, the same on both sides. Which pairs is fixed by their line number, so that ``rnnsearch prepare``
+reads as items for such a model (a URL, an e-mail address, a plain integer, a label such as ``C-45``)
+become one slot each, the same on both sides. Which pairs is fixed by their line number, so that ``rnnsearch prepare``
 and the text path agree, and a resumed run reads the same pairs.
 """
 from __future__ import annotations
@@ -17,7 +17,9 @@ import zlib
 
 BASE = 0xF0000  # slot k is chr(BASE + k): plane 15's private use characters
 EDGE = "([{\"'«»“”‘’)]}.,;:!?"  # punctuation around a token that is not part of it
-SHARED = re.compile(r"(?:https?://|www\.)\S+|[^@\s]+@[^@\s]+\.\w+|\S*\d\S*")  # URL, e-mail address, with a digit
+RULE = 2  # which tokens become slots: a dataset prepared by another rule is prepared again (data/prepared.py)
+LABEL = r"[A-Z]{1,3}-?\d+[A-Za-z]?"  # Bill C-45, Form T4A, B52 (text/items.py reads the same as an item)
+SHARED = re.compile(rf"(?:https?://|www\.)\S+|[^@\s]+@[^@\s]+\.\w+|\d+|{LABEL}")  # URL, e-mail, integer, label
 SPACE = re.compile(r"(\s+)")
 
 
@@ -62,3 +64,11 @@ def slotted(src: str, tgt: str, line: int, rate: float) -> tuple[str, str]:
     if not items:
         return src, tgt
     return _with_markers(src, items), _with_markers(tgt, items)
+
+
+def summary(slotted_pairs: int, pairs: int, rate: float) -> str:
+    """The log line of how many training pairs got slots (a warning where none did)."""
+    if not slotted_pairs:
+        return (f"warning: data.slot_rate {rate:g}, but none of the {pairs:,} training pairs writes a URL, e-mail "
+                "address, integer or label (C-45) the same on both sides: the model learns no slots")
+    return f"slots: {slotted_pairs:,} of {pairs:,} training pairs have their shared items as slots (data.slot_rate {rate:g})"

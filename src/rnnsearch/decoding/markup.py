@@ -112,6 +112,7 @@ def render(elements: list[Element], tokens: list[str], text: str, entities: dict
             if node.end_tag is not None:
                 events.setdefault(b, []).append((True, node.end_tag, False, False))
     walk(elements)
+    _after_space_pieces(events, tokens)
     queues = {c: list(raws) for c, raws in (entities or {}).items()}
 
     def escaped(s: str) -> str:
@@ -132,6 +133,20 @@ def render(elements: list[Element], tokens: list[str], text: str, entities: dict
             out.append(escaped(text[start:spans[k][1]]))
             cursor = spans[k][1]
     return "".join(out)
+
+
+def _after_space_pieces(events: dict[int, list], tokens: list[str]) -> None:
+    """A start tag placed before a subword output's space piece (SentencePiece's "▁" alone, before a slot
+    or a word it writes apart) goes after it, so that the space stays outside the element (``in <i>2019</i>``,
+    not ``in<i> 2019</i>``), in place."""
+    for k, token in enumerate(tokens):
+        starts = [e for e in events.get(k, []) if not e[0]]
+        if token != "\u2581" or not starts:
+            continue
+        events[k] = [e for e in events[k] if e[0]]
+        later = events.get(k + 1, [])
+        ends = next((n for n, e in enumerate(later) if not e[0]), len(later))
+        events[k + 1] = later[:ends] + starts + later[ends:]
 
 
 def _entity(char: str, queues: dict[str, list[str]]) -> str:

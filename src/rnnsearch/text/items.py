@@ -21,9 +21,11 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache
 
+from rnnsearch.data import slotting
 from rnnsearch.text import numbers
 
-VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier")
+VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier",
+            "label")
 NUMERIC = ("amount", "number")
 TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
 TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
@@ -33,6 +35,7 @@ REFERENCE_WORDS = r"(?:[Vv]ersion|[Rr]elease|[Ss]ection|[Cc]hapter|[Aa]rticle|[C
                   r"[Ss]tep|[Pp]aragraph|[Rr]ule|[Ss]ubsection|[Aa]nnex|[Aa]ppendix|[Pp]age)s?"
 PRERELEASE = r"(?:-[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?"  # a version's -beta, -rc1 (semantic versioning)
 MINUS = "-\u2212"  # a number's sign: the hyphen-minus and the minus sign
+LABEL = rf"(?<![\w/.@-]){slotting.LABEL}(?![\w/-])"  # capitals, a hyphen or none, digits: as training slots them
 
 
 @dataclass(frozen=True)
@@ -70,14 +73,12 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
                   r"|(?<![\w+])(?:\(\d{2,4}\)[\s.-]?|\d{1,4}[.-])(?:\d{2,4}[\s.-]){1,3}\d{2,4}(?![\w-])"),
         ("version", rf"\b[vV]\d+(?:\.\d+)+{PRERELEASE}\b|\b\d+(?:\.\d+){{2,}}{PRERELEASE}\b"
                     rf"|\b{REFERENCE_WORDS} (?P<ref>\d+(?:[.,]\d+)+{PRERELEASE})\b"),
+        ("label", LABEL),  # Bill C-45, Form T4A, B52: only with find's ``labels``
         ("amount", rf"(?P<sign>{sign})\s?(?P<num>{num})(?:\s(?P<scale>{scales})\b)?"
                    rf"|(?P<num2>{num})(?:\s(?P<scale2>{scales})\b)?\s?(?P<sign2>{sign})(?!\w)"),
         ("number", rf"(?<![\w.,]){num}(?![\w])"),
     ]
     return [(kind, re.compile(p)) for kind, p in found]
-
-
-LABEL = re.compile(r"(?<![\w-])[A-Z]{1,3}-\d+[A-Za-z]?(?![\w-])")  # Bill C-45, Form T-4A: with ``labels``
 
 
 def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, known=None,
@@ -93,9 +94,11 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
     data/slotting.py, which learned to copy them)."""
     known = known or (lambda word: False)
     frequent = frequent or (lambda word: True)
-    taken = [Item(*m.span(), "label", m.group(), m.group()) for m in (LABEL.finditer(text) if labels else ())]
+    taken: list[Item] = []
     held: list[tuple[int, int]] = []  # amounts left to the model: no number item inside them either
     for pattern_kind, pattern in _patterns(src_lang):
+        if pattern_kind == "label" and not labels:
+            continue
         for m in pattern.finditer(text):
             kind = pattern_kind
             start, end = m.span("ref") if m.groupdict().get("ref") else m.span()  # a reference: its number alone
@@ -109,12 +112,18 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
                 start, end = m.span("num") if m.group("num") else m.span("num2")
                 kind = "number"
             item_text = text[start - negative:end]
-            if kind == "number" and item_text.isdigit() and frequent(item_text):
+            if kind == "number" and item_text.isdigit() and (frequent(item_text) or _in_time(text, start, end)):
                 continue
             rendering = _render(kind, m, src_lang, tgt_lang) if convert_numbers and kind in NUMERIC else None
             rendering = item_text if rendering is None else text[start - 1] * negative + rendering
             taken.append(Item(start - negative, end, kind, item_text, rendering))
     return sorted(taken, key=lambda t: t.start)
+
+
+def _in_time(text: str, start: int, end: int) -> bool:
+    """Whether the integer text[start:end] is an hour or minutes (``6:05``): a time is the model's."""
+    return text[start - 1:start] == ":" and text[start - 2:start - 1].isdigit() or \
+        text[end:end + 1] == ":" and text[end + 1:end + 2].isdigit()
 
 
 def _left_to_model(m: re.Match) -> bool:

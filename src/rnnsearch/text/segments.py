@@ -124,12 +124,26 @@ def sentence_units(translator, text: str, a: int, b: int, items, carry: bool) ->
         at = item.end
     parts.append(for_model(text[at:b]))
     if translator.src_codec.mode != "word":
-        return _one_slot_a_unit(translator.source_units("".join(parts))), slot_items
+        units = _one_slot_a_unit(translator.source_units("".join(parts)))
+        return (_unknown_as_slots(units, slot_items, translator.src_codec.vocab) if carry else units), slot_items
     for part in parts:
         units += [part] if slots.slot_index(part) is not None else translator.source_units(part)
     if carry:
         units = _names_as_slots(units, slot_items, translator.src_codec.vocab, text[a:b])
     return units, slot_items
+
+
+def _unknown_as_slots(units: list[str], slot_items: list, vocab) -> list[str]:
+    """Subword units with each one the vocabulary lacks (a character it never saw: an emoji, Ω) a slot of
+    its own (appended to ``slot_items``), carried verbatim: the model would read <unk> and drop it."""
+    out = []
+    for unit, known in zip(units, vocab.encode(units)):
+        if known == UNK and slots.slot_index(unit) is None:
+            out.append(slots.marker(len(slot_items)))
+            slot_items.append((unit, unit))
+        else:
+            out.append(unit)
+    return out
 
 
 def _one_slot_a_unit(units: list[str]) -> list[str]:

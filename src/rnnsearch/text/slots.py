@@ -106,6 +106,7 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
     missing = [j for j in slots if j not in chosen.values()]
     for j in sorted(missing, reverse=True):
         at = insertion_point(rows, j, tokens, punctuation(tokens))
+        at -= subword and at > 0 and tokens[at - 1] == SPACE_PIECE  # not between a space piece and its unit
         for unit in (src[j], SPACE_PIECE) if subword else (src[j],):  # a subword slot after a space of its own
             tokens.insert(at, unit)
             origin.insert(at, None)
