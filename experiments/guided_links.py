@@ -27,7 +27,7 @@ from rnnsearch.analysis.links import SYMMETRIZATIONS, format_pharaoh, symmetrize
 from rnnsearch.config import ConfigError, load
 from rnnsearch.data.guided import parse_pharaoh
 from rnnsearch.data.io import corpus_file, read_parallel
-from rnnsearch.data.slotting import slotted
+from rnnsearch.data.slotting import slotted_lines
 from rnnsearch.data.tokenize import load_sentencepiece, pretokenize_lines, sentencepiece_codec
 
 
@@ -41,8 +41,7 @@ def write_tokens(cfg, out: Path) -> tuple[Path, Path, int]:
     paths = out / f"train.tok.{d.src_lang}", out / f"train.tok.{d.tgt_lang}"
     proto = load_sentencepiece(cfg.vocab.sp_model) if cfg.vocab.mode == "sentencepiece" else None
     if d.slot_rate:  # the pairs with slots, as the trainer reads them (data/slotting.py)
-        pairs = [slotted(s, t, n, d.slot_rate) for n, (s, t) in enumerate(zip(src_lines, tgt_lines), start=1)]
-        src_lines, tgt_lines = [p[0] for p in pairs], [p[1] for p in pairs]
+        src_lines, tgt_lines, _ = slotted_lines(src_lines, tgt_lines, 1, d.slot_rate)
     for lines, lang, path in ((src_lines, d.src_lang, paths[0]), (tgt_lines, d.tgt_lang, paths[1])):
         if proto is None:
             tokens = pretokenize_lines(lines, d.tokenizer, lang, d.token_cache, say)

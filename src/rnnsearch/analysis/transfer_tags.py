@@ -30,6 +30,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from rnnsearch.analysis.force_align import force_align
+from rnnsearch.data.tokenize import SPACE_PIECE
 from rnnsearch.decoding.markup import put_back
 from rnnsearch.decoding.placement import Labels, token_spans, word_edges
 from rnnsearch.errors import UsageError
@@ -95,7 +96,7 @@ def word_links(pair: Pair, links: set) -> set:
 
 
 def _light(codec) -> set[str]:
-    return {u.replace("\u2581", "") for u in codec.vocab.itos[4:4 + FREQUENT]}  # after <pad> <unk> <s> </s>
+    return {u.replace(SPACE_PIECE, "") for u in codec.vocab.itos[4:4 + FREQUENT]}  # after <pad> <unk> <s> </s>
 
 
 def _labels(translator, src: list[str], tgt: list[str]) -> Labels:

@@ -10,7 +10,6 @@ from rnnsearch.data.guided import Links, read_links
 from rnnsearch.data.io import DataError, ReadNotes, corpus_file, filter_pairs, read_parallel
 from rnnsearch.data.prepared import checked_manifest, open_prepared
 from rnnsearch.data import slotting
-from rnnsearch.data.slotting import slotted
 from rnnsearch.data.tokenize import build_codecs
 
 
@@ -85,16 +84,16 @@ def _read_train(cfg: Config, log, codecs):
     if d.max_train_pairs and len(src_lines) > d.max_train_pairs:
         log(f"using the first {d.max_train_pairs} of {len(src_lines)} training pairs (data.max_train_pairs)")
         src_lines, tgt_lines = src_lines[: d.max_train_pairs], tgt_lines[: d.max_train_pairs]
-    if codecs is None:
+    if codecs is None:  # the vocabularies are the plain text's (slots are read in after)
         src_codec, tgt_codec, src_units, tgt_units = build_codecs(cfg.vocab, d, src_lines, tgt_lines, log)
     else:
         src_codec, tgt_codec = codecs
+    if d.slot_rate:  # the chosen pairs' shared items read as slots
+        src_lines, tgt_lines, n = slotting.slotted_lines(src_lines, tgt_lines, 1, d.slot_rate)
+        log(slotting.summary(n, len(src_lines), d.slot_rate))
+    if codecs is not None or d.slot_rate:
         src_units, tgt_units = (codec.units_of(lines, d.token_cache, log)
                                 for codec, lines in ((src_codec, src_lines), (tgt_codec, tgt_lines)))
-    if d.slot_rate:  # the vocabularies are the plain text's; the chosen pairs' shared items read as slots
-        pairs = [slotted(s, t, n, d.slot_rate) for n, (s, t) in enumerate(zip(src_lines, tgt_lines), start=1)]
-        log(slotting.summary(sum(p[0] != s for p, s in zip(pairs, src_lines)), len(pairs), d.slot_rate))
-        src_units, tgt_units = ([codec.units(p[side]) for p in pairs] for side, codec in enumerate((src_codec, tgt_codec)))
     keep, report = filter_pairs("train", src_units, tgt_units, d.max_len)
     log(report.summary())
     links = None

@@ -36,7 +36,6 @@ from rnnsearch.config import Config
 from rnnsearch.data import prepared as layout
 from rnnsearch.data.io import DataError, FilterReport, ReadNotes, corpus_file, decode_line, filter_pairs
 from rnnsearch.data import slotting
-from rnnsearch.data.slotting import slotted
 from rnnsearch.data.stream import PairReader, RawLines
 from rnnsearch.data.tokenize import TextCodec, pretokenize, sentencepiece_codec, sentencepiece_protos
 from rnnsearch.data.vocab import Vocab
@@ -142,10 +141,7 @@ def _tokenise_chunk(task) -> tuple:
              for side, raws in enumerate((src_raw, tgt_raw))]
     slots = 0
     if _WORKER["slot_rate"]:
-        plain = texts[0]
-        texts = [list(side) for side in zip(*(slotted(s, t, first + k, _WORKER["slot_rate"])
-                                              for k, (s, t) in enumerate(zip(*texts))))] or texts
-        slots = sum(a != b for a, b in zip(texts[0], plain))
+        *texts, slots = slotting.slotted_lines(*texts, first, _WORKER["slot_rate"])
     sides = [[_units(side, text) for text in lines] for side, lines in enumerate(texts)]
     keep, report = filter_pairs("train", sides[0], sides[1], _WORKER["max_len"], first_line=first)
     with open(shard, "wb") as fh:

@@ -66,6 +66,13 @@ def slotted(src: str, tgt: str, line: int, rate: float) -> tuple[str, str]:
     return _with_markers(src, items), _with_markers(tgt, items)
 
 
+def slotted_lines(srcs: list[str], tgts: list[str], first: int, rate: float) -> tuple[list[str], list[str], int]:
+    """``slotted`` over parallel lines whose first is training line ``first``: both sides, and how many
+    pairs got slots."""
+    pairs = [slotted(s, t, first + k, rate) for k, (s, t) in enumerate(zip(srcs, tgts))]
+    return [p[0] for p in pairs], [p[1] for p in pairs], sum(p[0] != s for p, s in zip(pairs, srcs))
+
+
 def summary(slotted_pairs: int, pairs: int, rate: float) -> str:
     """The log line of how many training pairs got slots (a warning where none did)."""
     if not slotted_pairs:

@@ -12,6 +12,8 @@ from pathlib import Path
 from rnnsearch.data.vocab import (BOS, BOS_TOKEN, EOS, EOS_TOKEN, PAD, PAD_TOKEN, SPECIALS, UNK, UNK_TOKEN,
                                   Vocab)
 
+SPACE_PIECE = "\u2581"  # SentencePiece's word start (a piece of its own before a slot)
+
 
 @lru_cache(maxsize=None)
 def _moses(lang: str):

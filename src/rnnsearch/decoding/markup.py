@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from rnnsearch.data.tokenize import SPACE_PIECE
 from rnnsearch.decoding.placement import place, punctuation, token_spans, word_edges
 
 TAG = re.compile(r"<(/?)([A-Za-z_][\w:.-]*)((?:\s[^<>]*?)?)\s*(/?)>")
@@ -141,7 +142,7 @@ def _after_space_pieces(events: dict[int, list], tokens: list[str]) -> None:
     not ``in<i> 2019</i>``), in place."""
     for k, token in enumerate(tokens):
         starts = [e for e in events.get(k, []) if not e[0]]
-        if token != "\u2581" or not starts:
+        if token != SPACE_PIECE or not starts:
             continue
         events[k] = [e for e in events[k] if e[0]]
         later = events.get(k + 1, [])

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from rnnsearch.data.tokenize import SPACE_PIECE
+
 if TYPE_CHECKING:
     from rnnsearch.decoding.markup import Element
 
@@ -25,7 +27,7 @@ def token_spans(text: str, tokens: list[str]) -> list[tuple[int, int]]:
     hay = plain.lower() if len(plain.lower()) == len(plain) else plain
     spans, cursor = [], 0
     for token in tokens:
-        piece = token.replace("\u2581", "").translate(PLAIN_MARKS)
+        piece = token.replace(SPACE_PIECE, "").translate(PLAIN_MARKS)
         piece = piece.lower() if hay is not plain and len(piece.lower()) == len(piece) else piece
         at = hay.find(piece, cursor) if piece else -1
         if at < 0 or text[cursor:at].strip():
@@ -41,7 +43,7 @@ COLUMNS = 0.25  # _best_span: the weight of the source units' side (chosen on WP
 
 def punctuation(tokens: list[str]) -> list[bool]:
     """Which tokens are punctuation marks alone (no letter or digit; SentencePiece's ▁ aside)."""
-    return [bool(t.replace("\u2581", "")) and not any(c.isalnum() for c in t) for t in tokens]
+    return [bool(t.replace(SPACE_PIECE, "")) and not any(c.isalnum() for c in t) for t in tokens]
 
 
 @dataclass

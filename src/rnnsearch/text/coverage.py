@@ -19,17 +19,17 @@ from __future__ import annotations
 
 import numpy as np
 
+from rnnsearch.data.tokenize import SPACE_PIECE
 from rnnsearch.decoding.source import Translation
 
 COMMON = 100  # the most frequent source units, not counted
-PIECE_START = "\u2581"
 
 
 def common_units(codec, n: int = COMMON) -> frozenset[str]:
     """The n most frequent units of the codec's vocabulary (after <pad> <unk> <s> </s>; a tenth of a
     vocabulary of fewer than 10 n), ▁ dropped."""
     itos = codec.vocab.itos
-    return frozenset(u.replace(PIECE_START, "") for u in itos[4:4 + min(n, len(itos) // 10)])
+    return frozenset(u.replace(SPACE_PIECE, "") for u in itos[4:4 + min(n, len(itos) // 10)])
 
 
 def word_masses(t: Translation) -> list[tuple[str, float, list[int]]]:
@@ -37,14 +37,14 @@ def word_masses(t: Translation) -> list[tuple[str, float, list[int]]]:
     (</s> step left out); pieces joined into words where the units are SentencePiece's."""
     units = t.source_tokens[:-1]
     mass = np.asarray(t.attention, dtype=np.float64)[:-1, :len(units)].sum(0)  # (S,)
-    pieces = any(u.startswith(PIECE_START) for u in units)
+    pieces = any(u.startswith(SPACE_PIECE) for u in units)
     words: list[tuple[str, float, list[int]]] = []
     for j, u in enumerate(units):
-        if pieces and words and not u.startswith(PIECE_START):
+        if pieces and words and not u.startswith(SPACE_PIECE):
             word, m, at = words[-1]
             words[-1] = (word + u, max(m, float(mass[j])), at + [j])
         else:
-            words.append((u.replace(PIECE_START, ""), float(mass[j]), [j]))
+            words.append((u.replace(SPACE_PIECE, ""), float(mass[j]), [j]))
     return words
 
 
@@ -54,7 +54,7 @@ def uncovered(t: Translation, codec, min_mass: float) -> list[str]:
     if min_mass <= 0 or t.attention is None or not t.tokens or t.error:
         return []
     common, carried = common_units(codec), set(t.carried)
-    written = {w.replace(PIECE_START, "") for w in t.tokens} | set(t.text.split())
+    written = {w.replace(SPACE_PIECE, "") for w in t.tokens} | set(t.text.split())
     return [word for word, m, at in word_masses(t)
             if m < min_mass and any(c.isalnum() for c in word) and word not in common
             and word.lower() not in common and not carried.intersection(at) and word not in written]

@@ -15,6 +15,7 @@ from rnnsearch.text import items as found_items
 from rnnsearch.text import sentences, slots
 from rnnsearch.text.settings import TextSettings
 
+SLOT_CHARS = re.compile(f"([{slots.marker(0)}-{slots.marker(0xFFFD)}])")  # slots.slot_index's range
 FREQUENT = 10_000  # a plain integer among the source vocabulary's 10,000 most frequent units is the model's
 
 
@@ -150,8 +151,7 @@ def _one_slot_a_unit(units: list[str]) -> list[str]:
     """Subword units with each slot a unit of its own (SentencePiece joins characters it does not know)."""
     out = []
     for unit in units:
-        out += [u for u in re.split(r"([\U000F0000-\U000FFFFD])", unit) if u] if any(
-            slots.slot_index(c) is not None for c in unit) else [unit]
+        out += [u for u in SLOT_CHARS.split(unit) if u] if any(slots.slot_index(c) is not None for c in unit) else [unit]
     return out
 
 

@@ -18,9 +18,8 @@ from dataclasses import replace
 import numpy as np
 
 from rnnsearch.data.slotting import BASE, marker  # noqa: F401 (marker: the text stage's name for a slot)
+from rnnsearch.data.tokenize import SPACE_PIECE
 from rnnsearch.data.vocab import UNK, UNK_TOKEN
-
-SPACE_PIECE = "\u2581"  # SentencePiece's space: a piece of its own before a slot
 
 
 
