@@ -1,0 +1,26 @@
+"""Each committed release's model card is the one `rnnsearch release` writes today from its release.json
+and its weights (analysis/model_card.py): a card that says what the code no longer does (or a card edited
+by hand) fails here. To bring one up to date without measuring again, any `--record` writes it anew."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rnnsearch import checkpoint
+from rnnsearch.analysis.model_card import model_card
+from rnnsearch.decoding import pretrained
+
+RELEASES = sorted(p for p in (Path(__file__).resolve().parents[2] / "models").iterdir() if pretrained.is_release(p))
+
+
+def test_there_are_releases():
+    assert len(RELEASES) >= 6
+
+
+@pytest.mark.parametrize("folder", RELEASES, ids=lambda p: p.name)
+def test_card_is_what_the_code_writes(folder):
+    manifest = pretrained.read_manifest(folder)
+    written = model_card(manifest, checkpoint.load(folder / manifest["weights"]))
+    committed = (folder / "README.md").read_text(encoding="utf-8")
+    assert committed == written, f"{folder.name}/README.md differs from model_card(): write it again (--record)"
