@@ -78,3 +78,47 @@ def test_links_outside_their_pair_or_none_are_named(translator):
         transfer_tags(translator, SOURCES[:1], TRANSLATIONS[:1], links=[{(9, 9)}], links_over="words")
     (d,) = transfer_tags(translator, SOURCES[:1], TRANSLATIONS[:1], links=[set()], links_over="words")
     assert d.error == "no links to place its tags by"
+
+
+def _placed(translator, source: str, translation: str, links: str) -> str:
+    pairs = {tuple(map(int, link.split("-"))) for link in links.split()}
+    (d,) = transfer_tags(translator, [source], [translation], links=[pairs], links_over="words")
+    assert d.error is None
+    return d.text
+
+
+def test_a_term_the_translation_keeps_verbatim_gets_the_tag_exactly(translator):
+    """Links that spill onto the next word (Essentials -> "Essentials Edition") do not move the tag off
+    the word the translation keeps as the source writes it."""
+    text = _placed(translator, "Available in <b>Essentials</b> and <b>Unlimited</b> editions",
+                   "Disponible avec Essentials Edition et Unlimited Edition",
+                   "0-0 1-1 2-2 2-3 3-4 4-5 4-6 5-3 5-6")
+    assert text == "Disponible avec <b>Essentials</b> Edition et <b>Unlimited</b> Edition"
+
+
+def test_a_term_tagged_twice_goes_around_the_same_words_both_times(translator):
+    text = _placed(translator, "Enter <b>Feed Tracking</b> and select <b>Feed Tracking</b>",
+                   "Saisissez Suivi de fil et sélectionnez Suivi de fil",
+                   "0-0 1-3 2-1 3-4 4-5 5-7 6-6")
+    assert text == "Saisissez <b>Suivi de fil</b> et sélectionnez <b>Suivi de fil</b>"
+
+
+def test_an_element_that_ends_a_sentence_ends_at_its_full_stop(translator):
+    text = _placed(translator, "Read it. <ph>Users add items.</ph> Users remove them.",
+                   "Lisez-le. Les utilisateurs ajoutent des éléments. Les utilisateurs les retirent.",
+                   "0-0 1-0 2-1 2-2 3-3 4-4 4-5 4-6 5-7 6-9 7-8")
+    assert text == "Lisez-le. <ph>Les utilisateurs ajoutent des éléments.</ph> Les utilisateurs les retirent."
+
+
+def test_a_kept_label_takes_its_bracketed_translation_along(translator):
+    text = _placed(translator, "Click <b>Clear Test Data</b>.", "Cliquez sur Clear Test Data (Effacer les données de test).",
+                   "0-0 0-1 1-2 2-3 3-4")
+    assert text == "Cliquez sur <b>Clear Test Data (Effacer les données de test)</b>."
+
+
+def test_sentences_written_together_are_read_apart():
+    from types import SimpleNamespace
+    from rnnsearch.analysis.transfer_tags import tokens
+    codec = SimpleNamespace(mode="sentencepiece")
+    assert tokens(codec, "données.Les fichiers") == (["données.", "Les", "fichiers"], (1,))
+    assert tokens(codec, "U.S. files insert_error.csv.") == (["U.S.", "files", "insert_error.csv", "."], (3,))

@@ -13,11 +13,14 @@ one direction times beta_ji of the other, each row normalised again), or another
 the source tokens written the same (in any case; with a letter or digit: names, numbers, product terms
 the vocabulary lacks and reads as <unk>) with the weight ``IDENTICAL``, a row's own weight being 1
 (chosen on the Salesforce strings 1001-2000: experiments/transfer_salesforce.py). Each span is also read
-as a label's (``decoding/placement.Labels``: frequent words left out at its edges, a capitalised element
-begun at a capitalised word), and a word written against the next without a space where a capital
-follows a small letter (``actionsCharger``, where a source's adjacent elements met) is two, a tag
-between them allowed. The translation's characters are kept as given; the output is markup of the
-source's kind (text escaped: ``&amp; &lt; &gt;``).
+as a label's (``decoding/labels.py``: frequent words left out at its edges, a capitalised element
+begun at a capitalised word; a term the translation keeps as the source writes it tagged exactly there,
+and a term tagged again around the words it went around before; an element that ends a sentence ended
+at a full stop; a kept label's bracketed translation taken along), and a word written against the next
+without a space where a capital follows a small letter (``actionsCharger``, where a source's adjacent
+elements met) or a full stop (``données.Les``) is two, a tag between them allowed, as are a file name
+and the full stop Moses' tokenizer leaves on it (``error.csv.``). The translation's characters are kept
+as given; the output is markup of the source's kind (text escaped: ``&amp; &lt; &gt;``).
 """
 from __future__ import annotations
 
@@ -32,13 +35,16 @@ import numpy as np
 from rnnsearch.analysis.force_align import force_align
 from rnnsearch.data.tokenize import SPACE_PIECE
 from rnnsearch.decoding.markup import put_back
-from rnnsearch.decoding.placement import Labels, token_spans, word_edges
+from rnnsearch.decoding.labels import Labels
+from rnnsearch.decoding.placement import token_spans, word_edges
 from rnnsearch.errors import UsageError
 from rnnsearch.text import blocks
 from rnnsearch.text.documents import read
 
 READINGS = ("head", "attention", "symmetrised", "links")
 IDENTICAL = 1.0
+GLUE = ".:;!?"  # a capital after one of these and a small letter begins a sentence glued on (``données.Les``)
+FILE_STOP = re.compile(r"[^.]*[a-z][^.]*\.\w+\.")  # ``insertAccounts_error.csv.``: the name and the stop apart
 FREQUENT = 30  # a vocabulary's most frequent words, read as light at a label's edge
 
 
@@ -69,7 +75,11 @@ def tokens(codec, text: str) -> tuple[list[str], tuple[int, ...]]:
     each cut where a capital follows a small letter; and the boundaries those cuts made."""
     out, joins = [], []
     for word in codec.words(text) if codec.mode == "word" else text.split():
-        cuts = [i for i in range(1, len(word)) if word[i - 1].islower() and word[i].isupper()]
+        cuts = [i for i in range(1, len(word)) if word[i].isupper() and (word[i - 1].islower() or (
+            i > 1 and word[i - 1] in GLUE and word[i - 2].islower()))]
+        if FILE_STOP.fullmatch(word):  # a file name before a full stop, which Moses' tokenizer keeps on it
+            cuts.append(len(word) - 1)
+        cuts = sorted(set(cuts))
         for a, b in zip([0] + cuts, cuts + [len(word)]):
             if a:
                 joins.append(len(out))
@@ -102,7 +112,7 @@ def _light(codec) -> set[str]:
 def _labels(translator, src: list[str], tgt: list[str]) -> Labels:
     src_light, tgt_light = _light(translator.src_codec), _light(translator.tgt_codec)
     return Labels([t in src_light for t in src], [t in tgt_light for t in tgt], [t[:1].isupper() for t in src],
-                  [t[:1].isupper() for t in tgt])
+                  [t[:1].isupper() for t in tgt], src, tgt)
 
 
 def read_pairs(translator, sources: list[str], translations: list[str], mode: str = "xml") -> list[Pair]:

@@ -170,7 +170,7 @@ def put_back(plain: str, elements: list[Element], src_units: list[str], translat
              entities: dict[str, list[str]] | None = None, labels=None, edges: np.ndarray | None = None) -> str:
     """The translation of ``plain`` with ``elements`` (parsed from its source) placed through
     ``alignment`` (T + 1, S + 1), a tag never inside a target word (``edges``: ``word_edges``'s by
-    default); ``labels``: placement.Labels, spans read as labels'."""
+    default); ``labels``: decoding/labels.Labels, spans read as labels'."""
     src_spans = token_spans(plain, src_units)
     tokens = translation.tokens
     marks = punctuation(src_units), punctuation(tokens)

@@ -4,12 +4,12 @@ alignment (``place``), never inside a word as the output writes it (``word_edges
 with words of its own left without one where a sibling can spare it (``_take_a_word``)."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from rnnsearch.data.tokenize import SPACE_PIECE
+from rnnsearch.decoding.labels import Labels, as_label, verbatim, with_gloss
 
 if TYPE_CHECKING:
     from rnnsearch.decoding.markup import Element
@@ -46,17 +46,6 @@ def punctuation(tokens: list[str]) -> list[bool]:
     return [bool(t.replace(SPACE_PIECE, "")) and not any(c.isalnum() for c in t) for t in tokens]
 
 
-@dataclass
-class Labels:
-    """What tags around labels follow, for placing a source's tags in a given translation
-    (analysis/transfer_tags.py): each unit on either side, whether it is one of its vocabulary's most
-    frequent words (an article, a preposition: ``light``) and whether it begins with a capital."""
-    src_light: list[bool]
-    tgt_light: list[bool]
-    src_capital: list[bool]
-    tgt_capital: list[bool]
-
-
 def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.ndarray, lo: int, hi: int,
           marks: tuple[list[bool], list[bool]], edges: np.ndarray | None = None, labels: Labels | None = None) -> None:
     """Give each element (and its children) its target words [a, b) within [lo, hi): ``soft`` (T, S)
@@ -64,7 +53,7 @@ def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.nd
     source units and which target words are punctuation (``punctuation``); ``edges`` (2, T + 1): the
     boundaries where an element may begin (and a tag of no words stand) and where one may end
     (``word_edges``; None: any); ``labels``: the span of an element is then also read as a label's
-    (``_as_label``)."""
+    (``decoding/labels.py``)."""
     edges = np.ones((2, len(soft) + 1), dtype=bool) if edges is None else edges
     aligned = soft.argmax(1) if soft.size else np.zeros(len(soft), dtype=int)  # (T,) each word's source unit
     taken: list[tuple[int, int]] = []
@@ -74,7 +63,12 @@ def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.nd
         inside = [] if point else [j for j, (a, b) in enumerate(src_spans) if a < element.end and b > element.start]
         insides[id(element)] = inside
         span = _best_span(soft, inside, _free(lo, hi, taken), edges) if inside else None
-        if span is None:
+        kept = verbatim(inside, labels, _free(lo, hi, taken), edges, soft) if span and labels else None
+        if kept is not None:
+            kept = with_gloss(kept, inside, labels, hi, taken)
+            taken.append(kept)
+            span = kept
+        elif span is None:
             p = _position(element.start, src_spans, aligned, lo, hi, point and element.left)
             while p > lo and not edges[0][p]:
                 p -= 1
@@ -82,8 +76,10 @@ def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.nd
             starved += [(element, inside)] if inside else []
         else:
             span = _without_stray_marks(span, inside, *marks, edges)
-            span = _as_label(span, inside, labels, marks[1], edges, soft) if labels is not None else span
+            span = as_label(span, inside, labels, marks[1], edges, soft, hi, taken) if labels is not None else span
             taken.append(span)
+        if labels is not None:
+            labels.remember(inside, span)
         element.target = span
     for _ in range(2 * len(starved)):  # a word taken from a sibling of one word leaves that one to take another
         if not starved:
@@ -137,34 +133,6 @@ def _without_stray_marks(span: tuple[int, int], inside: list[int], src_marks: li
     if not src_marks[inside[0]]:
         while d - c > 1 and tgt_marks[c] and edges[0][c + 1]:
             c += 1
-    return c, d
-
-
-def _as_label(span: tuple[int, int], inside: list[int], labels: Labels, tgt_marks: list[bool],
-              edges: np.ndarray, soft: np.ndarray) -> tuple[int, int]:
-    """``span`` read as a label's, as translators tag them: without frequent words at an edge where the
-    element's source words have none there (``la <b>case</b>``, not ``<b>la case</b>``); where the
-    element begins with a capital inside its sentence, from the span's first capitalised word
-    (``la case <b>Recherche rapide</b>``), or from one just before it that no mark separates
-    (``<b>Rendre publique</b>`` for "Make Public"); and on to the next word that is not frequent where
-    that word is aligned to the element's words most (``<b>Suivi de fil</b>`` for "Feed Tracking")."""
-    c, d = span
-    if not labels.src_light[inside[0]]:
-        while d - c > 1 and labels.tgt_light[c] and edges[0][c + 1]:
-            c += 1
-    if not labels.src_light[inside[-1]]:
-        while d - c > 1 and labels.tgt_light[d - 1] and edges[1][d - 1]:
-            d -= 1
-    if inside[0] > 0 and labels.src_capital[inside[0]] and not labels.tgt_capital[c]:
-        later = next((k for k in range(c + 1, d) if labels.tgt_capital[k] and edges[0][k]), None)
-        earlier = next((k for k in (c - 1, c - 2) if k > 0 and labels.tgt_capital[k] and edges[0][k]
-                        and not any(tgt_marks[j] for j in range(k, c))), None)
-        c = later if later is not None else earlier if earlier is not None else c
-    k = d
-    while k < len(tgt_marks) and labels.tgt_light[k] and not tgt_marks[k]:
-        k += 1
-    if k < min(len(tgt_marks), len(soft)) and not tgt_marks[k] and int(soft[k].argmax()) in inside and edges[1][k + 1]:
-        d = k + 1
     return c, d
 
 

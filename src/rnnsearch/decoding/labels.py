@@ -1,0 +1,132 @@
+"""What tags around labels follow, for placing a source's tags in a translation the model did not write
+(``rnnsearch transfer-tags``, analysis/transfer_tags.py, through ``decoding/placement.place``): the span
+an element's alignment gives, read as translators tag labels, terms and sentences (chosen on the
+Salesforce help strings 1001-2000: docs/results/transfer_tags.md)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+
+@dataclass
+class Labels:
+    """What tags around labels follow, for placing a source's tags in a given translation
+    (analysis/transfer_tags.py): each unit on either side, whether it is one of its vocabulary's most
+    frequent words (an article, a preposition: ``light``) and whether it begins with a capital."""
+    src_light: list[bool]
+    tgt_light: list[bool]
+    src_capital: list[bool]
+    tgt_capital: list[bool]
+    src_words: list[str] | None = None  # the units as written, to find those the translation keeps verbatim
+    tgt_words: list[str] | None = None
+    placed: dict = field(default_factory=dict)  # an element's source words -> the target words it went around
+
+    def remember(self, inside: list[int], span: tuple[int, int]) -> None:
+        """The target words an element of the source units ``inside`` went around, for a later one of the same."""
+        if self.src_words is not None and self.tgt_words is not None and span[1] > span[0]:
+            self.placed.setdefault(tuple(self.src_words[j] for j in inside), tuple(self.tgt_words[span[0]:span[1]]))
+
+
+def as_label(span: tuple[int, int], inside: list[int], labels: Labels, tgt_marks: list[bool], edges: np.ndarray,
+             soft: np.ndarray, hi: int, taken: list[tuple[int, int]]) -> tuple[int, int]:
+    """``span`` read as a label's (``label_edges``), then ended at a full stop where the element's source
+    words end a sentence (``sentence_end``) unless that reaches into a sibling's words (``taken``)."""
+    span = label_edges(span, inside, labels, tgt_marks, edges, soft)
+    ended = sentence_end(span, inside, labels, edges, hi)
+    return ended if not any(a < ended[1] and ended[0] < b for a, b in taken) else span
+
+
+def label_edges(span: tuple[int, int], inside: list[int], labels: Labels, tgt_marks: list[bool],
+                edges: np.ndarray, soft: np.ndarray) -> tuple[int, int]:
+    """``span`` read as a label's, as translators tag them: without frequent words at an edge where the
+    element's source words have none there (``la <b>case</b>``, not ``<b>la case</b>``); where the
+    element begins with a capital inside its sentence, from the span's first capitalised word
+    (``la case <b>Recherche rapide</b>``), or from one just before it that no mark separates
+    (``<b>Rendre publique</b>`` for "Make Public"), or from the span's own first word where that begins a
+    sentence (``<ph>Les utilisateurs ...</ph>``); and on to the next word that is not frequent where
+    that word is aligned to the element's words most (``<b>Suivi de fil</b>`` for "Feed Tracking")."""
+    c, d = span
+    if not labels.src_light[inside[0]]:
+        while d - c > 1 and labels.tgt_light[c] and edges[0][c + 1]:
+            c += 1
+    if not labels.src_light[inside[-1]]:
+        while d - c > 1 and labels.tgt_light[d - 1] and edges[1][d - 1]:
+            d -= 1
+    if inside[0] > 0 and labels.src_capital[inside[0]] and not labels.tgt_capital[c]:
+        later = next((k for k in range(c + 1, d) if labels.tgt_capital[k] and edges[0][k]), None)
+        earlier = next((k for k in (c - 1, c - 2) if k > 0 and labels.tgt_capital[k] and edges[0][k]
+                        and not any(tgt_marks[j] for j in range(k, c))), None)
+        c = later if later is not None else earlier if earlier is not None else c
+        if labels.tgt_capital[span[0]] and opens_sentence(labels.tgt_words, span[0]):
+            c = span[0]  # the frequent word left out is a sentence's first: the element begins the sentence
+    k = d
+    while k < len(tgt_marks) and labels.tgt_light[k] and not tgt_marks[k]:
+        k += 1
+    if k < min(len(tgt_marks), len(soft)) and not tgt_marks[k] and int(soft[k].argmax()) in inside and edges[1][k + 1]:
+        d = k + 1
+    return c, d
+
+
+def verbatim(inside: list[int], labels: Labels, stretches: list[tuple[int, int]], edges: np.ndarray,
+              soft: np.ndarray) -> tuple[int, int] | None:
+    """The run of target words written exactly as the element's source words, where the translation
+    keeps them (a name, a number, a product term: ``<b>Essentials</b> Edition``), or as the target words
+    an earlier element of the same source words went around (a term translated the same each time);
+    within a free stretch and between words; of several, the one most aligned to the element's words.
+    None where there is none, or where the element holds only frequent words (which a translation may
+    write for other reasons)."""
+    if labels.src_words is None or labels.tgt_words is None or all(labels.src_light[j] for j in inside):
+        return None
+    words = tuple(labels.src_words[j] for j in inside)
+    if not any(c.isalnum() for w in words for c in w):
+        return None
+    for run in (words, labels.placed.get(words)):
+        n = len(run or ())
+        runs = [(c, c + n) for lo, hi in stretches for c in range(lo, hi - n + 1)
+                if n and tuple(labels.tgt_words[c:c + n]) == run and edges[0][c] and edges[1][c + n]]
+        if runs:
+            return max(runs, key=lambda r: soft[r[0]:r[1], inside].sum())
+    return None
+
+
+def with_gloss(span: tuple[int, int], inside: list[int], labels: Labels, hi: int,
+                taken: list[tuple[int, int]]) -> tuple[int, int]:
+    """A label kept in the source language with its translation in brackets just after it, as software
+    is localised (``<b>Clear Test Data (Effacer les données de test)</b>``): the brackets go with it, where
+    the element's source words have none and they end before ``hi`` and any sibling's words."""
+    c, d = span
+    words = labels.tgt_words or []
+    if d >= hi or words[d] != "(" or any(labels.src_words[j] in ("(", ")") for j in inside):
+        return span
+    close = next((k for k in range(d + 1, hi) if words[k] in ("(", ")")), None)
+    if close is None or words[close] != ")" or any(d < b and a <= close for a, b in taken):
+        return span
+    return c, close + 1
+
+
+FULL_STOPS = {".", "!", "?"}
+
+
+def opens_sentence(words: list[str] | None, k: int) -> bool:
+    """Whether unit k begins a sentence: the first, or one after a full stop (unknown words: the first only)."""
+    return k == 0 or (words is not None and words[k - 1] in FULL_STOPS)
+
+
+def sentence_end(span: tuple[int, int], inside: list[int], labels: Labels, edges: np.ndarray,
+                  hi: int) -> tuple[int, int]:
+    """An element whose source words end a sentence (``<ph>... personnels.</ph>``) ends at the end of one:
+    after its span's last full stop where words follow it inside the span, or on to a full stop just after
+    it (before ``hi``, its parent's end)."""
+    if labels.src_words is None or labels.tgt_words is None or labels.src_words[inside[-1]] not in FULL_STOPS:
+        return span
+    c, d = span
+    words = labels.tgt_words
+    if words[d - 1] in FULL_STOPS:
+        return span
+    stops = [k for k in range(c + 1, d - 1) if words[k] in FULL_STOPS and edges[1][k + 1]]
+    if stops:
+        return c, stops[-1] + 1
+    if d < hi and words[d] in FULL_STOPS and edges[1][d + 1]:
+        return c, d + 1
+    return span
