@@ -1,10 +1,9 @@
 """Configuration: YAML -> frozen pydantic models, with dotted overrides (``--set train.lr=3e-4``).
 
-Every key is declared once, here, with its default and its meaning. Unknown keys, wrong types and
-impossible values are errors that name the key's dotted path (``train.lr``) and, when loaded from
-a file, the file, raised before any work starts. Checkpoints keep the resolved config as a plain
-dict; keys added later take their defaults when an older checkpoint is read.
-"""
+Every key is declared once, here, with its default and its meaning. Unknown keys, wrong types and impossible
+values are errors that name the key's dotted path (``train.lr``) and the file or the ``--set`` (each bad one),
+raised before any work starts. Checkpoints keep the resolved config as a plain dict; keys added later take
+their defaults when an older checkpoint is read."""
 from __future__ import annotations
 
 import contextlib
@@ -188,8 +187,7 @@ def error_message(error: dict, key: str | None = None) -> str:
         return f"{key}: {value!r} is not one of {ctx.get('expected', '').replace(' or ', ', ').replace(chr(39), '')}"
     bounds = {"greater_than": ">", "greater_than_equal": ">=", "less_than": "<", "less_than_equal": "<="}
     if kind in bounds:
-        limit = next(iter(ctx.values()))
-        return f"{key}: must be {bounds[kind]} {limit}, got {value!r}"
+        return f"{key}: must be {bounds[kind]} {next(iter(ctx.values()))}, got {value!r}"
     expected = {"int_type": "an integer", "bool_type": "true/false", "string_type": "a string",
                 "model_type": "a mapping", "dict_type": "a mapping", "float_type": "a number"}
     if kind in expected:
@@ -231,8 +229,7 @@ def first_difference(a: dict, b: dict) -> tuple[str, Any, Any] | None:
         for key in defaults[section]:
             if (section, key) in NOT_IDENTITY:
                 continue
-            x = (a.get(section) or {}).get(key, defaults[section][key])
-            y = (b.get(section) or {}).get(key, defaults[section][key])
+            x, y = ((d.get(section) or {}).get(key, defaults[section][key]) for d in (a, b))
             if x != y:
                 return f"{section}.{key}", x, y
     return None
@@ -284,12 +281,15 @@ def load(path: str | Path, overrides: list[str] | None = None) -> Config:
         from_dict(raw)
     except ConfigError as exc:
         raise ConfigError(f"{path}: {exc}") from None
-    for text in overrides or []:  # each --set on the file's values: a bad one is named, not the file
+    problems = []
+    for text in overrides or []:  # each --set on the file's values: every bad one is named (not the file)
         try:
-            raw = apply_overrides(raw, [text])
-            from_dict(raw)
+            from_dict(tried := apply_overrides(raw, [text]))
+            raw = tried
         except ConfigError as exc:
-            raise ConfigError(f"--set {text}: {str(exc).removeprefix(f'--set {text!r}: ')}") from None
+            problems.append(f"--set {text}: {str(exc).removeprefix(f'--set {text!r}: ')}")
+    if problems:
+        raise ConfigError("; ".join(problems))
     return from_dict(raw)
 
 

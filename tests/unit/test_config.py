@@ -82,3 +82,14 @@ def test_a_bad_override_is_named_and_the_file_is_not_blamed(tmp_path):
     good.write_text("train:\n  lr: -1\n")
     with pytest.raises(ConfigError, match=rf"^{good}: train.lr: must be > 0"):  # the file's own error is the file's
         load(good, ["model.emb=8"])
+
+
+def test_every_bad_override_is_named_at_once(tmp_path):
+    from rnnsearch.config import load
+    good = tmp_path / "good.yaml"
+    good.write_text("train:\n  lr: 0.5\n")
+    with pytest.raises(ConfigError) as caught:
+        load(good, ["model.emb=-3", "train.lr=0.1", "train.lr=abc", "nokey"])
+    problems = str(caught.value).split("; ")
+    assert [p.split(":")[0] for p in problems] == ["--set model.emb=-3", "--set train.lr=abc", "--set nokey"]
+    assert load(good, ["model.emb=8", "train.lr=0.1"]).train.lr == 0.1
