@@ -14,7 +14,8 @@ at beam 5, and the tables give each system's dev BLEU per mark and the minutes e
 other's dev BLEU at the last mark (benchmarks/marian_report.py: quality_table). SIGTERM stops a training
 phase with its model saved; the same command goes on from there (marks already kept are skipped), and
 the scores already measured are kept in quality.json. A race needs the machine to itself: pause other
-long runs (SIGSTOP) while it trains.
+long runs (SIGSTOP) while it trains; and it goes on only on the machine it began on (quality.json keeps
+it): a run on another refuses, as its minutes are other minutes.
 """
 from __future__ import annotations
 
@@ -75,6 +76,15 @@ def score(work: Path, venv: Path, threads: int, state: dict) -> None:
                 say(f"{system} at {key} minutes: dev BLEU {entry['bleu']:.2f}")
 
 
+def same_machine(state: dict, here: str, work: Path) -> None:
+    """A race goes on only on the machine it began on (the minutes of another are not the same minutes):
+    the first run records it, a later one on another machine stops with what to do."""
+    state.setdefault("machine", here)
+    if state["machine"] != here:
+        sys.exit(f"{work}: this race began on {state['machine']}; this machine is {here}: its minutes would not "
+                 f"be comparable. Go on there, or start the race again here with another --work")
+
+
 def save(work: Path, state: dict) -> None:
     (work / "quality.json").write_text(json.dumps(state, indent=1))
 
@@ -99,13 +109,14 @@ def main() -> None:
     say(f"data: {race.prepare(args.work, args.pairs, 1)}")  # (one test line: the race's start-up sentence)
     saved = args.work / "quality.json"
     state = json.loads(saved.read_text()) if saved.exists() else {"rnnsearch": {}, "marian": {}}
+    same_machine(state, machine(args.threads), args.work)
     for system in ("rnnsearch", "marian"):
         if args.phase in ("all", f"train-{system}"):
             train_to_marks(system, args.work, args.venv, marks, args.threads, state)
     if args.phase not in ("all", "score"):
         return
     score(args.work, args.venv, args.threads, state)
-    curves = {s: {float(k): v for k, v in state[s].items() if "bleu" in v} for s in state}
+    curves = {s: {float(k): v for k, v in state[s].items() if "bleu" in v} for s in ("rnnsearch", "marian")}
     last = {s: curves[s][max(curves[s])] for s in curves if curves[s]}
     rates = [last[s]["tok_per_s"] for s in last]
     ratio = rates[0] / rates[1] if len(rates) == 2 and None not in rates else None
@@ -113,7 +124,7 @@ def main() -> None:
     print(body)
     if args.record:
         record("Time to quality: rnnsearch's recommended config against Marian's s2s (Hansards, CPU)",
-               f"`make race` on {date.today()}: {machine(args.threads)}; {args.pairs:,} Hansards pairs, dev BLEU on "
+               f"`make race` on {date.today()}: {state['machine']}; {args.pairs:,} Hansards pairs, dev BLEU on "
                f"500 dev pairs at beam 5 of the models kept at each mark; rnnsearch with "
                f"{' '.join(recommended_sets()[1::2])}.\n\n" + body)
 

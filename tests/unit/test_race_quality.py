@@ -47,3 +47,14 @@ def test_the_tables_read_the_targets_off_the_curves():
                             "marian": _marks({30: 10.0, 90: 16.0, 180: 19.0})}, 2.4)
     assert "met" not in missed.replace("missed", "")
     assert "| 88 min | not reached |" in missed  # 30 + 60 * 7 / 7.2; Marian ends below 19.6
+
+
+def test_a_race_goes_on_only_on_the_machine_it_began_on(tmp_path):
+    import pytest
+    from race_quality import same_machine
+    state = {"rnnsearch": {}, "marian": {}}
+    same_machine(state, "AMD EPYC, 2 cores; 2 threads", tmp_path)
+    same_machine(state, "AMD EPYC, 2 cores; 2 threads", tmp_path)  # the same machine: on it goes
+    assert state["machine"] == "AMD EPYC, 2 cores; 2 threads"
+    with pytest.raises(SystemExit, match="this race began on AMD EPYC.*this machine is Intel Xeon"):
+        same_machine(state, "Intel Xeon, 2 cores; 2 threads", tmp_path)
