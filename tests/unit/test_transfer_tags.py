@@ -122,3 +122,11 @@ def test_sentences_written_together_are_read_apart():
     codec = SimpleNamespace(mode="sentencepiece")
     assert tokens(codec, "données.Les fichiers") == (["données.", "Les", "fichiers"], (1,))
     assert tokens(codec, "U.S. files insert_error.csv.") == (["U.S.", "files", "insert_error.csv", "."], (3,))
+
+
+def test_a_title_case_label_holds_as_many_words_as_it_has(translator):
+    """"Log Filters" has two words that are not frequent: its span goes on over "des" to the second
+    ("Filtres des journaux") though the links put "journaux" on "tab"."""
+    text = _placed(translator, "The <b>Log Filters</b> tab shows the levels.",
+                   "L'onglet Filtres des journaux affiche les niveaux.", "0-0 3-0 1-1 2-1 3-3 4-4 5-5 6-6")
+    assert text == "L'onglet <b>Filtres des journaux</b> affiche les niveaux."

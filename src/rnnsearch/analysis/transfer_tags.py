@@ -16,11 +16,12 @@ the vocabulary lacks and reads as <unk>) with the weight ``IDENTICAL``, a row's 
 as a label's (``decoding/labels.py``: frequent words left out at its edges, a capitalised element
 begun at a capitalised word; a term the translation keeps as the source writes it tagged exactly there,
 and a term tagged again around the words it went around before; an element that ends a sentence ended
-at a full stop; a kept label's bracketed translation taken along), and a word written against the next
-without a space where a capital follows a small letter (``actionsCharger``, where a source's adjacent
-elements met) or a full stop (``données.Les``) is two, a tag between them allowed, as are a file name
-and the full stop Moses' tokenizer leaves on it (``error.csv.``). The translation's characters are kept
-as given; the output is markup of the source's kind (text escaped: ``&amp; &lt; &gt;``).
+at a full stop; a kept label's bracketed translation taken along; a title-case label's span as many
+words long as the label), and a word written against the next without a space where a capital follows
+a small letter (``actionsCharger``, where a source's adjacent elements met) or a full stop
+(``données.Les``) is two, a tag between them allowed, as are a file name and the full stop Moses'
+tokenizer leaves on it (``error.csv.``). The translation's characters are kept as given; the output is
+markup of the source's kind (text escaped: ``&amp; &lt; &gt;``).
 """
 from __future__ import annotations
 

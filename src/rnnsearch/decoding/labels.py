@@ -32,7 +32,8 @@ def as_label(span: tuple[int, int], inside: list[int], labels: Labels, tgt_marks
              soft: np.ndarray, hi: int, taken: list[tuple[int, int]]) -> tuple[int, int]:
     """``span`` read as a label's (``label_edges``), then ended at a full stop where the element's source
     words end a sentence (``sentence_end``) unless that reaches into a sibling's words (``taken``)."""
-    span = label_edges(span, inside, labels, tgt_marks, edges, soft)
+    read = label_edges(span, inside, labels, tgt_marks, edges, soft)
+    span = read if read[1] <= hi and not any(a < read[1] and read[0] < b for a, b in taken) else span
     ended = sentence_end(span, inside, labels, edges, hi)
     return ended if not any(a < ended[1] and ended[0] < b for a, b in taken) else span
 
@@ -64,6 +65,23 @@ def label_edges(span: tuple[int, int], inside: list[int], labels: Labels, tgt_ma
     while k < len(tgt_marks) and labels.tgt_light[k] and not tgt_marks[k]:
         k += 1
     if k < min(len(tgt_marks), len(soft)) and not tgt_marks[k] and int(soft[k].argmax()) in inside and edges[1][k + 1]:
+        d = k + 1
+    return _as_many_words(c, d, inside, labels, tgt_marks, edges)
+
+
+def _as_many_words(c: int, d: int, inside: list[int], labels: Labels, tgt_marks: list[bool],
+                   edges: np.ndarray) -> tuple[int, int]:
+    """A title-case label (``Log Filters``) whose span holds fewer words that are not frequent than the
+    label has, on over a frequent word and the word after it (``Filtres de journaux``)."""
+    content = [j for j in inside if not labels.src_light[j]]
+    if not content or not all(labels.src_capital[j] for j in content):
+        return c, d
+    while sum(not labels.tgt_light[k] and not tgt_marks[k] for k in range(c, d)) < len(content):
+        k = d
+        while k < len(tgt_marks) and labels.tgt_light[k] and not tgt_marks[k]:
+            k += 1
+        if k == d or k >= len(tgt_marks) or tgt_marks[k] or labels.tgt_capital[k] or not edges[1][k + 1]:
+            break
         d = k + 1
     return c, d
 
