@@ -130,3 +130,23 @@ def test_a_title_case_label_holds_as_many_words_as_it_has(translator):
     text = _placed(translator, "The <b>Log Filters</b> tab shows the levels.",
                    "L'onglet Filtres des journaux affiche les niveaux.", "0-0 3-0 1-1 2-1 3-3 4-4 5-5 6-6")
     assert text == "L'onglet <b>Filtres des journaux</b> affiche les niveaux."
+
+
+def test_the_translation_keeps_its_own_characters_and_spaces(translator):
+    """No space added around a tag of no words, and the source's entities are not written into the
+    translation (it writes its own characters): only tags are added."""
+    (a,) = transfer_tags(translator, ['The dog <x id="1"/> sees a cat.'], ["Le chien voit un chat."])
+    assert re.sub(r"<[^<>]+>", "", a.text) == "Le chien voit un chat." and a.text.count('<x id="1"/>') == 1
+    (b,) = transfer_tags(translator, ["The <b>dog</b> &nbsp;sees &copy; a cat."], ["Le chien voit © un chat."],
+                         mode="html")
+    assert re.sub(r"<[^<>]+>", "", b.text) == "Le chien voit © un chat." and b.text.count("<b>") == 1
+
+
+def test_an_empty_translation_of_a_tagged_line_is_named(translator):
+    (d,) = transfer_tags(translator, ["The <b>dog</b> sees a cat."], ["  "])
+    assert d.error and "translation is empty" in d.error
+
+
+def test_a_reverse_model_of_the_same_direction_is_refused(translator):
+    with pytest.raises(ValueError, match="the reverse model translates en->fr, the model en->fr"):
+        transfer_tags(translator, SOURCES[:1], TRANSLATIONS[:1], reverse=translator)

@@ -128,7 +128,10 @@ def read_pairs(translator, sources: list[str], translations: list[str], mode: st
             pairs.append(Pair(translation, error=m.error or f"it has {len(m.units)} blocks; give each block a line"))
             continue
         unit = m.units[0] if m.units else None
-        plain, elements = (unit.plain, unit.elements) if unit else ("", [])
+        plain, elements = (unit.plain, _for_given_text(unit.elements)) if unit else ("", [])
+        if elements and plain.strip() and not translation.strip():
+            pairs.append(Pair(translation, error="its translation is empty: give the line's translation"))
+            continue
         (src, _), (tgt, joins) = tokens(translator.src_codec, plain), tokens(translator.tgt_codec, translation)
         pairs.append(Pair(translation, plain, elements, src, tgt, joins=joins, labels=_labels(translator, src, tgt),
                           page=m.page if m.units else None))
@@ -220,12 +223,43 @@ def transfer_tags(translator, sources: list[str], translations: list[str], mode:
     if reading is None:
         reading = "links" if links is not None else "symmetrised" if reverse is not None else (
             "head" if getattr(translator, "align_head", None) is not None else "attention")
+    _same_pair(translator, reverse)
     pairs = read_pairs(translator, sources, translations, mode)
     if links is not None and len(links) != len(pairs):
-        raise UsageError(f"{len(links)} lines of links for {len(pairs)} pairs: give each pair its line")
+        raise UsageError(f"{len(links)} line{'s' * (len(links) != 1)} of links for {len(pairs)} pairs: give each "
+                         "pair its line")
     if links is not None and links_over == "words":
-        links = [word_links(p, w) for p, w in zip(pairs, links)]
+        links = [_numbered(n, word_links, p, w) for n, (p, w) in enumerate(zip(pairs, links), 1)]
     for p, given in zip(pairs, links or []):
         if not given and not p.error and p.elements and p.src_tokens and p.tgt_tokens:
             p.error = "no links to place its tags by"
     return place_tags(pairs, soft_alignments(translator, pairs, reading, reverse, links))
+
+
+def _numbered(line: int, read, *args):
+    """``read(*args)``, its UsageError naming the pair's line."""
+    try:
+        return read(*args)
+    except UsageError as exc:
+        raise UsageError(f"line {line}: {exc}") from None
+
+
+def _same_pair(translator, reverse) -> None:
+    """The reverse model translates the other way (a model of the same direction is refused)."""
+    if reverse is None:
+        return
+    ours, theirs = translator.config.data, reverse.config.data
+    if (theirs.src_lang, theirs.tgt_lang) != (ours.tgt_lang, ours.src_lang):
+        raise UsageError(f"the reverse model translates {theirs.src_lang}->{theirs.tgt_lang}, the model "
+                         f"{ours.src_lang}->{ours.tgt_lang}: give a {ours.tgt_lang}->{ours.src_lang} model as the reverse")
+
+
+def _for_given_text(elements: list) -> list:
+    """A source's elements as they go into a translation given whole: its entities (``&copy;``, ``&nbsp;``)
+    left out (the translation writes its own characters and spaces) and no space added around a tag of no
+    words (the translation's spacing is its own)."""
+    kept = [e for e in elements if not (e.name == "#" and e.start_tag.startswith("&"))]
+    for e in kept:
+        e.spaced = e.spaced_before = False
+        e.children = _for_given_text(e.children)
+    return kept
