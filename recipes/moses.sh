@@ -22,7 +22,9 @@
 #         compute of each phase and the scores.
 #
 # Each phase leaves $OUT/done.PHASE and is skipped once done (FORCE=1 runs it again); each runs under
-# GNU time (`$OUT/compute/PHASE.time`: CPU time of all its processes, peak memory of the largest).
+# GNU time (`$OUT/compute/PHASE.time`: CPU time of all its processes, peak memory of the largest), but
+# train, which runs train-model.perl's steps one at a time (`compute/train.N.time`, `$OUT/model/done.N`),
+# so that a train stopped midway goes on from its step; any other phase stopped midway runs again.
 # Knobs: MOSES, OUT (runs/moses), DATA (../shared/data), PAIRS (0 = all 1,021,889), THREADS (2),
 # TUNE_LINES (1000), MERT_ITERS (MERT's most iterations; mert-moses.pl's own 25 when unset),
 # TEST_LINES (0 = whole test sets), VOCAB (models/hansards_enfr_rnnsearch50),
@@ -108,12 +110,21 @@ lm() {
   rm -rf "$d/tmp" "$d/train.fr.arpa"
 }
 
-train() {
-  rm -rf "$OUT/model"; mkdir -p "$OUT/model/model"  # step 4 writes there without making it
-  "$S/training/train-model.perl" -root-dir "$OUT/model" -corpus "$OUT/data/train.clean" -f en -e fr \
-    -alignment grow-diag-final-and -alignment-file "$OUT/align/aligned" -first-step 4 -last-step 9 \
-    -max-phrase-length 7 -reordering msd-bidirectional-fe -lm 0:5:"$OUT/lm/train.fr.blm":8 \
-    -external-bin-dir "$MOSES/bin" -cores "$THREADS" -sort-buffer-size "$SORT_MEM" -sort-parallel "$THREADS" -sort-compress gzip > "$OUT/model.log" 2>&1
+train() {  # train-model.perl's steps 4-9 one at a time, each timed (compute/train.N.time) and marked done
+  # ($OUT/model/done.N): a train stopped midway goes on from the step it was in
+  local step
+  [ -z "${FORCE:-}" ] || rm -f "$OUT/model"/done.*
+  [ -f "$OUT/model/done.4" ] || { rm -rf "$OUT/model" "$OUT/compute"/train.*time "$OUT/model.log"; mkdir -p "$OUT/model/model"; }
+  for step in 4 5 6 7 8 9; do  # (step 4 writes into model/ without making it)
+    [ -f "$OUT/model/done.$step" ] && continue
+    echo "train-model.perl step $step: $(date -u +%FT%TZ)" >> "$OUT/model.log"
+    timed "train.$step" "$S/training/train-model.perl" -root-dir "$OUT/model" -corpus "$OUT/data/train.clean" -f en \
+      -e fr -alignment grow-diag-final-and -alignment-file "$OUT/align/aligned" -first-step "$step" -last-step "$step" \
+      -max-phrase-length 7 -reordering msd-bidirectional-fe -lm 0:5:"$OUT/lm/train.fr.blm":8 \
+      -external-bin-dir "$MOSES/bin" -cores "$THREADS" -sort-buffer-size "$SORT_MEM" -sort-parallel "$THREADS" \
+      -sort-compress gzip >> "$OUT/model.log" 2>&1
+    date -u +%FT%TZ > "$OUT/model/done.$step"
+  done
 }
 
 tune() {
@@ -159,13 +170,15 @@ run_phase() {  # phase: run it unless done (FORCE=1: again), timed (export reads
   if [ -f "$OUT/done.$phase" ] && [ -z "${FORCE:-}" ]; then echo "moses $phase: done ($OUT/done.$phase)"; return 0; fi
   echo "moses $phase: started $(date -u +%FT%TZ)"
   [ "$phase" = test ] && fn=test_phase
-  if [ "$phase" = export ]; then export_phase; else timed "$phase" bash -c "set -euo pipefail; $fn"; fi || {
+  if [ "$phase" = export ]; then export_phase
+  elif [ "$phase" = train ]; then bash -c "set -euo pipefail; train"  # timed step by step
+  else timed "$phase" bash -c "set -euo pipefail; $fn"; fi || {
     local rc=$?; echo "moses $phase: failed (exit $rc) $(date -u +%FT%TZ); its logs are under $OUT" >&2; return "$rc"; }
   date -u +%FT%TZ > "$OUT/done.$phase"
   echo "moses $phase: done $(date -u +%FT%TZ)"
 }
 
-export -f head_lines prep post build data align lm train tune decode test_phase export_phase
+export -f timed head_lines prep post build data align lm train tune decode test_phase export_phase
 export S OUT MOSES BIN DATA PAIRS THREADS TUNE_LINES TEST_LINES VOCAB SORT_MEM EXPORT MERT_ITERS
 
 case $STEP in

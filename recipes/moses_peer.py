@@ -51,9 +51,12 @@ def gnu_time(text: str) -> dict:
 
 def phase_compute(compute_dir: Path) -> dict[str, dict]:
     """{phase: gnu_time(...)} for each phase of recipes/moses.sh with a report, in the phases' order,
-    then the decoding runs (``decode.SET.THREADS``)."""
+    each followed by its steps (``train.N``: train-model.perl's step N), then the decoding runs
+    (``decode.SET.THREADS``)."""
     found = {p.stem: p for p in compute_dir.glob("*.time")}
-    order = [p for p in PHASES if p in found] + sorted(k for k in found if k not in PHASES)
+    order = [k for phase in PHASES for k in [phase] * (phase in found) + sorted(
+        (k for k in found if k.startswith(phase + ".")), key=lambda k: int(k.rpartition(".")[2]))]
+    order += sorted(k for k in found if k not in order)
     return {name: gnu_time(found[name].read_text()) for name in order}
 
 

@@ -44,6 +44,10 @@ def test_phase_compute_keeps_the_phases_order_then_the_decodes(tmp_path):
     for name in ("decode.test.1", "tune", "data", "rnnsearch.test.2", "build"):
         (tmp_path / f"{name}.time").write_text(TIME_REPORT)
     assert list(moses_peer.phase_compute(tmp_path)) == ["build", "data", "tune", "decode.test.1", "rnnsearch.test.2"]
+    for name in ("train.10", "train.4", "train.6"):  # train's steps, each timed on its own
+        (tmp_path / f"{name}.time").write_text(TIME_REPORT)
+    assert list(moses_peer.phase_compute(tmp_path)) == ["build", "data", "train.4", "train.6", "train.10", "tune",
+                                                        "decode.test.1", "rnnsearch.test.2"]
 
 
 def test_mert_curve_reads_each_iterations_last_best_point(tmp_path):
