@@ -18,13 +18,13 @@ class Labels:
     tgt_light: list[bool]
     src_capital: list[bool]
     tgt_capital: list[bool]
-    src_words: list[str] | None = None  # the units as written, to find those the translation keeps verbatim
-    tgt_words: list[str] | None = None
+    src_words: list[str]  # the units as written, to find those the translation keeps verbatim
+    tgt_words: list[str]
     placed: dict = field(default_factory=dict)  # an element's source words -> the target words it went around
 
     def remember(self, inside: list[int], span: tuple[int, int]) -> None:
         """The target words an element of the source units ``inside`` went around, for a later one of the same."""
-        if self.src_words is not None and self.tgt_words is not None and span[1] > span[0]:
+        if span[1] > span[0]:
             self.placed.setdefault(tuple(self.src_words[j] for j in inside), tuple(self.tgt_words[span[0]:span[1]]))
 
 
@@ -33,9 +33,21 @@ def as_label(span: tuple[int, int], inside: list[int], labels: Labels, tgt_marks
     """``span`` read as a label's (``label_edges``), then ended at a full stop where the element's source
     words end a sentence (``sentence_end``) unless that reaches into a sibling's words (``taken``)."""
     read = label_edges(span, inside, labels, tgt_marks, edges, soft)
-    span = read if read[1] <= hi and not any(a < read[1] and read[0] < b for a, b in taken) else span
+    span = read if read[1] <= hi and _clear(read, taken) else span
     ended = sentence_end(span, inside, labels, edges, hi)
-    return ended if not any(a < ended[1] and ended[0] < b for a, b in taken) else span
+    return ended if _clear(ended, taken) else span
+
+
+def _clear(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
+    """Whether ``span`` reaches into none of the siblings' words (``taken``)."""
+    return not any(a < span[1] and span[0] < b for a, b in taken)
+
+
+def _past_frequent(k: int, labels: Labels, tgt_marks: list[bool]) -> int:
+    """The first target word from k on that is not a frequent word (or a mark, or the end)."""
+    while k < len(tgt_marks) and labels.tgt_light[k] and not tgt_marks[k]:
+        k += 1
+    return k
 
 
 def label_edges(span: tuple[int, int], inside: list[int], labels: Labels, tgt_marks: list[bool],
@@ -61,9 +73,7 @@ def label_edges(span: tuple[int, int], inside: list[int], labels: Labels, tgt_ma
         c = later if later is not None else earlier if earlier is not None else c
         if labels.tgt_capital[span[0]] and opens_sentence(labels.tgt_words, span[0]):
             c = span[0]  # the frequent word left out is a sentence's first: the element begins the sentence
-    k = d
-    while k < len(tgt_marks) and labels.tgt_light[k] and not tgt_marks[k]:
-        k += 1
+    k = _past_frequent(d, labels, tgt_marks)
     if k < min(len(tgt_marks), len(soft)) and not tgt_marks[k] and int(soft[k].argmax()) in inside and edges[1][k + 1]:
         d = k + 1
     return _as_many_words(c, d, inside, labels, tgt_marks, edges)
@@ -77,9 +87,7 @@ def _as_many_words(c: int, d: int, inside: list[int], labels: Labels, tgt_marks:
     if not content or not all(labels.src_capital[j] for j in content):
         return c, d
     while sum(not labels.tgt_light[k] and not tgt_marks[k] for k in range(c, d)) < len(content):
-        k = d
-        while k < len(tgt_marks) and labels.tgt_light[k] and not tgt_marks[k]:
-            k += 1
+        k = _past_frequent(d, labels, tgt_marks)
         if k == d or k >= len(tgt_marks) or tgt_marks[k] or labels.tgt_capital[k] or not edges[1][k + 1]:
             break
         d = k + 1
@@ -94,7 +102,7 @@ def verbatim(inside: list[int], labels: Labels, stretches: list[tuple[int, int]]
     within a free stretch and between words; of several, the one most aligned to the element's words.
     None where there is none, or where the element holds only frequent words (which a translation may
     write for other reasons)."""
-    if labels.src_words is None or labels.tgt_words is None or all(labels.src_light[j] for j in inside):
+    if all(labels.src_light[j] for j in inside):
         return None
     words = tuple(labels.src_words[j] for j in inside)
     if not any(c.isalnum() for w in words for c in w):
@@ -114,11 +122,11 @@ def with_gloss(span: tuple[int, int], inside: list[int], labels: Labels, hi: int
     is localised (``<b>Clear Test Data (Effacer les données de test)</b>``): the brackets go with it, where
     the element's source words have none and they end before ``hi`` and any sibling's words."""
     c, d = span
-    words = labels.tgt_words or []
+    words = labels.tgt_words
     if d >= hi or words[d] != "(" or any(labels.src_words[j] in ("(", ")") for j in inside):
         return span
     close = next((k for k in range(d + 1, hi) if words[k] in ("(", ")")), None)
-    if close is None or words[close] != ")" or any(d < b and a <= close for a, b in taken):
+    if close is None or words[close] != ")" or not _clear((d, close + 1), taken):
         return span
     return c, close + 1
 
@@ -126,9 +134,9 @@ def with_gloss(span: tuple[int, int], inside: list[int], labels: Labels, hi: int
 FULL_STOPS = {".", "!", "?"}
 
 
-def opens_sentence(words: list[str] | None, k: int) -> bool:
-    """Whether unit k begins a sentence: the first, or one after a full stop (unknown words: the first only)."""
-    return k == 0 or (words is not None and words[k - 1] in FULL_STOPS)
+def opens_sentence(words: list[str], k: int) -> bool:
+    """Whether unit k begins a sentence: the first, or one after a full stop."""
+    return k == 0 or words[k - 1] in FULL_STOPS
 
 
 def sentence_end(span: tuple[int, int], inside: list[int], labels: Labels, edges: np.ndarray,
@@ -136,7 +144,7 @@ def sentence_end(span: tuple[int, int], inside: list[int], labels: Labels, edges
     """An element whose source words end a sentence (``<ph>... personnels.</ph>``) ends at the end of one:
     after its span's last full stop where words follow it inside the span, or on to a full stop just after
     it (before ``hi``, its parent's end)."""
-    if labels.src_words is None or labels.tgt_words is None or labels.src_words[inside[-1]] not in FULL_STOPS:
+    if labels.src_words[inside[-1]] not in FULL_STOPS:
         return span
     c, d = span
     words = labels.tgt_words

@@ -62,8 +62,9 @@ def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.nd
         point = element.end_tag is None or element.end <= element.start  # no words of its own
         inside = [] if point else [j for j, (a, b) in enumerate(src_spans) if a < element.end and b > element.start]
         insides[id(element)] = inside
-        span = _best_span(soft, inside, _free(lo, hi, taken), edges) if inside else None
-        kept = verbatim(inside, labels, _free(lo, hi, taken), edges, soft) if span and labels else None
+        free = _free(lo, hi, taken)
+        span = _best_span(soft, inside, free, edges) if inside else None
+        kept = verbatim(inside, labels, free, edges, soft) if span and labels else None
         if kept is not None:
             kept = with_gloss(kept, inside, labels, hi, taken)
             taken.append(kept)
