@@ -59,6 +59,17 @@ def test_a_monotone_alignment_gives_the_markup_back():
     assert out == 'The <b>big <i>red</i> dog</b> sees <a href="/x?a=1&amp;b=2">a cat</a>.<br/> Yes &amp; no'
 
 
+@pytest.mark.parametrize("kept", ["<!-- a <b> note -->", "<?page break?>", "<![CDATA[ a < b & c ]]>"])
+def test_xml_keeps_a_comment_a_processing_instruction_and_cdata_as_written(kept):
+    source = f"The minister spoke. {kept} He left <b>early</b>."
+    plain, elements = parse(source)
+    assert plain == "The minister spoke.  He left early."
+    assert elements[0].start_tag == kept and elements[0].end_tag is None
+    words = re.findall(r"\w+|[^\w\s]+", plain)
+    out = transfer(source, "xml", words, Output(words, "The minister spoke. He left early."), _identity(words))
+    assert out == source  # written where it was, one space on each side, never translated
+
+
 def test_a_tag_takes_the_words_mostly_aligned_to_its_words_not_a_stray_link():
     """Source "the red dog runs" -> target "le chien rouge court vite": <b> around "red dog" covers the
     reordered "chien rouge"; "vite" leans to "red" (0.45, its largest share, but less than half), and a

@@ -8,8 +8,9 @@ through the alignment (the alignment head's where the model has one, else the at
 mostly aligned to them, and they mostly aligned to those words, without a punctuation mark at an edge
 where its source words have none, never inside a word (``decoding/placement.py``); it is kept inside its
 parent's words and apart from its siblings' (in a stretch they leave free), so the output nests as the
-input did. An element around no source word, a self-closing tag (``<br/>``, HTML's void elements) and a
-placeholder (``<x id="1"/>``) go before the first target word aligned at or after their source
+input did. An element around no source word, a self-closing tag (``<br/>``, HTML's void elements), a
+placeholder (``<x id="1"/>``) and what XML keeps as written (a comment, a processing instruction, a CDATA
+section: never translated) go before the first target word aligned at or after their source
 position. Every tag that comes in comes out, as it was written
 (attributes untouched); the text is escaped (&, <, >).
 """
@@ -25,6 +26,8 @@ from rnnsearch.data.tokenize import SPACE_PIECE
 from rnnsearch.decoding.placement import place, punctuation, token_spans, word_edges
 
 TAG = re.compile(r"<(/?)([A-Za-z_][\w:.-]*)((?:\s[^<>]*?)?)\s*(/?)>")
+KEPT = re.compile(r"<!--.*?-->|<\?.*?\?>|<!\[CDATA\[.*?\]\]>", re.S)  # a comment, processing instruction, CDATA
+MARKUP = re.compile(f"(?P<kept>{KEPT.pattern})|{TAG.pattern}", re.S)
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "param", "source", "track", "wbr"}
 MODES = ("xml", "html")
 
@@ -52,9 +55,9 @@ def parse(text: str, mode: str = "xml") -> tuple[str, list[Element]]:
     """The plain text (entities unescaped) and the top-level elements; MarkupError when not well-formed."""
     plain, root, stack, pos = [], Element("", "", 0), [], 0
     length = 0
-    for m in TAG.finditer(text):
+    for m in MARKUP.finditer(text):
         length += _text(text[pos:m.start()], plain, pos, mode)
-        closing, name, self_closing = m.group(1), m.group(2), m.group(4)
+        closing, name, self_closing = m.group(2), m.group(3) or "#kept", m.group(5) or m.group("kept")
         parent = stack[-1] if stack else root
         if closing:
             if not stack or stack[-1].name != name:
@@ -129,6 +132,8 @@ def render(elements: list[Element], tokens: list[str], text: str, entities: dict
             gap = ""
         if not gap and closes < len(tags) and tags[closes][3] and out and out[-1][-1:] not in "'\u2019":
             gap = " "
+        if len(gap) > 1 and gap.isspace() and any(t.endswith(" ") for _, t, _, _ in tags[closes:]):
+            gap = gap[:-1]  # the source's two spaces around a tag of no words: one goes with the tag
         out += [t for _, t, _, _ in tags[:closes]] + [escaped(gap)] + [t for _, t, _, _ in tags[closes:]]
         if k < len(tokens):
             out.append(escaped(text[start:spans[k][1]]))
