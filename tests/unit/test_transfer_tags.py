@@ -150,3 +150,27 @@ def test_an_empty_translation_of_a_tagged_line_is_named(translator):
 def test_a_reverse_model_of_the_same_direction_is_refused(translator):
     with pytest.raises(ValueError, match="the reverse model translates en->fr, the model en->fr"):
         transfer_tags(translator, SOURCES[:1], TRANSLATIONS[:1], reverse=translator)
+
+
+@pytest.mark.parametrize("text, firsts", [
+    ("Read it. Users add items.", ["Users"]),
+    ("Révisez, puis réessayez. » La variable", ["La"]),  # the closing quote stays with its sentence
+    ("champs vides.Les utilisateurs", ["Les"]),          # a paragraph's tags taken out between them
+    ("Lorsqu'une règle est activée :Elle recherche", ["Elle"]),
+    ("Désinscription d'adresse e-mailNe pas appeler", ["Ne"]),
+    ("e.g. the 3.5 GB file: Setup runs", []),             # no capital after a stop; a spaced colon
+])
+def test_sentences_are_read_where_a_list_or_paragraph_was_taken_out(text, firsts):
+    from rnnsearch.decoding.labels import sentence_starts
+    assert [text[k:].split()[0] for k in sentence_starts(text)] == firsts
+
+
+def test_an_element_of_whole_sentences_goes_around_the_sentences_paired_with_them(translator):
+    """The links put "Users" of the second sentence on the first target sentence; the element of the
+    last two source sentences goes around the last two of the translation all the same, the third
+    source sentence being translated as two (a bead of one sentence for two)."""
+    text = _placed(translator, "Read it. <ph>Users add items. Users remove them, then they leave.</ph>",
+                   "Lisez-le. Les utilisateurs ajoutent des éléments. Ils les retirent. Puis ils partent.",
+                   "0-0 1-0 2-0 2-2 3-3 4-4 4-5 5-6 6-8 7-7 8-9 9-10 10-11")
+    assert text == ("Lisez-le. <ph>Les utilisateurs ajoutent des éléments. Ils les retirent. Puis ils "
+                    "partent.</ph>")

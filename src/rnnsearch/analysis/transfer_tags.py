@@ -17,7 +17,8 @@ as a label's (``decoding/labels.py``: frequent words left out at its edges, a ca
 begun at a capitalised word; a term the translation keeps as the source writes it tagged exactly there,
 and a term tagged again around the words it went around before; an element that ends a sentence ended
 at a full stop; a kept label's bracketed translation taken along; a title-case label's span as many
-words long as the label), and a word written against the next without a space where a capital follows
+words long as the label; an element of whole sentences around the translation's sentences paired with
+them), and a word written against the next without a space where a capital follows
 a small letter (``actionsCharger``, where a source's adjacent elements met) or a full stop
 (``données.Les``) is two, a tag between them allowed, as are a file name and the full stop Moses'
 tokenizer leaves on it (``error.csv.``). The translation's characters are kept as given; the output is
@@ -36,7 +37,7 @@ import numpy as np
 from rnnsearch.analysis.force_align import force_align
 from rnnsearch.data.tokenize import SPACE_PIECE
 from rnnsearch.decoding.markup import put_back
-from rnnsearch.decoding.labels import Labels
+from rnnsearch.decoding.labels import Labels, sentence_numbers
 from rnnsearch.decoding.placement import token_spans, word_edges
 from rnnsearch.errors import UsageError
 from rnnsearch.text import blocks
@@ -110,10 +111,11 @@ def _light(codec) -> set[str]:
     return {u.replace(SPACE_PIECE, "") for u in codec.vocab.itos[4:4 + FREQUENT]}  # after <pad> <unk> <s> </s>
 
 
-def _labels(translator, src: list[str], tgt: list[str]) -> Labels:
+def _labels(translator, src: list[str], tgt: list[str], plain: str, translation: str) -> Labels:
     src_light, tgt_light = _light(translator.src_codec), _light(translator.tgt_codec)
     return Labels([t in src_light for t in src], [t in tgt_light for t in tgt], [t[:1].isupper() for t in src],
-                  [t[:1].isupper() for t in tgt], src, tgt)
+                  [t[:1].isupper() for t in tgt], src, tgt, sentence_numbers(plain, token_spans(plain, src)),
+                  sentence_numbers(translation, token_spans(translation, tgt)))
 
 
 def read_pairs(translator, sources: list[str], translations: list[str], mode: str = "xml") -> list[Pair]:
@@ -133,7 +135,8 @@ def read_pairs(translator, sources: list[str], translations: list[str], mode: st
             pairs.append(Pair(translation, error="its translation is empty: give the line's translation"))
             continue
         (src, _), (tgt, joins) = tokens(translator.src_codec, plain), tokens(translator.tgt_codec, translation)
-        pairs.append(Pair(translation, plain, elements, src, tgt, joins=joins, labels=_labels(translator, src, tgt),
+        labels = _labels(translator, src, tgt, plain, translation)
+        pairs.append(Pair(translation, plain, elements, src, tgt, joins=joins, labels=labels,
                           page=m.page if m.units else None))
     return pairs
 

@@ -4,6 +4,7 @@ an element's alignment gives, read as translators tag labels, terms and sentence
 Salesforce help strings 1001-2000: docs/results/transfer_tags.md)."""
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +21,10 @@ class Labels:
     tgt_capital: list[bool]
     src_words: list[str]  # the units as written, to find those the translation keeps verbatim
     tgt_words: list[str]
+    src_sentences: list[int] = field(default_factory=list)  # each unit's sentence (``sentence_numbers``)
+    tgt_sentences: list[int] = field(default_factory=list)
     placed: dict = field(default_factory=dict)  # an element's source words -> the target words it went around
+    beads: list | None = None  # the sentences paired (``sentence_beads``; [] where they cannot be), once read
 
     def remember(self, inside: list[int], span: tuple[int, int]) -> None:
         """The target words an element of the source units ``inside`` went around, for a later one of the same."""
@@ -156,3 +160,92 @@ def sentence_end(span: tuple[int, int], inside: list[int], labels: Labels, edges
     if d < hi and words[d] in FULL_STOPS and edges[1][d + 1]:
         return c, d + 1
     return span
+
+
+CLOSING = "\"'\u00bb\u201d\u2019)]"  # what may follow a sentence's full stop inside it (``réessayez. »``)
+
+
+def sentence_starts(text: str) -> list[int]:
+    """Where each stretch of ``text`` read as a sentence after the first begins: after a full stop (its
+    closing quotes and brackets with it, ``réessayez. »``) before a capital, spaced or not; after a colon or
+    semicolon written against a capital (``activée :Elle``); and where a capital follows a small letter
+    (``e-mailNe pas appeler``): where a list's or paragraph's tags were taken out."""
+    starts = []
+    for k, ch in enumerate(text[:-1]):
+        if ch.islower() and text[k + 1].isupper():
+            starts.append(k + 1)
+            continue
+        if ch not in ".!?:;" or text[k + 1] in ".!?":
+            continue
+        end = k + 1
+        while ch in ".!?" and end < len(text) and (text[end] in CLOSING or (
+                text[end] == " " and text[end + 1:end + 2] in ("\u00bb", "\u201d"))):
+            end += 1
+        begin = end + (len(text[end:]) - len(text[end:].lstrip()))
+        opener = begin < len(text) and text[begin] in "\"\u00ab\u201c"
+        if text[begin + opener:begin + opener + 1].isupper() and (begin == end or ch in ".!?"):
+            starts.append(begin)
+    return starts
+
+
+def sentence_numbers(text: str, spans: list[tuple[int, int]]) -> list[int]:
+    """The sentence (``sentence_starts``) of each unit of ``text`` at the character ``spans``."""
+    starts = sentence_starts(text)
+    return [bisect.bisect_right(starts, a) for a, _ in spans]
+
+
+BEADS = ((1, 1), (1, 2), (2, 1), (1, 3), (3, 1))  # sentences on each side that translate each other
+UNEVEN = 2.0  # the alignment mass a bead other than one sentence for one must gain to be chosen
+LENGTH = 3.0  # and the mass a bead must gain per unit of |ln| of its length ratio against the line's
+
+
+def sentence_beads(labels: Labels, soft: np.ndarray) -> list[tuple[int, int, int, int]] | None:
+    """The two sides' sentences paired in order (Gale and Church's beads, scored by the alignment: the
+    mass of ``soft`` (T, S) inside the beads, ``UNEVEN`` less for each bead other than one for one), as
+    (source first, source end, target first, target end); None where they cannot be paired."""
+    n, m = labels.src_sentences[-1] + 1, labels.tgt_sentences[-1] + 1
+    src, tgt = np.array(labels.src_sentences), np.array(labels.tgt_sentences)
+    mass = np.array([[soft[tgt == j][:, src == i].sum() for j in range(m)] for i in range(n)])  # (n, m)
+    words = (np.bincount(src, minlength=n), np.bincount(tgt, minlength=m))  # each sentence's units
+    overall = len(tgt) / len(src)
+    best = np.full((n + 1, m + 1), -np.inf)
+    best[0, 0], back = 0.0, {}
+    for i in range(n + 1):
+        for j in range(m + 1):
+            for di, dj in BEADS:
+                if i >= di and j >= dj and np.isfinite(best[i - di, j - dj]):
+                    ratio = np.log(words[1][j - dj:j].sum() / words[0][i - di:i].sum() / overall)
+                    score = (best[i - di, j - dj] + mass[i - di:i, j - dj:j].sum() - UNEVEN * ((di, dj) != (1, 1))
+                             - LENGTH * abs(ratio))
+                    if score > best[i, j]:
+                        best[i, j], back[i, j] = score, (di, dj)
+    if not np.isfinite(best[n, m]):
+        return None
+    beads, (i, j) = [], (n, m)
+    while (i, j) != (0, 0):
+        di, dj = back[i, j]
+        beads.append((i - di, i, j - dj, j))
+        i, j = i - di, j - dj
+    return beads[::-1]
+
+
+def whole_sentences(inside: list[int], labels: Labels, soft: np.ndarray, lo: int, hi: int) -> tuple[int, int] | None:
+    """An element whose source words are whole sentences (``<ph>Les utilisateurs ... prévisions.</ph>``,
+    a list's items) goes around the translation's sentences paired with them (``sentence_beads``), where
+    its sentences begin and end beads and those lie within [lo, hi) (its parent's words); else None."""
+    src, tgt = labels.src_sentences, labels.tgt_sentences
+    if not src or not tgt or max(src[-1], tgt[-1]) == 0:
+        return None
+    first, last = src[inside[0]], src[inside[-1]]
+    if (inside[0] > 0 and src[inside[0] - 1] == first) or (inside[-1] + 1 < len(src) and src[inside[-1] + 1] == last):
+        return None  # it begins or ends inside a sentence
+    if labels.beads is None:
+        labels.beads = sentence_beads(labels, soft) or []
+    beads = labels.beads
+    opening = next((b for b in beads if b[0] == first), None)
+    closing = next((b for b in beads if b[1] == last + 1), None)
+    if opening is None or closing is None:
+        return None
+    c = next(k for k, t in enumerate(tgt) if t >= opening[2])
+    d = max(k for k, t in enumerate(tgt) if t < closing[3]) + 1
+    return (c, d) if lo <= c < d <= hi else None

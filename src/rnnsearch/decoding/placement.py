@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from rnnsearch.data.tokenize import SPACE_PIECE
-from rnnsearch.decoding.labels import Labels, as_label, verbatim, with_gloss
+from rnnsearch.decoding.labels import Labels, as_label, verbatim, whole_sentences, with_gloss
 
 if TYPE_CHECKING:
     from rnnsearch.decoding.markup import Element
@@ -65,6 +65,9 @@ def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.nd
         free = _free(lo, hi, taken)
         span = _best_span(soft, inside, free, edges) if inside else None
         kept = verbatim(inside, labels, free, edges, soft) if span and labels else None
+        whole = whole_sentences(inside, labels, soft, lo, hi) if span and labels else None
+        if whole is not None and not any(a < whole[1] and whole[0] < b for a, b in taken):
+            kept = whole
         if kept is not None:
             kept = with_gloss(kept, inside, labels, hi, taken)
             taken.append(kept)
