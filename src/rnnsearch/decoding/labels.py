@@ -124,11 +124,13 @@ def with_gloss(span: tuple[int, int], inside: list[int], labels: Labels, hi: int
                 taken: list[tuple[int, int]]) -> tuple[int, int]:
     """A label kept in the source language with its translation in brackets just after it, as software
     is localised (``<b>Clear Test Data (Effacer les données de test)</b>``): the brackets go with it, where
-    the element's source words have none and they end before ``hi`` and any sibling's words."""
+    the element's source words have none, none follow them, and they end before ``hi`` and any sibling's
+    words."""
     c, d = span
     words = labels.tgt_words
-    if d >= hi or words[d] != "(" or any(labels.src_words[j] in ("(", ")") for j in inside):
-        return span
+    after = labels.src_words[inside[-1] + 1:inside[-1] + 2]
+    if d >= hi or words[d] != "(" or any(labels.src_words[j] in ("(", ")") for j in inside) or after == ["("]:
+        return span  # brackets of the source's own (``<codeph>$count</codeph> (OData 4.0 only)``) stay outside
     close = next((k for k in range(d + 1, hi) if words[k] in ("(", ")")), None)
     if close is None or words[close] != ")" or not _clear((d, close + 1), taken):
         return span
