@@ -116,6 +116,12 @@ def test_a_kept_label_takes_its_bracketed_translation_along(translator):
     assert text == "Cliquez sur <b>Clear Test Data (Effacer les données de test)</b>."
 
 
+def test_brackets_the_source_writes_after_the_element_stay_outside_it(translator):
+    text = _placed(translator, "Use <b>count</b> (OData only).", "Utilisez count (OData uniquement).",
+                   "0-0 1-1 2-2 3-3")
+    assert text == "Utilisez <b>count</b> (OData uniquement)."
+
+
 def test_sentences_written_together_are_read_apart():
     from types import SimpleNamespace
     from rnnsearch.analysis.transfer_tags import tokens
