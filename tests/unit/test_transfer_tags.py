@@ -180,3 +180,10 @@ def test_an_element_of_whole_sentences_goes_around_the_sentences_paired_with_the
                    "0-0 1-0 2-0 2-2 3-3 4-4 4-5 5-6 6-8 7-7 8-9 9-10 10-11")
     assert text == ("Lisez-le. <ph>Les utilisateurs ajoutent des éléments. Ils les retirent. Puis ils "
                     "partent.</ph>")
+
+
+def test_a_capitalised_label_begins_at_a_capital_up_to_three_words_before_its_span(translator):
+    """The links put only "compte" on "Account Note"; a French label begins at its capital."""
+    text = _placed(translator, "Choose <b>Account Note</b> from the list.", "Choisissez Note sur le compte dans la liste.",
+                   "0-0 1-4 2-4 3-5 4-6 5-7")
+    assert text == "Choisissez <b>Note sur le compte</b> dans la liste."

@@ -59,10 +59,11 @@ def label_edges(span: tuple[int, int], inside: list[int], labels: Labels, tgt_ma
     """``span`` read as a label's, as translators tag them: without frequent words at an edge where the
     element's source words have none there (``la <b>case</b>``, not ``<b>la case</b>``); where the
     element begins with a capital inside its sentence, from the span's first capitalised word
-    (``la case <b>Recherche rapide</b>``), or from one just before it that no mark separates
-    (``<b>Rendre publique</b>`` for "Make Public"), or from the span's own first word where that begins a
-    sentence (``<ph>Les utilisateurs ...</ph>``); and on to the next word that is not frequent where
-    that word is aligned to the element's words most (``<b>Suivi de fil</b>`` for "Feed Tracking")."""
+    (``la case <b>Recherche rapide</b>``), or from one up to three words before it that no mark
+    separates (``<b>Rendre publique</b>`` for "Make Public", ``<b>Note sur le compte</b>`` for "Account
+    Note"), or from the span's own first word where that begins a sentence (``<ph>Les utilisateurs
+    ...</ph>``); and on to the next word that is not frequent where that word is aligned to the
+    element's words most (``<b>Suivi de fil</b>`` for "Feed Tracking")."""
     c, d = span
     if not labels.src_light[inside[0]]:
         while d - c > 1 and labels.tgt_light[c] and edges[0][c + 1]:
@@ -72,7 +73,7 @@ def label_edges(span: tuple[int, int], inside: list[int], labels: Labels, tgt_ma
             d -= 1
     if inside[0] > 0 and labels.src_capital[inside[0]] and not labels.tgt_capital[c]:
         later = next((k for k in range(c + 1, d) if labels.tgt_capital[k] and edges[0][k]), None)
-        earlier = next((k for k in (c - 1, c - 2) if k > 0 and labels.tgt_capital[k] and edges[0][k]
+        earlier = next((k for k in (c - 1, c - 2, c - 3) if k > 0 and labels.tgt_capital[k] and edges[0][k]
                         and not any(tgt_marks[j] for j in range(k, c))), None)
         c = later if later is not None else earlier if earlier is not None else c
         if labels.tgt_capital[span[0]] and opens_sentence(labels.tgt_words, span[0]):
