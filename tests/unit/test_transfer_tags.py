@@ -187,3 +187,11 @@ def test_a_capitalised_label_begins_at_a_capital_up_to_three_words_before_its_sp
     text = _placed(translator, "Choose <b>Account Note</b> from the list.", "Choisissez Note sur le compte dans la liste.",
                    "0-0 1-4 2-4 3-5 4-6 5-7")
     assert text == "Choisissez <b>Note sur le compte</b> dans la liste."
+
+
+def test_a_label_inside_its_sentence_does_not_begin_at_the_translations_first_word(translator):
+    """The links put "Appuyez" (capitalised as a sentence's first word) on "Enter" as well: the label
+    begins at the capital inside its span instead."""
+    text = _placed(translator, "Press <kbd>Enter</kbd> to save.", "Appuyez sur Entrée pour enregistrer.",
+                   "0-1 1-0 1-2 2-3 3-4")
+    assert text == "Appuyez sur <kbd>Entrée</kbd> pour enregistrer."

@@ -62,8 +62,10 @@ def label_edges(span: tuple[int, int], inside: list[int], labels: Labels, tgt_ma
     (``la case <b>Recherche rapide</b>``), or from one up to three words before it that no mark
     separates (``<b>Rendre publique</b>`` for "Make Public", ``<b>Note sur le compte</b>`` for "Account
     Note"), or from the span's own first word where that begins a sentence (``<ph>Les utilisateurs
-    ...</ph>``); and on to the next word that is not frequent where that word is aligned to the
-    element's words most (``<b>Suivi de fil</b>`` for "Feed Tracking")."""
+    ...</ph>``), but not from a sentence's first word where the element's words do not begin theirs
+    (``Appuyez sur <kbd>Entrée</kbd>``, not ``<kbd>Appuyez sur Entrée</kbd>``); and on to the next word
+    that is not frequent where that word is aligned to the element's words most (``<b>Suivi de fil</b>``
+    for "Feed Tracking")."""
     c, d = span
     if not labels.src_light[inside[0]]:
         while d - c > 1 and labels.tgt_light[c] and edges[0][c + 1]:
@@ -78,6 +80,9 @@ def label_edges(span: tuple[int, int], inside: list[int], labels: Labels, tgt_ma
         c = later if later is not None else earlier if earlier is not None else c
         if labels.tgt_capital[span[0]] and opens_sentence(labels.tgt_words, span[0]):
             c = span[0]  # the frequent word left out is a sentence's first: the element begins the sentence
+    elif (inside[0] > 0 and labels.src_capital[inside[0]] and opens_sentence(labels.tgt_words, c)
+          and not opens_sentence(labels.src_words, inside[0])):  # a sentence's capital, not the label's
+        c = next((k for k in range(c + 1, d) if labels.tgt_capital[k] and edges[0][k]), c)
     k = _past_frequent(d, labels, tgt_marks)
     if k < min(len(tgt_marks), len(soft)) and not tgt_marks[k] and int(soft[k].argmax()) in inside and edges[1][k + 1]:
         d = k + 1
