@@ -43,7 +43,9 @@ def test_parse_nested_self_closing_and_entities():
 
 @pytest.mark.parametrize("text, message", [("<b>x</i>", "</i> at character 4 closes <b>"),
                                            ("<b>x", "<b> is never closed"), ("x</b>", "closes no open element"),
-                                           ("a < b", "not part of a tag"),
+                                           ("a < b", "not part of a tag at character 2"),
+                                           ("The <!-- open", "comment, processing instruction or CDATA section at "
+                                                             "character 4 is never closed"),
                                            ("<x>Copyright &copy; 2024.</x>", "&copy; at character 13 is not"),
                                            ("<x>a</x> and &copy;", "&copy; at character 13 is not")])
 def test_what_is_not_well_formed_is_refused_in_one_line(text, message):
@@ -68,6 +70,13 @@ def test_xml_keeps_a_comment_a_processing_instruction_and_cdata_as_written(kept)
     words = re.findall(r"\w+|[^\w\s]+", plain)
     out = transfer(source, "xml", words, Output(words, "The minister spoke. He left early."), _identity(words))
     assert out == source  # written where it was, one space on each side, never translated
+
+
+def test_a_tag_of_no_words_that_begins_a_line_gets_no_space_before_it():
+    source = "<!-- c --> The <b>house</b>."
+    plain, _ = parse(source)
+    words = re.findall(r"\w+|[^\w\s]+", plain)
+    assert transfer(source, "xml", words, Output(words, plain), _identity(words)) == source
 
 
 def test_a_tag_takes_the_words_mostly_aligned_to_its_words_not_a_stray_link():

@@ -127,7 +127,9 @@ def read_pairs(translator, sources: list[str], translations: list[str], mode: st
     for source, translation in zip(sources, translations):
         m = read(source, mode)
         if m.error or len(m.units) > 1:
-            pairs.append(Pair(translation, error=m.error or f"it has {len(m.units)} blocks; give each block a line"))
+            pairs.append(Pair(translation, error=m.error or (
+                f"it has {len(m.units)} HTML blocks (p, li, br, ...): give each block and its translation a line "
+                "of their own, or read the line as XML (--markup xml), which places block tags as it places others")))
             continue
         unit = m.units[0] if m.units else None
         plain, elements = (unit.plain, _for_given_text(unit.elements)) if unit else ("", [])

@@ -90,7 +90,11 @@ NAMED = re.compile(r"&([A-Za-z][A-Za-z0-9]*);")
 
 def _text(segment: str, plain: list, where: int, mode: str = "xml") -> int:
     if "<" in segment or ">" in segment:
-        raise MarkupError(f"a '<' or '>' that is not part of a tag near character {where} (write &lt; or &gt;)")
+        at = where + min(i for i in (segment.find("<"), segment.find(">")) if i >= 0)
+        if segment.startswith(("<!--", "<?", "<![CDATA["), at - where):
+            raise MarkupError(f"the comment, processing instruction or CDATA section at character {at} is never "
+                              "closed (-->, ?>, ]]>)")
+        raise MarkupError(f"a '<' or '>' that is not part of a tag at character {at} (write &lt; or &gt;)")
     undefined = next((m for m in NAMED.finditer(segment) if m.group(1) not in XML_ENTITIES), None) if mode == "xml" else None
     if undefined is not None:
         raise MarkupError(f"&{undefined.group(1)}; at character {where + undefined.start()} is not an XML entity "
@@ -130,10 +134,10 @@ def render(elements: list[Element], tokens: list[str], text: str, entities: dict
         gap = text[cursor:start]
         if any(space for _, _, space, _ in tags) and not gap.strip():
             gap = ""
+        if gap and gap.isspace() and any(t.endswith(" ") for _, t, _, _ in tags[closes:]):
+            gap = gap[:-1]  # the source's spaces around a tag of no words: the one after it goes with the tag
         if not gap and closes < len(tags) and tags[closes][3] and out and out[-1][-1:] not in "'\u2019":
             gap = " "
-        if len(gap) > 1 and gap.isspace() and any(t.endswith(" ") for _, t, _, _ in tags[closes:]):
-            gap = gap[:-1]  # the source's two spaces around a tag of no words: one goes with the tag
         out += [t for _, t, _, _ in tags[:closes]] + [escaped(gap)] + [t for _, t, _, _ in tags[closes:]]
         if k < len(tokens):
             out.append(escaped(text[start:spans[k][1]]))
