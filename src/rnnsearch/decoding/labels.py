@@ -199,7 +199,8 @@ def sentence_starts(text: str) -> list[int]:
 def sentence_numbers(text: str, spans: list[tuple[int, int]]) -> list[int]:
     """The sentence (``sentence_starts``) of each unit of ``text`` at the character ``spans``."""
     starts = sentence_starts(text)
-    return [bisect.bisect_right(starts, a) for a, _ in spans]
+    numbers = [bisect.bisect_right(starts, a) for a, _ in spans]
+    return [int(k) for k in np.unique(numbers, return_inverse=True)[1]]  # numbered on: none without a unit
 
 
 BEADS = ((1, 1), (1, 2), (2, 1), (1, 3), (3, 1))  # sentences on each side that translate each other
@@ -237,10 +238,12 @@ def sentence_beads(labels: Labels, soft: np.ndarray) -> list[tuple[int, int, int
     return beads[::-1]
 
 
-def whole_sentences(inside: list[int], labels: Labels, soft: np.ndarray, lo: int, hi: int) -> tuple[int, int] | None:
+def whole_sentences(inside: list[int], labels: Labels, soft: np.ndarray, lo: int, hi: int,
+                    taken: list[tuple[int, int]]) -> tuple[int, int] | None:
     """An element whose source words are whole sentences (``<ph>Les utilisateurs ... prévisions.</ph>``,
     a list's items) goes around the translation's sentences paired with them (``sentence_beads``), where
-    its sentences begin and end beads and those lie within [lo, hi) (its parent's words); else None."""
+    its sentences begin and end beads and those lie within [lo, hi) (its parent's words), clear of its
+    siblings' (``taken``); else None."""
     src, tgt = labels.src_sentences, labels.tgt_sentences
     if not src or not tgt or max(src[-1], tgt[-1]) == 0:
         return None
@@ -256,4 +259,4 @@ def whole_sentences(inside: list[int], labels: Labels, soft: np.ndarray, lo: int
         return None
     c = next(k for k, t in enumerate(tgt) if t >= opening[2])
     d = max(k for k, t in enumerate(tgt) if t < closing[3]) + 1
-    return (c, d) if lo <= c < d <= hi else None
+    return (c, d) if lo <= c < d <= hi and _clear((c, d), taken) else None

@@ -65,9 +65,7 @@ def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.nd
         free = _free(lo, hi, taken)
         span = _best_span(soft, inside, free, edges) if inside else None
         kept = verbatim(inside, labels, free, edges, soft) if span and labels else None
-        whole = whole_sentences(inside, labels, soft, lo, hi) if span and labels else None
-        if whole is not None and not any(a < whole[1] and whole[0] < b for a, b in taken):
-            kept = whole
+        kept = (whole_sentences(inside, labels, soft, lo, hi, taken) if span and labels else None) or kept
         if kept is not None:
             kept = with_gloss(kept, inside, labels, hi, taken)
             taken.append(kept)
