@@ -195,3 +195,14 @@ def test_a_label_inside_its_sentence_does_not_begin_at_the_translations_first_wo
     text = _placed(translator, "Press <kbd>Enter</kbd> to save.", "Appuyez sur Entrée pour enregistrer.",
                    "0-1 1-0 1-2 2-3 3-4")
     assert text == "Appuyez sur <kbd>Entrée</kbd> pour enregistrer."
+
+
+def test_a_typographic_apostrophe_is_read_as_the_straight_one(translator):
+    """``d’Analytics`` is read as ``d'Analytics`` is (``d'`` and ``Analytics``), so a tag goes after the
+    elision as it does after a straight apostrophe, and the translation keeps its own apostrophe."""
+    from rnnsearch.analysis.transfer_tags import tokens
+    codec = translator.tgt_codec
+    assert tokens(codec, "les données d’Analytics")[0] == tokens(codec, "les données d'Analytics")[0]
+    for mark in ("\u2019", "'"):
+        text = _placed(translator, "The data of <ph>Analytics</ph>.", f"Les données d{mark}Analytics.", "0-0 1-1 2-2 3-2")
+        assert text == f"Les données d{mark}<ph>Analytics</ph>."

@@ -46,6 +46,7 @@ from rnnsearch.text.documents import read
 READINGS = ("head", "attention", "symmetrised", "links")
 IDENTICAL = 1.0
 GLUE = ".:;!?"  # a capital after one of these and a small letter begins a sentence glued on (``données.Les``)
+APOSTROPHES = str.maketrans("\u2019\u2018\u201b", "\'\'\'")  # typographic apostrophes as the model reads them
 FILE_STOP = re.compile(r"[^.]*[a-z][^.]*\.\w+\.")  # ``insertAccounts_error.csv.``: the name and the stop apart
 FREQUENT = 30  # a vocabulary's most frequent words, read as light at a label's edge
 
@@ -74,8 +75,11 @@ class Transfer:
 
 def tokens(codec, text: str) -> tuple[list[str], tuple[int, ...]]:
     """The tokens tags are placed between: the model's words (Moses), or whitespace words (SentencePiece),
-    each cut where a capital follows a small letter; and the boundaries those cuts made."""
+    each cut where a capital follows a small letter; and the boundaries those cuts made. A typographic
+    apostrophe is read as the straight one (``d’Analytics`` as ``d'`` ``Analytics``, as ``d'Analytics``); dashes
+    stay (``Criteria—Specify`` is two words, ``Criteria-Specify`` one)."""
     out, joins = [], []
+    text = text.translate(APOSTROPHES)
     for word in codec.words(text) if codec.mode == "word" else text.split():
         cuts = [i for i in range(1, len(word)) if word[i].isupper() and (word[i - 1].islower() or (
             i > 1 and word[i - 1] in GLUE and word[i - 2].islower()))]
