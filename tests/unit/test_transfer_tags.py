@@ -125,7 +125,7 @@ def test_brackets_the_source_writes_after_the_element_stay_outside_it(translator
 def test_sentences_written_together_are_read_apart():
     from types import SimpleNamespace
     from rnnsearch.analysis.transfer_tags import tokens
-    codec = SimpleNamespace(mode="sentencepiece")
+    codec = SimpleNamespace(words=str.split)
     assert tokens(codec, "données.Les fichiers") == (["données.", "Les", "fichiers"], (1,))
     assert tokens(codec, "U.S. files insert_error.csv.") == (["U.S.", "files", "insert_error.csv", "."], (3,))
 
@@ -206,3 +206,14 @@ def test_a_typographic_apostrophe_is_read_as_the_straight_one(translator):
     for mark in ("\u2019", "'"):
         text = _placed(translator, "The data of <ph>Analytics</ph>.", f"Les données d{mark}Analytics.", "0-0 1-1 2-2 3-2")
         assert text == f"Les données d{mark}<ph>Analytics</ph>."
+
+
+def test_a_subword_model_places_tags_between_its_tokenizers_words():
+    """A SentencePiece model's tokens are its tokenizer's words, as a word model's are, not whitespace
+    words: the full stop after a label stays outside it, and a URL's parts can be tagged."""
+    from types import SimpleNamespace
+    from rnnsearch.analysis.transfer_tags import tokens
+    from rnnsearch.data.tokenize import pretokenize
+    codec = SimpleNamespace(mode="sentencepiece", words=lambda text: pretokenize(text, "moses", "fr"))
+    assert tokens(codec, "reportez-vous à Configuration.")[0][-2:] == ["Configuration", "."]
+    assert "/" in tokens(codec, "https://example.org/services/v1")[0]

@@ -74,13 +74,15 @@ class Transfer:
 
 
 def tokens(codec, text: str) -> tuple[list[str], tuple[int, ...]]:
-    """The tokens tags are placed between: the model's words (Moses), or whitespace words (SentencePiece),
-    each cut where a capital follows a small letter; and the boundaries those cuts made. A typographic
-    apostrophe is read as the straight one (``d’Analytics`` as ``d'`` ``Analytics``, as ``d'Analytics``); dashes
-    stay (``Criteria—Specify`` is two words, ``Criteria-Specify`` one)."""
+    """The tokens tags are placed between: the words of the model's tokenizer (Moses' for a word model and
+    for a SentencePiece one alike, whose pieces are read within each word: whitespace words would keep a
+    full stop or a URL's path on its word, ``escompté.``), each cut where a capital follows a small letter;
+    and the boundaries those cuts made. A typographic apostrophe is read as the straight one
+    (``d’Analytics`` as ``d'`` ``Analytics``, as ``d'Analytics``); dashes stay (``Criteria—Specify`` is two
+    words, ``Criteria-Specify`` one)."""
     out, joins = [], []
     text = text.translate(APOSTROPHES)
-    for word in codec.words(text) if codec.mode == "word" else text.split():
+    for word in codec.words(text):
         cuts = [i for i in range(1, len(word)) if word[i].isupper() and (word[i - 1].islower() or (
             i > 1 and word[i - 1] in GLUE and word[i - 2].islower()))]
         if FILE_STOP.fullmatch(word):  # a file name before a full stop, which Moses' tokenizer keeps on it
