@@ -77,17 +77,3 @@ def test_a_known_name_written_for_a_slot_is_the_slots_copy():
     done, put_back = slots.restore(t, [("Solberg", "Solberg")], rows, codec, punctuation)
     assert done.tokens == ["M.", "Solberg", "a", "rencontré", "aujourd'hui"] and put_back == []
     assert done.alignment.shape == (len(done.tokens) + 1, 4)
-
-
-def test_a_subword_models_rare_names_are_slots_its_known_names_and_words_are_not():
-    """A capitalised word whose small-letter form is not one piece is name-like; one that is not one piece
-    itself either is rare: a run of name-like words holding a rare one is one slot, copied whole."""
-    from types import SimpleNamespace
-    from rnnsearch.text.segments import _rare_names_as_slots
-    one = {"Thomas", "thomas", "Saskatoon", "met", "in", "anna", "wages", "rose", "Anna"} - {"thomas"}
-    codec = SimpleNamespace(units=lambda word: [word] if word in one else list(word))
-    found = [("https://x.org", "https://x.org")]  # an item before: slot 0
-    parts = _rare_names_as_slots(["Thomas Vandermeer met Anna in Saskatoon. Wages rose at ", slots.marker(0)], found,
-                                 codec)
-    assert found[1:] == [("Thomas Vandermeer", "Thomas Vandermeer")]
-    assert parts == ["", slots.marker(1), " met Anna in Saskatoon. Wages rose at ", slots.marker(0)]

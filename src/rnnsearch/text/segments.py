@@ -125,7 +125,6 @@ def sentence_units(translator, text: str, a: int, b: int, items, carry: bool) ->
         at = item.end
     parts.append(for_model(text[at:b]))
     if translator.src_codec.mode != "word":
-        parts = _rare_names_as_slots(parts, slot_items, translator.src_codec) if carry else parts
         units = _one_slot_a_unit(translator.source_units("".join(parts)))
         return (_unknown_as_slots(units, slot_items, translator.src_codec.vocab) if carry else units), slot_items
     for part in parts:
@@ -133,45 +132,6 @@ def sentence_units(translator, text: str, a: int, b: int, items, carry: bool) ->
     if carry:
         units = _names_as_slots(units, slot_items, translator.src_codec.vocab, text[a:b])
     return units, slot_items
-
-
-NAME_RUN = re.compile(r"(?<![\w'’-])[^\W\d_][\w'’-]*(?: [^\W\d_][\w'’-]*)*")  # words of letters, one space apart
-
-
-def _rare_names_as_slots(parts: list[str], slot_items: list, codec) -> list[str]:
-    """A subword model's text parts with each run of name-like words holding a rare one as a slot
-    (appended to ``slot_items``): a capitalised word is name-like where its small-letter form is not one
-    piece ("Thomas": "▁th om as"; "Wages": "▁wages", a word) and rare where it is not one piece itself
-    either ("Vandermeer": "▁V ander me er"; "Saskatoon" is one piece, the model's own), so that a name
-    the model would spell into another ("Okonkwo-Hale" -> "frôkyk") is copied whole, as a word model
-    copies the names its vocabulary lacks (``_names_as_slots``)."""
-    def one_piece(word: str) -> bool:
-        return len(codec.units(word)) == 1
-
-    out = []
-    for part in parts:
-        if slots.slot_index(part) is not None:
-            out.append(part)
-            continue
-        at = 0
-        for m in NAME_RUN.finditer(part):
-            words = m.group().split(" ")
-            like = [w[:1].isupper() and not one_piece(w.lower()) for w in words]
-            for a, b in _runs(like):
-                if any(not one_piece(w) for w in words[a:b]):
-                    start = m.start() + sum(len(w) + 1 for w in words[:a])
-                    name = " ".join(words[a:b])
-                    out += [part[at:start], slots.marker(len(slot_items))]
-                    slot_items.append((name, name))
-                    at = start + len(name)
-        out.append(part[at:])
-    return out
-
-
-def _runs(flags: list[bool]) -> list[tuple[int, int]]:
-    """The (start, end) of each run of True in ``flags``."""
-    edges = [k for k in range(len(flags) + 1) if (k < len(flags) and flags[k]) != (k > 0 and flags[k - 1])]
-    return list(zip(edges[::2], edges[1::2]))
 
 
 def _unknown_as_slots(units: list[str], slot_items: list, vocab) -> list[str]:
