@@ -38,7 +38,7 @@ from rnnsearch.analysis.force_align import force_align
 from rnnsearch.data.tokenize import SPACE_PIECE
 from rnnsearch.decoding.markup import put_back
 from rnnsearch.decoding.labels import Labels, sentence_numbers
-from rnnsearch.decoding.placement import token_spans, word_edges
+from rnnsearch.decoding.placement import APOSTROPHES, token_spans, word_edges
 from rnnsearch.errors import UsageError
 from rnnsearch.text import blocks
 from rnnsearch.text.documents import read
@@ -46,7 +46,6 @@ from rnnsearch.text.documents import read
 READINGS = ("head", "attention", "symmetrised", "links")
 IDENTICAL = 1.0
 GLUE = ".:;!?"  # a capital after one of these and a small letter begins a sentence glued on (``données.Les``)
-APOSTROPHES = str.maketrans("\u2019\u2018\u201b", "\'\'\'")  # typographic apostrophes as the model reads them
 FILE_STOP = re.compile(r"[^.]*[a-z][^.]*\.\w+\.")  # ``insertAccounts_error.csv.``: the name and the stop apart
 FREQUENT = 30  # a vocabulary's most frequent words, read as light at a label's edge
 

@@ -15,7 +15,8 @@ if TYPE_CHECKING:
     from rnnsearch.decoding.markup import Element
 
 # typographic marks and the plain ones the model reads for them (text/typography.py): one for one
-PLAIN_MARKS = str.maketrans("\u2019\u2018\u201b\u201c\u201d\u201f\u2013\u2014", "\'\'\'\"\"\"--")
+APOSTROPHES = str.maketrans("\u2019\u2018\u201b", "\'\'\'")  # typographic apostrophes as the straight one
+PLAIN_MARKS = {**APOSTROPHES, **str.maketrans("\u201c\u201d\u201f\u2013\u2014", "\"\"\"--")}  # and quotes, dashes
 
 
 def token_spans(text: str, tokens: list[str]) -> list[tuple[int, int]]:
