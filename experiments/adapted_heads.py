@@ -4,7 +4,7 @@ unchanged. This trains a new head for the adapted model on eflomal's links of th
 (repeated ``--repeat`` times) beside Hansards pairs, so that the head reads the memory's domain.
 
     python experiments/adapted_heads.py CKPT --memory DIR --out DIR [--hansards N] [--repeat R]
-        [--epochs E] [--context C]
+        [--epochs E] [--context C] [--init-head] [--lr LR]
 
 CKPT: the adapted checkpoint (``runs/sfb/run/best.pt``, either direction); DIR: the corpus it was
 adapted on (``rnnsearch data import``'s: train.en, train.fr, dev.en, dev.fr). Written to --out:
@@ -51,6 +51,9 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--context", type=int, default=256)
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--init-head", action="store_true", help="start from the checkpoint's head (train-align-head "
+                    "--init-head) rather than a new one")
+    ap.add_argument("--lr", type=float, default=1e-3)
     args = ap.parse_args()
     data = args.out / "corpus"
     corpus(args.memory, data, args.hansards, args.repeat)
@@ -62,7 +65,8 @@ def main() -> int:
     subprocess.run([sys.executable, "-m", "rnnsearch", "train-align-head", args.checkpoint,
                     "--links", str(args.out / "links" / "train.links"), "--out", str(args.out / "head.pt"),
                     "--pairs", "0", "--held-out", "1000", "--epochs", str(args.epochs),
-                    "--context", str(args.context), "--threads", str(args.threads),
+                    "--context", str(args.context), "--threads", str(args.threads), "--lr", str(args.lr),
+                    *(["--init-head"] if args.init_head else []),
                     "--set", f"data.dir={data}", "--set", "data.token_cache="], check=True)
     return 0
 

@@ -330,3 +330,24 @@ def test_the_card_says_whether_the_head_reads_the_target_context():
     wide = " ".join(head_lines({"dims": {"att": 8, "context": 4}, "record": record}, "m"))
     assert "head of size 8 trained over" in plain and "--context" not in plain
     assert "a bidirectional GRU of 4 a direction over its queries: `--context 4`" in wide and "100 training pairs" in wide
+
+
+@pytest.mark.slow  # trains a head
+def test_init_head_goes_on_from_the_checkpoints_head(head_checkpoint, trained_run, tmp_path):
+    """--init-head: the new head starts from the checkpoint's (its sizes, whatever --size says) and
+    records how that one was trained; a checkpoint without a head is a one-line error."""
+    from rnnsearch import checkpoint
+    from rnnsearch.errors import UsageError
+    from rnnsearch.training.align_head import HeadSettings, train_alignment_head
+    links = head_checkpoint.parent / "links.txt"
+    settings = HeadSettings(pairs=50, held_out=10, epochs=1, att=32, lr=1e-9, init_head=True, device=DEVICE)
+    record = train_alignment_head(head_checkpoint, links, tmp_path / "again.pt", settings, log=lambda m: None)
+    parent, child = checkpoint.load(head_checkpoint)["align_head"], checkpoint.load(tmp_path / "again.pt")["align_head"]
+    assert child["dims"] == parent["dims"] and child["dims"]["att"] == 8 and record["att"] == 8
+    assert all(torch.allclose(parent["state"][k], v, atol=1e-6) for k, v in child["state"].items())  # lr 1e-9
+    assert record["init_head"] == parent["record"]
+    anew = settings.model_copy(update={"init_head": False})
+    fresh = train_alignment_head(head_checkpoint, links, tmp_path / "new.pt", anew, log=lambda m: None)
+    assert fresh["att"] == 32 and "init_head" not in fresh
+    with pytest.raises(UsageError, match="best.pt has no alignment head to start from"):
+        train_alignment_head(trained_run / "best.pt", links, tmp_path / "none.pt", settings, log=lambda m: None)

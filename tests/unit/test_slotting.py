@@ -123,6 +123,19 @@ def test_a_start_tag_goes_after_a_subword_space_piece():
     assert render([element], tokens, "en 2019.") == "en <i>2019</i>."
 
 
+def test_an_element_ending_on_a_subword_space_piece_takes_the_unit_after_it():
+    """`<b>2019</b> :`, not `</b><b>2019 :` (end tag first): an element the alignment ended after
+    SentencePiece's lone "▁" (before a slot's item) ends after the unit the space belongs to, as its start
+    tag goes after the piece; nested elements alike."""
+    from rnnsearch.decoding.markup import Element, render
+    tokens = ["▁en", "▁", "2019", "▁:"]
+    element = Element("<b>", "b", 0, 4, "</b>", target=(1, 2))
+    assert render([element], tokens, "en 2019 :") == "en <b>2019</b> :"
+    inner = Element("<i>", "i", 0, 4, "</i>", target=(1, 2))
+    outer = Element("<b>", "b", 0, 4, "</b>", target=(0, 2), children=[inner])
+    assert render([outer], tokens, "en 2019 :") == "<b>en <i>2019</i></b> :"
+
+
 def test_a_put_back_slot_does_not_split_a_space_piece_from_its_unit(sp_codec):
     from rnnsearch.decoding.placement import punctuation
     from rnnsearch.decoding.source import Translation

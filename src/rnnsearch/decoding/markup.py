@@ -114,6 +114,7 @@ def render(elements: list[Element], tokens: list[str], text: str, entities: dict
     def walk(nodes):
         for node in sorted(nodes, key=lambda n: (n.target[0], n.target[1] > n.target[0])):
             a, b = node.target
+            b += b > a and b < len(tokens) and tokens[b - 1] == SPACE_PIECE  # a lone "▁" goes with the unit after it
             tag = node.start_tag + " " * (node.spaced and a < len(tokens))
             events.setdefault(a, []).append((node.left, tag, node.space, node.spaced_before and a > 0))
             walk(node.children)
@@ -148,7 +149,7 @@ def render(elements: list[Element], tokens: list[str], text: str, entities: dict
 def _after_space_pieces(events: dict[int, list], tokens: list[str]) -> None:
     """A start tag placed before a subword output's space piece (SentencePiece's "▁" alone, before a slot
     or a word it writes apart) goes after it, so that the space stays outside the element (``in <i>2019</i>``,
-    not ``in<i> 2019</i>``), in place."""
+    not ``in<i> 2019</i>``), in place. (An end tag placed after such a piece goes after its unit: ``render``.)"""
     for k, token in enumerate(tokens):
         starts = [e for e in events.get(k, []) if not e[0]]
         if token != SPACE_PIECE or not starts:

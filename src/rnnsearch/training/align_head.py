@@ -31,7 +31,7 @@ from rnnsearch.decoding import pretrained
 from rnnsearch.errors import UsageError
 from rnnsearch.model import build_model
 from rnnsearch.model.conditional import QUERIES
-from rnnsearch.model.align_head import AlignmentHead, head_inputs, head_state, query_size
+from rnnsearch.model.align_head import AlignmentHead, head_inputs, head_state, load_head, query_size
 
 # what the output leaves out of the input checkpoint: its file header, and what only resumes training
 NOT_KEPT = ("format", "version", "optimizer", "scheduler", "rng", "rng_ranks")
@@ -50,6 +50,8 @@ class HeadSettings(BaseModel):
     lr: float = Field(1e-3, gt=0, description="Adam's learning rate")
     batch_size: int = Field(80, ge=1, description="pairs per update")
     seed: int = Field(1, description="the sample's and the head's initial weights' seed")
+    init_head: bool = Field(False, description="start from the checkpoint's own head (its sizes kept), e.g. to adapt "
+                            "it to a translation memory's pairs, rather than from random weights")
     threads: int = Field(0, ge=0, description="torch threads (0: torch's default)")
     device: str = Field("cpu", description="where the model and the head run: cpu, cuda or cuda:N")
 
@@ -79,15 +81,18 @@ def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, s
     model.load_state_dict(payload["model"])
     model.to(device).eval().requires_grad_(False)
     train_rows, held_rows = _sample(corpus, settings)
-    context = f", target context {settings.context}" if settings.context else ""
-    log(f"alignment head: {len(train_rows):,} training pairs, {len(held_rows):,} held out, "
-        f"{settings.epochs} epochs, size {settings.att}{context}")
     torch.manual_seed(settings.seed)
-    head = AlignmentHead(query_size(model), model.decoder.C_o.in_features, settings.att, settings.context).to(device)
+    head = _initial_head(payload, source, model, settings).to(device)
+    context = f", target context {head.dims['context']}" if head.dims["context"] else ""
+    start = f", from {ckpt}'s head" if settings.init_head else ""
+    log(f"alignment head: {len(train_rows):,} training pairs, {len(held_rows):,} held out, "
+        f"{settings.epochs} epochs, size {head.dims['att']}{context}{start}")
     optimizer = torch.optim.Adam(head.parameters(), lr=settings.lr)
     batches = _batches(train_rows, corpus.tgt_lens, settings.batch_size)
     rng, cpu0 = np.random.default_rng(settings.seed), time.process_time()
-    record = _record(ckpt, links, settings, len(train_rows), len(held_rows))
+    record = _record(ckpt, links, settings, len(train_rows), len(held_rows)) | head.dims
+    if settings.init_head:
+        record["init_head"] = payload["align_head"].get("record")  # how the head it started from was trained
     for epoch in range(1, settings.epochs + 1):
         cost = _epoch(model, head, optimizer, corpus, [batches[k] for k in rng.permutation(len(batches))], epoch)
         held = evaluate_head(model, head, corpus, held_rows, settings.batch_size)
@@ -99,6 +104,15 @@ def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, s
     checkpoint.save(out, {k: v for k, v in payload.items() if k not in NOT_KEPT} | {"align_head": head_state(head, record)})
     log(f"wrote {out}: the model of {ckpt} with its alignment head (`rnnsearch align {out} --head`)")
     return record
+
+
+def _initial_head(payload: dict, source, model, s: HeadSettings) -> AlignmentHead:
+    """A new head of the settings' sizes, or with ``init_head`` the checkpoint's own (its sizes)."""
+    if not s.init_head:
+        return AlignmentHead(query_size(model), model.decoder.C_o.in_features, s.att, s.context)
+    if "align_head" not in payload:
+        raise UsageError(f"--init-head: {source} has no alignment head to start from; train one without --init-head")
+    return load_head(payload["align_head"], source).train()
 
 
 def _epoch(model, head: AlignmentHead, optimizer, corpus: Corpus, batches: list[np.ndarray], epoch: int) -> float:
@@ -161,5 +175,5 @@ def _batches(rows: np.ndarray, tgt_lens: np.ndarray, size: int) -> list[np.ndarr
 
 def _record(ckpt, links, s: HeadSettings, pairs: int, held_out: int) -> dict:
     return {"source": str(ckpt), "links": str(links), "pairs": pairs, "held_out": held_out, "epochs": s.epochs,
-            "att": s.att, "context": s.context, "lr": s.lr, "batch_size": s.batch_size, "seed": s.seed, "cost": "ce",
+            "lr": s.lr, "batch_size": s.batch_size, "seed": s.seed, "cost": "ce",
             "train_ce": [], "held_out_ce": []}
