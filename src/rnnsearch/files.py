@@ -41,6 +41,16 @@ def write_whole(path: str | Path, data: str | bytes) -> None:
         raise
 
 
+def writable_file(out: str | Path) -> None:
+    """A UsageError naming ``out`` where no file can be written there: a folder, or no folder to put it in."""
+    from rnnsearch.errors import UsageError
+    out = Path(out)
+    if out.is_dir():
+        raise UsageError(f"{out}: a folder; name the file to write")
+    if not out.resolve().parent.is_dir():
+        raise UsageError(f"{out}: no folder {out.resolve().parent} to write it in")
+
+
 def sha256(path: str | Path) -> str:
     """The SHA-256 of a file's bytes, in hex (read a MiB at a time)."""
     digest = hashlib.sha256()

@@ -77,20 +77,41 @@ def test_the_reported_score_is_the_models_log_probability_of_the_constrained_out
 
 
 def test_what_cannot_be_honoured_is_refused_per_sentence_and_the_rest_translated(translator):
-    warnings = []
+    warnings, warn = [], translator.warn
     translator.warn = warnings.append
     try:
         got = translator.translate([Source(SOURCES[0], constraints=("zzqx",)), SOURCES[1],
                                     Source("a b", constraints=(" ".join(["maison"] * 30),)),
                                     Source(SOURCES[2], avoid=("",))], translator.search_settings(beam=3))
     finally:
-        del translator.warn
+        translator.warn = warn  # the fixture's translator is shared
     assert got[1].text and got[1].error is None
     assert "'zzqx' not in the model's target vocabulary" in got[0].error and got[0].text == ""
     assert "do not fit the output length limit" in got[2].error
     assert "avoid '' is empty" in got[3].error
     assert [w.split(":")[0] for w in warnings] == ["line 1", "line 3", "line 4"]
     assert all("\n" not in w for w in warnings)
+
+
+def test_a_constraint_holding_what_the_line_avoids_is_refused(translator):
+    got = translator.translate([Source(SOURCES[0], constraints=("maison",), avoid=("maison",)),
+                                Source(SOURCES[0], constraints=("la maison",), avoid=("Maison",)),
+                                Source(SOURCES[0], constraints=("maison",), avoid=("chapeau",))],
+                               translator.search_settings(beam=3))
+    assert "constraint 'maison' holds 'maison', which the line also avoids" in got[0].error and got[0].text == ""
+    assert "holds 'Maison'" in got[1].error  # an avoided phrase bars its other-case form too
+    assert got[2].error is None and "maison" in got[2].text
+
+
+def test_a_line_whose_constraints_were_not_met_is_not_translated():
+    """The search's best output that ran out of length before meeting its constraints counts as not
+    translated (exit status 3), as the warning the search gave says."""
+    from rnnsearch.cli.translate import _not_translated
+    from rnnsearch.decoding.source import Translation
+    warnings = []
+    unmet = Translation("la la la", ["la", "la", "la"], [], -9.0, None, constraints_met=False)
+    assert _not_translated(0, unmet, "The house.", None, warnings.append) and warnings == []  # the search warned
+    assert not _not_translated(0, Translation("la", ["la"], [], -1.0, None), "The house.", None, warnings.append)
 
 
 def test_constraints_refuse_sampling(translator):

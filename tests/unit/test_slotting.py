@@ -104,7 +104,8 @@ def test_a_model_that_learned_slots_reads_plain_integers_and_labels_as_items():
     assert [i.text for i in items.find("Bill C-45 passed 212 to 3 in 1998.", "en", "fr")] == []  # a word model's
     found = items.find("Report B52 and F79 at www.canada.ca/bills/C-12, at 6:05 p.m.", "en", "fr",
                        frequent=lambda w: False, labels=True)
-    assert [(i.text, i.kind) for i in found] == [("B52", "label"), ("F79", "label"), ("www.canada.ca/bills/C-12", "url")]
+    assert [(i.text, i.kind) for i in found] == [("B52", "label"), ("F79", "label"), ("www.canada.ca/bills/C-12", "url"),
+                                                 ("6:05 p.m", "time")]  # the time in French's convention: 18 h 05
     assert shared_items("Report B52 at 6:05.", "Rapport B52 à 6:05.") == ["B52"]  # a time is the model's both ways
 
 

@@ -26,6 +26,10 @@ def test_a_bracket_the_url_opened_stays_in_it():
 
 
 @pytest.mark.parametrize("text, kind", [("(613) 555-0142", "phone"), ("+1 800 555 0199", "phone"),
+                                        ("613 555 0199", "phone"), ("1 800 555-0123", "phone"), ("555-0142", "phone"),
+                                        ("O'Rourke-Nakamura", "name"), ("D'Souza", "name"), ("L'Heureux-Dubé", "name"),
+                                        ("McAllister-O'Neill", "name"),
+                                        ("j.o'neil+news@example.ie", "email"),
                                         ("613-555-0123", "phone"), ("2024-03-15", "datetime"), ("15/03/2024", "datetime"),
                                         ("v2.3.1", "version"), ("4.2.1", "version"), ("/etc/app/config.yaml", "path"),
                                         ("report.pdf", "path"), ("`pip install x`", "code"), ("@rnnsearch", "handle"),
@@ -49,7 +53,7 @@ def test_numbers_and_amounts_in_french_convention():
 
 def test_french_numbers_into_english():
     found = {t: r for _, t, r in kinds("Les 18 500 ménages ont payé 4,2 millions $ soit 37,5 %.", "fr", "en")}
-    assert found == {"18 500": "18,500", "4,2 millions $": "$4.2 million", "37,5": "37.5"}
+    assert found == {"18 500": "18,500", "4,2 millions $": "$4.2 million", "37,5 %": "37.5%"}
 
 
 def test_verbatim_numbers_on_request_and_currency_signs_never_change():
@@ -57,8 +61,8 @@ def test_verbatim_numbers_on_request_and_currency_signs_never_change():
     assert all(sign in r for sign, (_, _, r) in zip("$¥", kinds("It costs $2.15 or 5,600 ¥.")))
 
 
-def test_short_integers_times_and_references_are_left_alone():
-    assert [i.text for i in items.find("In May there were 15 of them at 6:05 p.m. for $40 or 83%.", "en", "fr",
+def test_short_integers_and_references_are_left_alone():
+    assert [i.text for i in items.find("In May there were 15 of them at 6:05 for $40 or 83%.", "en", "fr",
                                        known={"$"}.__contains__)] == []
     rare = kinds("In 2024 there were 1500 of 1999.", frequent={"1999"}.__contains__)
     assert rare == [("number", "2024", "2024"), ("number", "1500", "1500")]  # verbatim, not 2 024
@@ -122,3 +126,33 @@ def test_versions_identifiers_and_dois_come_out_as_written(text, kind):
 
 def test_a_plural_reference_word_makes_a_version():
     assert kinds("Versions 2.0 were out.") == [("version", "2.0", "2.0")]
+
+
+def test_a_time_of_the_12_hour_clock_is_written_on_the_24_hour_clock_in_french():
+    """The model wrote ``17 h 59`` for 11:59 p.m.; the Hansards' French writes ``23 h 59``, ``17 heures``. A
+    time's sentence-ending full stop stays the sentence's; into English, or without a.m./p.m., the model's."""
+    assert kinds("Vote at 11:59 p.m. tomorrow, or 9:45 p.m., 12:30 a.m., 12 p.m. or 10 a.m. today.") == [
+        ("time", "11:59 p.m.", "23 h 59"), ("time", "9:45 p.m.", "21 h 45"), ("time", "12:30 a.m.", "0 h 30"),
+        ("time", "12 p.m.", "12 heures"), ("time", "10 a.m.", "10 heures")]
+    assert kinds("Call before 5 p.m.") == [("time", "5 p.m", "17 heures")]
+    assert kinds("At 5 p.m. Members voted.") == [("time", "5 p.m", "17 heures")]
+    assert kinds("Vote at 11:59 p.m. or at 14:30.", "en", "de") == [] and kinds("The 10 amendments, I am.") == []
+    assert kinds("Vote at 11:59 p.m.", convert_numbers=False) == []
+
+
+def test_phone_numbers_are_not_read_as_numbers_and_ranges_are_not_phones():
+    assert kinds("Composez le 1 800 555-0123 ou le 514 555 0188.", "fr", "en") == [
+        ("phone", "1 800 555-0123", "1 800 555-0123"), ("phone", "514 555 0188", "514 555 0188")]
+    assert [k for k, _, _ in kinds("From 1990-1995 and 2020-2024, 1 800 555 people.", "fr", "en")] == ["number"]
+
+
+def test_a_french_elision_is_no_name_but_a_name_with_an_apostrophe_is():
+    assert kinds("L'Europe et Qu'Ottawa, D'accord, N'est-ce pas ?", "fr", "en") == []
+    assert [t for _, t, _ in kinds("M. Dell'Orso et Mme N'Diaye ont voté.", "fr", "en")] == ["Dell'Orso", "N'Diaye"]
+
+
+def test_into_english_a_number_takes_its_per_cent_sign_along():
+    """``de 7,4 % à 6,9 %`` came out ``from 7.4 6.9%``: the model dropped a ``%`` after a slot."""
+    assert kinds("Le taux est passé de 7,4 % à 6,9\u00a0%, soit 37,5%.", "fr", "en") == [
+        ("number", "7,4 %", "7.4%"), ("number", "6,9\u00a0%", "6.9%"), ("number", "37,5%", "37.5%")]
+    assert kinds("It rose 37.5% in 2.5 years.") == [("number", "37.5", "37,5"), ("number", "2.5", "2,5")]  # p. 100

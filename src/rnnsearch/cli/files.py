@@ -80,12 +80,10 @@ def transfer_tags(args) -> int:
     from rnnsearch.data.io import read_lines
     from rnnsearch.decoding.translator import Translator
     from rnnsearch.errors import UsageError
-    from rnnsearch.files import write_whole
+    from rnnsearch.files import writable_file, write_whole
     if Path(args.out).resolve() in (Path(args.src).resolve(), Path(args.tgt).resolve()):
         raise UsageError(f"{args.out}: the output would overwrite an input; name another file")
-    if not Path(args.out).resolve().parent.is_dir() or Path(args.out).is_dir():
-        raise UsageError(f"{args.out}: " + ("a folder; name the file to write" if Path(args.out).is_dir() else
-                                            f"no folder {Path(args.out).resolve().parent} to write it in"))
+    writable_file(args.out)
     sources, translations = read_lines(args.src), read_lines(args.tgt)
     if len(sources) != len(translations):
         raise UsageError(f"{args.src} has {len(sources)} lines and {args.tgt} {len(translations)}: give each source "

@@ -56,8 +56,11 @@ def score(args) -> int:
     import math
     from rnnsearch.data.io import read_parallel
     from rnnsearch.decoding.translator import Translator
+    from rnnsearch.files import writable_file
     if args.units and not args.json:
         raise UsageError("--units adds fields to the JSON lines: give --json too")
+    if args.output:
+        writable_file(args.output)
     srcs, tgts = read_parallel(args.src, args.tgt)
     translator = Translator.from_pretrained(args.checkpoint, device=args.device, dtype=args.dtype)
     scores = translator.score(srcs, tgts, batch_size=args.batch_size, details=args.units)

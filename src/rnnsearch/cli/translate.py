@@ -44,8 +44,11 @@ NOT_TRANSLATED = 3  # the exit status when some line was not translated (the oth
 def translate(args) -> int:
     from dataclasses import replace
     from rnnsearch.decoding.source import as_source
+    from rnnsearch.files import writable_file
     from rnnsearch.text.pipeline import TextSettings
     text_settings = settings_from_flags(TextSettings, args)
+    if args.output:
+        writable_file(args.output)  # before the model loads: a path that cannot be written says so in one line
     translator = load_translator(args, args.checkpoint)
     where = args.input if args.input not in (None, "-") else "<stdin>"
     translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)
@@ -124,7 +127,7 @@ def _not_translated(i: int, r, source, marked, warn) -> bool:
         warn(f"line {i + 1}: not translated: {marked[i].error}")
     elif (r.error or "").endswith(NOTHING) or (not r.error and not r.tokens and not blank):
         warn(f"line {i + 1}: not translated: {r.error or NOTHING}")  # the search warns of its own errors
-    return bool(r.error) or (not r.tokens and not blank)
+    return bool(r.error) or (not r.tokens and not blank) or not r.constraints_met  # the search warned of the last
 
 
 def _read_sources(texts: list[str], args, translator) -> tuple[list, list | None, dict[int, str]]:

@@ -196,12 +196,21 @@ def from_text(include: tuple[str, ...], avoid: tuple[str, ...], tgt_codec, sourc
     for phrase in phrases["constraints"] + phrases["avoid"]:
         if isinstance(phrase, str):
             return phrase
+    clash = next(((t, a) for t, want in zip(include, phrases["constraints"]) for a, bar in
+                  ((a, f) for a in avoid for f in avoided(a) if not isinstance(f, str)) if _holds(want, bar)), None)
+    if clash is not None:
+        return f"constraint {clash[0]!r} holds {clash[1]!r}, which the line also avoids: no output can meet both"
     c = Constraints(tuple(phrases["constraints"]), tuple(phrases["avoid"]))
     limit = int(source_units * max_len_ratio) + 5 - 1  # words before </s> (search.max_lengths)
     if c.words > limit:
         return (f"constraints of {c.words} words do not fit the output length limit of {limit} words for this "
                 "source (decode.max_len_ratio x source units + 4)")
     return c
+
+
+def _holds(phrase: tuple[int, ...], part: tuple[int, ...]) -> bool:
+    """Whether ``part`` occurs in ``phrase`` (as ids)."""
+    return any(phrase[k:k + len(part)] == part for k in range(len(phrase) - len(part) + 1))
 
 
 def per_sentence(units: list[list[str]], given: list | None, tgt_codec, max_len_ratio: float) -> list | None:

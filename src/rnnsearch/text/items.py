@@ -6,8 +6,10 @@ number it knows, not in the target's convention); an amount where the vocabulary
 sign (``€599``: the model would write dollars); a plain integer the vocabulary lacks or holds only
 among its rarer units (the model wrote ``1943`` for ``2020``), verbatim; a frequent one (``15``,
 ``1999``), an amount in a currency the model knows (``$21 billion``: ``21 milliards de dollars``, its
-number an item where it is one), a time of day (``6:05 p.m.``: ``18 h 05``) and the per cent sign
-(``p. 100`` in the Hansards' French) are the model's to translate, as it learned to.
+number an item where it is one) and the per cent sign (``p. 100`` in the Hansards' French) are the
+model's to translate, as it learned to. A time of the 12-hour clock is an item where the target's
+convention is known (``11:59 p.m.``: ``23 h 59`` in French; the model wrote ``17 h 59``), else the model's;
+a name with an apostrophe (``O'Rourke-Nakamura``) is one item, which the tokenizer would cut in two.
 
 ``find(text, src_lang, tgt_lang)`` gives the items of one line, left to right, none overlapping: where
 two patterns match the same characters the one listed first in ``PATTERNS`` wins (a URL's digits are
@@ -25,7 +27,7 @@ from rnnsearch.data import slotting
 from rnnsearch.text import numbers
 
 VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier",
-            "label")
+            "label", "name")
 NUMERIC = ("amount", "number")
 TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
 TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
@@ -36,6 +38,13 @@ REFERENCE_WORDS = r"(?:[Vv]ersion|[Rr]elease|[Ss]ection|[Cc]hapter|[Aa]rticle|[C
 PRERELEASE = r"(?:-[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?"  # a version's -beta, -rc1 (semantic versioning)
 MINUS = "-\u2212"  # a number's sign: the hyphen-minus and the minus sign
 LABEL = rf"(?<![\w/.@-]){slotting.LABEL}(?![\w/-])"  # capitals, a hyphen or none, digits: as training slots them
+WORD = r"[A-ZÀ-ÖØ-Þ][^\W\d_]+"  # a capitalised word (L'Heureux-Dubé)
+PER_CENT = r"[ \u00a0\u202f]?%"  # a per cent sign after a number, as French spaces it or not
+NAME = {  # a name with an apostrophe the tokenizer would cut (French: not an elision, L'Europe, Qu'Ottawa)
+    "en": rf"(?<![\w'’-])(?:{WORD}-)*[A-Z][a-z]{{0,3}}['’]{WORD}(?:-{WORD})*(?![\w'’])",  # McAllister-O'Neill
+    "fr": rf"(?<![\w'’-])(?:{WORD}-)*(?!(?:Qu|Jusqu|Lorsqu|Puisqu|Quoiqu|Presqu)['’])(?:[A-Z][a-z]{{1,3}}|O|N)['’]{WORD}"
+          rf"(?:-{WORD})*(?![\w'’])",
+}
 
 
 @dataclass(frozen=True)
@@ -60,7 +69,7 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
     scales = "|".join(sorted(map(re.escape, numbers.scale_words(lang)), key=len, reverse=True)) or "(?!x)x"
     sign = rf"(?:[A-Z]{{1,2}})?[{_currency_signs()}]"
     found = [
-        ("email", r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+        ("email", r"\b[\w.+-]+(?:['’][\w.+-]+)*@[\w-]+(?:\.[\w-]+)+"),  # o'neil@x.ie: an apostrophe inside
         ("doi", r"\b10\.\d{4,9}/[^\s<>\"]+"),
         ("url", rf"\b(?:https?|ftp)://[^\s<>\"]+|\bwww\.[^\s<>\"]+|(?<![@\w.-])[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:{TLDS})\b(?:/[^\s<>\"]*)?"),
         ("code", r"`[^`\n]+`"),
@@ -70,7 +79,11 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         ("datetime", r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
         ("identifier", r"(?<![\w-])\d+(?:-[\dX]+){3,}(?![\w-])|(?<![\w-])\d+-[A-Z]{1,2}(?![\w-])"),  # ISBN, room 237-C
         ("phone", r"(?<![\w+])\+\d{1,3}(?:[\s.-]\(?\d{1,4}\)?){2,5}(?![\w-])"
-                  r"|(?<![\w+])(?:\(\d{2,4}\)[\s.-]?|\d{1,4}[.-])(?:\d{2,4}[\s.-]){1,3}\d{2,4}(?![\w-])"),
+                  r"|(?<![\w+])(?:\(\d{2,4}\)[\s.-]?|\d{1,4}[.-])(?:\d{2,4}[\s.-]){1,3}\d{2,4}(?![\w-])"
+                  r"|(?<![\w+.,])(?:1[\s.-])?\d{3}[\s.-]\d{3}[\s.-]\d{4}(?![\w-])"  # 613 555 0199, 1 800 555-0123
+                  r"|(?<![\w+.,-])\d{3}-\d{4}(?![\w-])"),  # 555-0142: a number would read 555 and 0142 apart
+        ("time", r"(?<![\w:.])(?P<hour>1[0-2]|0?[1-9])(?::(?P<minute>[0-5]\d))?\s?(?P<half>[ap])\.?m\.?(?![\w])"),
+        ("name", NAME.get(lang, "(?!x)x")),  # O'Rourke-Nakamura, N'Diaye: one name, not O' and 'Rourke
         ("version", rf"\b[vV]\d+(?:\.\d+)+{PRERELEASE}\b|\b\d+(?:\.\d+){{2,}}{PRERELEASE}\b"
                     rf"|\b{REFERENCE_WORDS} (?P<ref>\d+(?:[.,]\d+)+{PRERELEASE})\b"),
         ("label", LABEL),  # Bill C-45, Form T4A, B52: only with find's ``labels``
@@ -112,10 +125,22 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
                 start, end = m.span("num") if m.group("num") else m.span("num2")
                 kind = "number"
             item_text = text[start - negative:end]
+            if kind == "time" and text[end - 1] == "." and re.match(r"\s*$|\s+[\"«“(]?[A-Z]", text[end:]):
+                end -= 1  # "before 5 p.m." ending a sentence: its full stop stays the sentence's
+            if kind == "time":
+                item_text = text[start:end]
+                rendering = numbers.format_time(int(m.group("hour")), int(m.group("minute") or 0), m.group("half"),
+                                                tgt_lang) if convert_numbers else None
+                if rendering is not None:
+                    taken.append(Item(start, end, kind, item_text, rendering))
+                continue  # a time the target's convention does not say: the model's, as it learned it
             if kind == "number" and item_text.isdigit() and (frequent(item_text) or _in_time(text, start, end)):
                 continue
             rendering = _render(kind, m, src_lang, tgt_lang) if convert_numbers and kind in NUMERIC else None
             rendering = item_text if rendering is None else text[start - 1] * negative + rendering
+            per_cent = re.match(PER_CENT, text[end:]) if kind == "number" and tgt_lang == "en" else None
+            if per_cent:  # "7,4 %" -> "7.4%": English writes it so (the model dropped "%" after a slot)
+                end, item_text, rendering = end + per_cent.end(), item_text + per_cent.group(), rendering + "%"
             taken.append(Item(start - negative, end, kind, item_text, rendering))
     return sorted(taken, key=lambda t: t.start)
 

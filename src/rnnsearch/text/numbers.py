@@ -97,3 +97,13 @@ def place_currency(amount: str, sign: str, lang: str) -> str:
         return sign + amount if len(sign) == 1 else f"{sign}\u00a0{amount}"
     space = pattern[pattern.index("¤") - 1] if pattern.index("¤") > 0 and pattern[pattern.index("¤") - 1] in SPACES else ""
     return amount + space + sign
+
+
+def format_time(hour: int, minute: int, half: str, lang: str) -> str | None:
+    """A time of the 12-hour clock (``half``: "a" or "p") as ``lang`` writes it, where this knows the
+    convention: French on the 24-hour clock as the Hansards write it (``11:59 p.m.``: ``23 h 59``; ``5 p.m.``:
+    ``17 heures``); None elsewhere."""
+    if lang != "fr":
+        return None
+    hour = hour % 12 + (12 if half.lower() == "p" else 0)
+    return f"{hour} h {minute:02d}" if minute else f"{hour} heures"  # spaced as the Hansards space it
