@@ -126,4 +126,4 @@ def test_translator_and_cli_complete_a_prefix(tiny_run, synth_dir, tmp_path, cap
     (tmp_path / "short").write_text("a\n")
     assert main(["translate", str(tiny_run / "best.pt"), "--input", str(tmp_path / "in"),
                  "--prefix", str(tmp_path / "short")]) == 2
-    assert f"{tmp_path / 'short'} has 1 prefixes but {tmp_path / 'in'} has 4 lines" in capsys.readouterr().err
+    assert f"{tmp_path / 'short'} has 1 prefix but {tmp_path / 'in'} has 4 lines" in capsys.readouterr().err

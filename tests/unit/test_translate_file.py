@@ -196,6 +196,19 @@ def test_a_file_it_cannot_read_is_one_line_and_no_output(tiny_run, tmp_path, cap
     assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.po") == 2
 
 
+@pytest.mark.parametrize("suffix, content, hint", [
+    (".vtt", "00:00:01.000 --> 00:00:02.000\nHello.\n", "begins with the line WEBVTT"),
+    (".srt", "1\n00:00:01,000 --> 00:00:02,000\nHi.\n\n2\nnot a timing\nNo.\n", "a timing line"),
+    (".po", "msgid \"a\"\nmsgstr \"b\"\n" + "garbage \x01\x02 " * 40 + "\n", "msgid/msgstr pairs")])
+def test_a_file_its_library_refuses_is_one_short_line_saying_what_it_should_be(tiny_run, tmp_path, capsys, suffix,
+                                                                                 content, hint):
+    (tmp_path / f"in{suffix}").write_text(content, encoding="utf-8")
+    assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}") == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and hint in err and len(err) < 400 and all(c.isprintable() for c in err), err
+    assert not (tmp_path / f"out{suffix}").exists()
+
+
 @pytest.mark.parametrize("suffix", [".srt", ".txt", ".vtt", ".html"])
 def test_a_file_not_in_utf8_is_named_with_the_line_and_byte_where_it_stops(tiny_run, tmp_path, capsys, suffix):
     """Latin-1 after a few lines: the error counts from the file's start, not from where its reader

@@ -209,6 +209,7 @@ def _read_prefixes(path: str, where: str, count: int) -> list[str]:
     from rnnsearch.data.io import read_lines
     prefixes = read_lines(path)
     if len(prefixes) != count:
-        raise UsageError(f"{path} has {len(prefixes)} prefixes but {where} has {count} lines: "
+        raise UsageError(f"{path} has {len(prefixes)} prefix{'es' * (len(prefixes) != 1)} but {where} has {count} "
+                         f"line{'s' * (count != 1)}: "
                          "give one per input line (blank for none)")
     return prefixes

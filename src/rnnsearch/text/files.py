@@ -69,8 +69,21 @@ def read_file(kind: str, path: str | Path, lang: str, retranslate: bool) -> Docu
     except UnicodeDecodeError:
         raise UsageError(f"{path}: not UTF-8 text ({_first_bad_byte(Path(path))}): save it as UTF-8") from None
     except Exception as exc:  # the library's own complaint about the file, in one line
-        detail = str(exc).splitlines()[0] if str(exc).strip() else "no detail"
-        raise UsageError(f"{path}: the {kind} reader cannot read it ({type(exc).__name__}: {detail})") from None
+        raise UsageError(f"{path}: the {kind} reader cannot read it ({type(exc).__name__}: {_detail(exc)}); "
+                         f"{EXPECTED.get(kind, 'check the file')}") from None
+
+
+EXPECTED = {"po": "a gettext catalogue holds msgid/msgstr pairs", "xliff": "an XLIFF 1.2 or 2.x document is XML",
+            "srt": "each subtitle is a number, a timing line (00:00:01,000 --> 00:00:02,000) and its text",
+            "vtt": "a WebVTT file begins with the line WEBVTT", "docx": "a Word document saved as .docx (not .doc)",
+            "html": "check the file", "text": "check the file"}
+
+
+def _detail(exc: Exception, limit: int = 120) -> str:
+    """A library's message on one short line: whitespace joined, characters that do not print as ``?``."""
+    words = " ".join(str(exc).split()) or "no detail"
+    shown = "".join(c if c.isprintable() else "?" for c in words)
+    return shown if len(shown) <= limit else shown[:limit - 1] + "…"
 
 
 def _first_bad_byte(path: Path) -> str:
