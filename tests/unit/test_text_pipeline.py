@@ -199,3 +199,24 @@ def test_a_sentence_of_no_letter_or_digit_is_written_as_it_is(tiny):
     assert [t.text for t in out[:2]] == ["🔥🔥", "..."] and out[3].text == "—"
     assert out[2].text.endswith(" ...") and len(out[2].segments) == 2 and out[2].attention is not None
     assert all(t.tokens and not t.error for t in out)
+
+
+def test_a_line_translated_whole_with_fewer_sentences_out_is_named(tiny):
+    """A line kept whole (its constraints, or split off) whose output has fewer sentences than it gets a
+    warning naming its line; one whose sentences all came out, or a split line, none."""
+    from rnnsearch.text.pipeline import _fewer_sentences
+    from rnnsearch.text.settings import TextSettings
+    warned = []
+    tiny.warn, warn = warned.append, tiny.warn
+    try:
+        merged, kept = Translation("Le chien voit un chat.", ["x"], [], -1.0, None), \
+            Translation("Le chien dort. Le chat voit.", ["x"], [], -1.0, None)
+        two = "The dog sleeps. The cat sees."
+        _fewer_sentences(tiny, [Source(two, constraints=("chat",)), Source(two, constraints=("chat",))], [merged, kept],
+                         TextSettings(), [4, 5])
+        _fewer_sentences(tiny, [Source(two)], [merged], TextSettings(split=False), [6])
+        _fewer_sentences(tiny, [Source(two)], [merged], TextSettings(), [7])  # split: each sentence its own
+    finally:
+        tiny.warn = warn
+    assert [w.split(":")[0] for w in warned] == ["line 4", "line 6"]
+    assert "2 sentences in, 1 out" in warned[0] and "constraints keep it whole" in warned[0]

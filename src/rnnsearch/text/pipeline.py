@@ -21,8 +21,8 @@ from rnnsearch.decoding.markup import alignment_of
 from rnnsearch.decoding.placement import punctuation
 from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source, Translation, as_source
-from rnnsearch.text import slots
-from rnnsearch.text.segments import Segment, segments_of
+from rnnsearch.text import sentences, slots
+from rnnsearch.text.segments import Segment, items_of, segments_of
 from rnnsearch.text.settings import TextSettings
 
 BLANKS = " \t\u00a0\u3000"  # spacing a line may begin or end with, kept around its translation
@@ -56,7 +56,10 @@ def translate_lines(translator, lines: Sequence[str | Source], search: SearchSet
                                            [(s.constraints, s.avoid) for s in segs],
                                            lines=[numbers[first + s.line] if numbers else first + s.line + 1
                                                   for s in segs])
-        yield finish(translator, part, segs, found, stats, alignments)
+        done_lines = finish(translator, part, segs, found, stats, alignments)
+        _fewer_sentences(translator, part, done_lines, settings,
+                         [numbers[first + n] if numbers else first + n + 1 for n in range(len(part))])
+        yield done_lines
 
 
 def segment_lines(translator, part: list[Source], settings: TextSettings) -> list[Segment]:
@@ -80,6 +83,26 @@ def finish(translator, part: list[Source], segs: list[Segment], found: list[Tran
         if terms and (not t.tokens or any(term.lower() not in t.text.lower() for term in terms)):
             joined[n] = replace(t, constraints_met=False)
     return joined
+
+
+def _fewer_sentences(translator, part: list[Source], done: list[Translation], settings: TextSettings,
+                     numbers: list[int]) -> None:
+    """A warning for each line translated whole (its constraints, or ``split`` off) whose output holds fewer
+    sentences than it (the model, trained on single sentences, stops after the first or runs two together)."""
+    for source, t, number in zip(part, done, numbers):
+        if not (source.constraints or not settings.split) or t.error or not t.tokens:
+            continue
+        keep = [(i.start, i.end) for i in items_of(translator, source.text, settings)]
+        given = _sentences(source.text, translator.src_codec.lang, keep)
+        written = _sentences(t.text, translator.tgt_codec.lang, [])
+        if written < given:
+            why = "its constraints keep it whole" if source.constraints else "the line was not split into sentences"
+            translator.warn(f"line {number}: {given} sentences in, {written} out: the translation may have dropped "
+                            f"or merged one ({why})")
+
+
+def _sentences(text: str, lang: str, keep: list[tuple[int, int]]) -> int:
+    return sum(1 for a, b in sentences.split(text, lang, keep) if any(c.isalnum() for c in text[a:b]))
 
 
 def _line_progress(segs: list[Segment], lines: int, progress):
