@@ -196,8 +196,9 @@ def from_text(include: tuple[str, ...], avoid: tuple[str, ...], tgt_codec, sourc
     for phrase in phrases["constraints"] + phrases["avoid"]:
         if isinstance(phrase, str):
             return phrase
-    clash = next(((t, a) for t, want in zip(include, phrases["constraints"]) for a, bar in
-                  ((a, f) for a in avoid for f in avoided(a) if not isinstance(f, str)) if _holds(want, bar)), None)
+    barred = [(a, form) for a in avoid for form in avoided(a)]  # each avoided phrase's forms, with its text
+    clash = next(((t, a) for t, want in zip(include, phrases["constraints"]) for a, bar in barred if _holds(want, bar)),
+                 None)
     if clash is not None:
         return f"constraint {clash[0]!r} holds {clash[1]!r}, which the line also avoids: no output can meet both"
     c = Constraints(tuple(phrases["constraints"]), tuple(phrases["avoid"]))

@@ -24,7 +24,7 @@ from pathlib import Path
 from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source
 from rnnsearch.errors import UsageError
-from rnnsearch.files import write_whole
+from rnnsearch.files import writable_file, write_whole
 from rnnsearch.text import blocks
 from rnnsearch.text.coverage import left_out_warning, uncovered
 from rnnsearch.text.documents import NOTHING, Marked, read, translate_units
@@ -115,12 +115,9 @@ def check_paths(source: str | Path, out: str | Path) -> str:
         raise UsageError(f"{source}: {'a folder, not a file' if source.is_dir() else 'no such file'}")
     if format_of(out) != kind:
         raise UsageError(f"{out}: write the translation in the format it was read in ({kind}: {source.suffix})")
-    if out.is_dir():
-        raise UsageError(f"{out}: a folder; name the file to write")
+    writable_file(out)
     if out.exists() and out.samefile(source) or out.resolve() == source.resolve():
         raise UsageError(f"{out}: the output would overwrite the input; name another file")
-    if not out.resolve().parent.is_dir():
-        raise UsageError(f"{out}: no folder {out.resolve().parent} to write it in")
     return kind
 
 

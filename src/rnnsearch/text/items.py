@@ -124,16 +124,10 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
                 held.append((start, end))
                 start, end = m.span("num") if m.group("num") else m.span("num2")
                 kind = "number"
-            item_text = text[start - negative:end]
-            if kind == "time" and text[end - 1] == "." and re.match(r"\s*$|\s+[\"«“(]?[A-Z]", text[end:]):
-                end -= 1  # "before 5 p.m." ending a sentence: its full stop stays the sentence's
             if kind == "time":
-                item_text = text[start:end]
-                rendering = numbers.format_time(int(m.group("hour")), int(m.group("minute") or 0), m.group("half"),
-                                                tgt_lang) if convert_numbers else None
-                if rendering is not None:
-                    taken.append(Item(start, end, kind, item_text, rendering))
-                continue  # a time the target's convention does not say: the model's, as it learned it
+                taken += _time(text, m, tgt_lang) if convert_numbers else []
+                continue
+            item_text = text[start - negative:end]
             if kind == "number" and item_text.isdigit() and (frequent(item_text) or _in_time(text, start, end)):
                 continue
             rendering = _render(kind, m, src_lang, tgt_lang) if convert_numbers and kind in NUMERIC else None
@@ -143,6 +137,16 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
                 end, item_text, rendering = end + per_cent.end(), item_text + per_cent.group(), rendering + "%"
             taken.append(Item(start - negative, end, kind, item_text, rendering))
     return sorted(taken, key=lambda t: t.start)
+
+
+def _time(text: str, m: re.Match, tgt_lang: str) -> list[Item]:
+    """A time of the 12-hour clock as an item in the target's convention; none where this does not know it
+    (the model's, as it learned it). A full stop that also ends the sentence stays the sentence's."""
+    rendering = numbers.format_time(int(m.group("hour")), int(m.group("minute") or 0), m.group("half"), tgt_lang)
+    start, end = m.span()
+    if text[end - 1] == "." and re.match(r"\s*$|\s+[\"«“(]?[A-Z]", text[end:]):
+        end -= 1  # "before 5 p.m." ending a sentence
+    return [] if rendering is None else [Item(start, end, "time", text[start:end], rendering)]
 
 
 def _in_time(text: str, start: int, end: int) -> bool:

@@ -22,7 +22,7 @@ from rnnsearch.decoding.placement import punctuation
 from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source, Translation, as_source
 from rnnsearch.text import sentences, slots
-from rnnsearch.text.segments import Segment, items_of, segments_of
+from rnnsearch.text.segments import Segment, items_of, segments_of, translated_whole
 from rnnsearch.text.settings import TextSettings
 
 BLANKS = " \t\u00a0\u3000"  # spacing a line may begin or end with, kept around its translation
@@ -90,7 +90,7 @@ def _fewer_sentences(translator, part: list[Source], done: list[Translation], se
     """A warning for each line translated whole (its constraints, or ``split`` off) whose output holds fewer
     sentences than it (the model, trained on single sentences, stops after the first or runs two together)."""
     for source, t, number in zip(part, done, numbers):
-        if not (source.constraints or not settings.split) or t.error or not t.tokens:
+        if not translated_whole(source, settings) or t.error or not t.tokens:
             continue
         keep = [(i.start, i.end) for i in items_of(translator, source.text, settings)]
         given = _sentences(source.text, translator.src_codec.lang, keep)

@@ -71,7 +71,7 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
     carry = settings.placeholders and can_carry(translator)
     items = items_of(translator, text, settings)
     items = with_slots(items, source.slots, text)
-    whole = not settings.split or source.constraints
+    whole = translated_whole(source, settings)
     keep = [(i.start, i.end) for i in items]
     spans = [(0, len(text))] if whole else sentences.split(text, translator.src_codec.lang, keep)
     items = items if carry else []
@@ -111,6 +111,12 @@ def with_slots(items: list, slots, text: str) -> list:
     given = [found_items.Item(a, b, "given", text[a:b], written) for a, b, written in sorted(slots) if text[a:b].strip()]
     free = [i for i in items if not any(i.start < k.end and k.start < i.end for k in given)]
     return sorted(free + given, key=lambda i: i.start)
+
+
+def translated_whole(source: Source, settings: TextSettings) -> bool:
+    """Whether a line is translated as one sentence: split off, or constraints (which no sentence can be
+    told to hold)."""
+    return not settings.split or bool(source.constraints)
 
 
 def sentence_units(translator, text: str, a: int, b: int, items, carry: bool) -> tuple[list[str], list]:

@@ -90,7 +90,7 @@ def train_alignment_head(ckpt: str | Path, links: str | Path, out: str | Path, s
     optimizer = torch.optim.Adam(head.parameters(), lr=settings.lr)
     batches = _batches(train_rows, corpus.tgt_lens, settings.batch_size)
     rng, cpu0 = np.random.default_rng(settings.seed), time.process_time()
-    record = _record(ckpt, links, settings, len(train_rows), len(held_rows)) | head.dims
+    record = _record(ckpt, links, settings, len(train_rows), len(held_rows), head)
     if settings.init_head:
         record["init_head"] = payload["align_head"].get("record")  # how the head it started from was trained
     for epoch in range(1, settings.epochs + 1):
@@ -173,7 +173,7 @@ def _batches(rows: np.ndarray, tgt_lens: np.ndarray, size: int) -> list[np.ndarr
     return [rows[i:i + size] for i in range(0, len(rows), size)]
 
 
-def _record(ckpt, links, s: HeadSettings, pairs: int, held_out: int) -> dict:
+def _record(ckpt, links, s: HeadSettings, pairs: int, held_out: int, head: AlignmentHead) -> dict:
     return {"source": str(ckpt), "links": str(links), "pairs": pairs, "held_out": held_out, "epochs": s.epochs,
-            "lr": s.lr, "batch_size": s.batch_size, "seed": s.seed, "cost": "ce",
-            "train_ce": [], "held_out_ce": []}
+            "att": head.dims["att"], "context": head.dims["context"], "lr": s.lr, "batch_size": s.batch_size,
+            "seed": s.seed, "cost": "ce", "train_ce": [], "held_out_ce": []}
