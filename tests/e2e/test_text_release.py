@@ -1,5 +1,5 @@
 """The released RNNsearch-50 on running text of our own writing (experiments/data/paragraphs_en.jsonl,
-its held-out half: not looked at while the text stage was built): no sentence dropped, and every URL,
+phones_times_en.jsonl and formulas_money_en.jsonl, their held-out halves: not looked at while the text stage was built): no sentence dropped, and every URL,
 e-mail address, phone number, amount (in French convention, its currency sign unchanged) and name
 outside the vocabulary comes through."""
 from __future__ import annotations
@@ -30,8 +30,9 @@ def count(text: str, lang: str) -> int:
     return sum(1 for a, b in sentences.split(text, lang, keep) if text[a:b].strip())
 
 
-def test_held_out_paragraphs_keep_every_sentence_and_item():
-    rows = [json.loads(line) for line in (REPO / "experiments/data/paragraphs_en.jsonl").read_text().splitlines()]
+@pytest.mark.parametrize("data", ["paragraphs_en", "phones_times_en", "formulas_money_en"])
+def test_held_out_paragraphs_keep_every_sentence_and_item(data):
+    rows = [json.loads(line) for line in (REPO / f"experiments/data/{data}.jsonl").read_text().splitlines()]
     rows = [r for r in rows if r["split"] == "held-out"]
     translator = Translator.from_pretrained("hansards_enfr_rnnsearch50")
     out = [t for part in translate_lines(translator, [r["text"] for r in rows], SearchSettings(beam=5)) for t in part]

@@ -156,3 +156,31 @@ def test_into_english_a_number_takes_its_per_cent_sign_along():
     assert kinds("Le taux est passé de 7,4 % à 6,9\u00a0%, soit 37,5%.", "fr", "en") == [
         ("number", "7,4 %", "7.4%"), ("number", "6,9\u00a0%", "6.9%"), ("number", "37,5%", "37.5%")]
     assert kinds("It rose 37.5% in 2.5 years.") == [("number", "37.5", "37,5"), ("number", "2.5", "2,5")]  # p. 100
+
+
+def test_a_formula_or_an_operator_comes_through_with_its_numbers_in_the_targets_convention():
+    """``If 7 > 2`` came out ``Si le 7 est 2``: the model has no word for ``>``."""
+    assert kinds("If 7 > 2 and x = 3.5, or y ≤ 10, a<b.") == [
+        ("formula", "7 > 2", "7 > 2"), ("formula", "x = 3.5", "x = 3,5"), ("formula", "y ≤ 10", "y ≤ 10"),
+        ("formula", "a<b", "a<b")]
+    assert kinds("si 7,5 > 2", "fr", "en") == [("formula", "7,5 > 2", "7.5 > 2")]
+    assert kinds("Passes if yes >= 50%; go to Setup > Users.") == [("formula", ">=", ">="), ("formula", ">", ">")]
+    assert kinds("Bold <b>x</b> and a-b, 3-4 or well-known.") == []  # a tag's brackets and hyphens are no operators
+
+
+@given(st.text(alphabet="ab xy<>=≤±.,0123456789-/ ", max_size=40))
+def test_a_formulas_operator_is_always_in_its_item(text):
+    found = items.find(text, "en", "fr")
+    assert all(text[i.start:i.end] == i.text for i in found)
+    assert all(a.end <= b.start for a, b in zip(found, found[1:]))
+    assert all(any(ch in i.rendering for ch in "<>=≤±") for i in found if i.kind == "formula")
+
+
+def test_an_amount_in_currency_words_is_one_item_in_the_targets_convention():
+    """``It costs 25 dollars`` came out ``25 cents``, ``10 dollars`` as ``10``; French writes the words alike."""
+    assert kinds("It costs 25 dollars, 18.4 cents or 90,000 euros.") == [
+        ("money", "25 dollars", "25 dollars"), ("money", "18.4 cents", "18,4 cents"),
+        ("money", "90,000 euros", "90\u202f000 euros")]
+    assert kinds("Il coûte 2,69 dollars, soit -1 dollar.", "fr", "en") == [
+        ("money", "2,69 dollars", "2.69 dollars"), ("money", "-1 dollar", "-1 dollar")]
+    assert [k for k, _, _ in kinds("We paid 2,500 dollarsigns.")] == ["number"]

@@ -145,6 +145,10 @@ def _read_sources(texts: list[str], args, translator) -> tuple[list, list | None
         from rnnsearch.text.documents import read_lines
         marked = read_lines([as_source(t).text for t in texts], args.markup, early.append)  # --json-input: "text"
         refused |= {n: m.error for n, m in enumerate(marked) if m.error and n not in refused}
+    else:
+        from rnnsearch.text.documents import unmarked_tags
+        tags = unmarked_tags([as_source(t).text for t in texts])
+        early += [tags] if tags else []
     def line_of(message: str) -> int:
         found = re.match(r"line (\d+)", message)
         return int(found.group(1)) if found else 0

@@ -12,6 +12,7 @@ each block a line of its own, or use a glossary, which is matched block by block
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 
@@ -63,6 +64,21 @@ def read_lines(texts: Sequence[str], mode: str, warn) -> list[Marked]:
             warn(f"line {n}: not translated: {m.error}")
         marked.append(m)
     return marked
+
+
+TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s+[\w:.-]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?)*\s*/?>")  # <b>, </a>, <br/>
+
+
+def unmarked_tags(texts: Sequence[str], shown: int = 3) -> str | None:
+    """A warning for lines read as plain text that hold tags (``<b>``, ``</a>``), which the model then reads
+    as words and translates badly (``The <b>vote</b> passes`` came out as another sentence); None where none
+    does."""
+    found = [(n, m.group()) for n, text in enumerate(texts, 1) if (m := TAG.search(text))]
+    if not found:
+        return None
+    lines = ", ".join(str(n) for n, _ in found[:shown]) + (f" and {len(found) - shown} more" if len(found) > shown else "")
+    return (f"line{'s' * (len(found) > 1)} {lines} hold{'s' * (len(found) == 1)} markup ({found[0][1]}), read as words: "
+            "give --markup html or --markup xml to keep the tags out of the sentence and put them back")
 
 
 def unit_sources(sources: Sequence[Source], marked: Sequence[Marked]) -> list[Source]:

@@ -1,6 +1,6 @@
 """What must come through a translation unchanged: URLs, e-mail addresses, file paths, phone numbers,
-dates, version strings, inline code, names joined by an ampersand (``AT&T``, ``R&D``), and numbers and
-amounts (written again in the target language's convention: ``text/numbers.py``). A number is an item
+dates, version strings, inline code, names joined by an ampersand (``AT&T``, ``R&D``), formulas (``7 > 2``),
+and numbers and amounts (written again in the target language's convention: ``text/numbers.py``). A number is an item
 where it has a group or decimal symbol (even one the vocabulary holds: the model writes ``0.3`` as a
 number it knows, not in the target's convention); an amount where the vocabulary lacks its currency
 sign (``€599``: the model would write dollars); a plain integer the vocabulary lacks or holds only
@@ -27,8 +27,8 @@ from rnnsearch.data import slotting
 from rnnsearch.text import numbers
 
 VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier",
-            "label", "name")
-NUMERIC = ("amount", "number")
+            "label", "name", "formula")
+NUMERIC = ("amount", "money", "number")
 TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
 TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
 EXTENSIONS = ("txt|pdf|csv|tsv|docx?|xlsx?|pptx?|odt|json|ya?ml|xml|html?|zip|gz|tgz|bz2|xz|tar|py|js|ts|java|"
@@ -39,7 +39,9 @@ PRERELEASE = r"(?:-[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?"  # a version's -beta, -rc1
 MINUS = "-\u2212"  # a number's sign: the hyphen-minus and the minus sign
 LABEL = rf"(?<![\w/.@-]){slotting.LABEL}(?![\w/-])"  # capitals, a hyphen or none, digits: as training slots them
 WORD = r"[A-ZÀ-ÖØ-Þ][^\W\d_]+"  # a capitalised word (L'Heureux-Dubé)
+MONEY_WORDS = "dollars?|euros?|cents?"  # "25 dollars": the model wrote "25 cents", "10 dollars": "10"
 PER_CENT = r"[ \u00a0\u202f]?%"  # a per cent sign after a number, as French spaces it or not
+OPERATOR = r"(?:[<>]=?|!=|==|[=≠≤≥±×÷])"  # a comparison or an operation: the model wrote 7 > 2 as "7 est 2"
 NAME = {  # a name with an apostrophe the tokenizer would cut (French: not an elision, L'Europe, Qu'Ottawa)
     "en": rf"(?<![\w'’-])(?:{WORD}-)*[A-Z][a-z]{{0,3}}['’]{WORD}(?:-{WORD})*(?![\w'’])",  # McAllister-O'Neill
     "fr": rf"(?<![\w'’-])(?:{WORD}-)*(?!(?:Qu|Jusqu|Lorsqu|Puisqu|Quoiqu|Presqu)['’])(?:[A-Z][a-z]{{1,3}}|O|N)['’]{WORD}"
@@ -76,6 +78,8 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         ("path", rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/[\w.+-]+){{2,}}/?|\b[A-Za-z]:\\[^\s<>\"]+|\b[\w-]+\.(?:{EXTENSIONS})\b"),
         ("handle", r"(?<![\w@])[@#][A-Za-z_]\w+"),
         ("acronym", r"(?<![\w&])[A-Z][A-Za-z]{0,3}&[A-Z][A-Za-z]{0,3}(?![\w&])"),  # AT&T, R&D: one name, not "AT & T"
+        ("formula", rf"(?<![\w.,</])(?:{num}|[A-Za-z])\s?{OPERATOR}\s?[{MINUS}]?(?:{num}|[A-Za-z])(?![\w.,]\d|[\w<>/])"
+                    rf"|(?<!\S){OPERATOR}(?!\S)"),  # x = 4, 7 > 2; an operator alone between words (yes >= 50%)
         ("datetime", r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
         ("identifier", r"(?<![\w-])\d+(?:-[\dX]+){3,}(?![\w-])|(?<![\w-])\d+-[A-Z]{1,2}(?![\w-])"),  # ISBN, room 237-C
         ("phone", r"(?<![\w+])\+\d{1,3}(?:[\s.-]\(?\d{1,4}\)?){2,5}(?![\w-])"
@@ -89,6 +93,7 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         ("label", LABEL),  # Bill C-45, Form T4A, B52: only with find's ``labels``
         ("amount", rf"(?P<sign>{sign})\s?(?P<num>{num})(?:\s(?P<scale>{scales})\b)?"
                    rf"|(?P<num2>{num})(?:\s(?P<scale2>{scales})\b)?\s?(?P<sign2>{sign})(?!\w)"),
+        ("money", rf"(?<![\w.,])(?P<num3>{num})\s(?P<word>{MONEY_WORDS})\b"),  # both languages write it so
         ("number", rf"(?<![\w.,]){num}(?![\w])"),
     ]
     return [(kind, re.compile(p)) for kind, p in found]
@@ -130,7 +135,8 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
             item_text = text[start - negative:end]
             if kind == "number" and item_text.isdigit() and (frequent(item_text) or _in_time(text, start, end)):
                 continue
-            rendering = _render(kind, m, src_lang, tgt_lang) if convert_numbers and kind in NUMERIC else None
+            rendering = _render(kind, m, src_lang, tgt_lang) if convert_numbers and kind in NUMERIC else \
+                _formula(item_text, src_lang, tgt_lang) if convert_numbers and kind == "formula" else None
             rendering = item_text if rendering is None else text[start - 1] * negative + rendering
             per_cent = re.match(PER_CENT, text[end:]) if kind == "number" and tgt_lang == "en" else None
             if per_cent:  # "7,4 %" -> "7.4%": English writes it so (the model dropped "%" after a slot)
@@ -147,6 +153,15 @@ def _time(text: str, m: re.Match, tgt_lang: str) -> list[Item]:
     if text[end - 1] == "." and re.match(r"\s*$|\s+[\"«“(]?[A-Z]", text[end:]):
         end -= 1  # "before 5 p.m." ending a sentence
     return [] if rendering is None else [Item(start, end, "time", text[start:end], rendering)]
+
+
+def _formula(text: str, src_lang: str, tgt_lang: str) -> str:
+    """A formula with each number that has a group or decimal symbol in the target's convention (``x = 3.5``:
+    ``x = 3,5`` in French); the rest as written."""
+    def number(m: re.Match) -> str:
+        value = None if m.group().isdigit() else numbers.parse(m.group(), src_lang)
+        return m.group() if value is None else numbers.format_number(*value, tgt_lang)
+    return re.sub(numbers.number_pattern(src_lang), number, text)
 
 
 def _in_time(text: str, start: int, end: int) -> bool:
@@ -183,11 +198,13 @@ def _trimmed(text: str, start: int, end: int) -> int:
 def _render(kind: str, m: re.Match, src_lang: str, tgt_lang: str) -> str | None:
     """A number or amount in the target's convention (None: as written)."""
     groups = {k: v for k, v in m.groupdict().items() if v is not None}
-    written = groups.get("num") or groups.get("num2") or m.group(0)
+    written = groups.get("num") or groups.get("num2") or groups.get("num3") or m.group(0)
     value = numbers.parse(written, src_lang)
     if value is None:
         return None
     amount, decimals = value
+    if kind == "money":
+        return (written if written.isdigit() else numbers.format_number(amount, decimals, tgt_lang)) + " " + m.group("word")
     if kind == "number" and written.isdigit():
         return written  # a year or a count as the source writes it: 2024, not 2 024
     if kind == "number":
