@@ -247,3 +247,14 @@ def test_a_unit_of_no_words_keeps_its_tags_around_it(tiny_run, tmp_path, capsys)
     assert main(["translate", str(tiny_run / "best.pt"), "--markup", "html", "--input", str(path), "--beam", "2"]) == 0
     first, second = capsys.readouterr().out.splitlines()
     assert first == "<p><b>—</b> <i>…</i></p>" and second.startswith("<ul><li>•</li><li>")
+
+
+def test_a_space_entity_inside_an_item_stays_in_it(tiny_run, tmp_path, capsys):
+    """``Call 613&nbsp;555&nbsp;0199`` came out ``613 555 0199&nbsp;&nbsp;.``: a tag of no words cannot be placed
+    inside an item's slot; it is now the item's own character, written back as the source wrote it."""
+    path = tmp_path / "in.html"
+    path.write_text("<p>Call <b>613&nbsp;555&nbsp;0199</b> if x&nbsp;&gt;&nbsp;2, the table&nbsp;finds.</p>\n")
+    assert main(["translate", str(tiny_run / "best.pt"), "--markup", "html", "--input", str(path), "--beam", "2"]) == 0
+    (out,) = capsys.readouterr().out.splitlines()
+    assert "<b>613&nbsp;555&nbsp;0199</b>" in out and "x&nbsp;&gt;&nbsp;2" in out and out.count("&nbsp;") == 5, out
+    assert not damage(path.read_text().strip(), out), out

@@ -12,6 +12,8 @@ each block a line of its own, or use a glossary, which is matched block by block
 """
 from __future__ import annotations
 
+import copy
+import html
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -22,6 +24,7 @@ from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source, Translation
 from rnnsearch.text import blocks
 from rnnsearch.text.pipeline import join, translate_lines
+from rnnsearch.text.segments import items_of
 from rnnsearch.text.settings import TextSettings
 
 
@@ -79,6 +82,44 @@ def unmarked_tags(texts: Sequence[str], shown: int = 3) -> str | None:
     lines = ", ".join(str(n) for n, _ in found[:shown]) + (f" and {len(found) - shown} more" if len(found) > shown else "")
     return (f"line{'s' * (len(found) > 1)} {lines} hold{'s' * (len(found) == 1)} markup ({found[0][1]}), read as words: "
             "give --markup html or --markup xml to keep the tags out of the sentence and put them back")
+
+
+def with_item_spaces(translator, marked: Sequence[Marked], settings: TextSettings | None) -> None:
+    """Each unit's space entities inside an item (``613&nbsp;555&nbsp;0199``, ``10&nbsp;dollars``) made part of the
+    item's text, written back as the source wrote them, rather than tags of no words placed through the alignment
+    (which cannot point inside an item's slot: they dangled after it, ``613 555 0199&nbsp;&nbsp;.``)."""
+    settings = settings or TextSettings()
+    for m in marked:
+        m.page.units[:] = [_item_spaces(translator, u, settings) for u in m.units]
+
+
+def _item_spaces(translator, unit: blocks.Unit, settings: TextSettings) -> blocks.Unit:
+    spans = [(i.start, i.end) for i in items_of(translator, unit.plain, settings)]
+    folded: list = []
+
+    def outside(elements: list) -> list:
+        kept = [e for e in elements if not (e.space and any(a < e.start < b for a, b in spans))]
+        folded.extend(e for e in elements if e not in kept)
+        for e in kept:
+            e.children = outside(e.children)
+        return kept
+    if not spans or not any(e.space for e in _all(unit.elements)):
+        return unit
+    elements = outside(copy.deepcopy(unit.elements))
+    plain, entities = list(unit.plain), {c: list(raws) for c, raws in unit.entities.items()}
+    for e in sorted(folded, key=lambda e: e.start):
+        plain[e.start] = html.unescape(e.start_tag)
+        entities.setdefault(plain[e.start], []).append(e.start_tag)
+    plain = "".join(plain)
+    if [(i.start, i.end) for i in items_of(translator, plain, settings)] != spans:
+        return unit  # the items read otherwise with the entities' characters: the tags as they were
+    return replace(unit, plain=plain, elements=elements, entities=entities)
+
+
+def _all(elements: list) -> Iterator:
+    for e in elements:
+        yield e
+        yield from _all(e.children)
 
 
 def unit_sources(sources: Sequence[Source], marked: Sequence[Marked]) -> list[Source]:
@@ -142,6 +183,7 @@ def translate_marked(translator, sources: Sequence[Source], marked: Sequence[Mar
     lines (None: one part) yielded in order, each part's units searched together; ``terms``: the
     unit Sources with a glossary's terms added (matched unit by unit)."""
     size = part_size or max(len(sources), 1)
+    with_item_spaces(translator, marked, settings)
     for first in range(0, len(sources), size):
         lines, part = list(sources[first:first + size]), list(marked[first:first + size])
         units = unit_sources(lines, part)
@@ -159,6 +201,7 @@ def translate_units(translator, marked: Sequence[Marked], search: SearchSettings
     """For each line read (``marked``), each unit's output with its tags put back and None, or its
     source as written and why it was not translated: the units of every line searched together, so a
     document can keep the units translated where one fails (``text/files.py``)."""
+    with_item_spaces(translator, marked, settings)
     units = [u for m in marked for u in m.units]
     sources = [s for m in marked for s in m.sources()]
     found = next(translate_lines(translator, sources, search, settings, progress=progress, alignments=True),
