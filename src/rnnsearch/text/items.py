@@ -205,7 +205,8 @@ def _render(kind: str, m: re.Match, src_lang: str, tgt_lang: str) -> str | None:
     amount, decimals = value
     if kind == "money":
         space = m.group(0)[len(written):m.start("word") - m.start()]  # as the source spaces it (&nbsp;)
-        return (written if written.isdigit() else numbers.format_number(amount, decimals, tgt_lang)) + space + m.group("word")
+        number = written if written.isdigit() else numbers.format_number(amount, decimals, tgt_lang)
+        return number + space + m.group("word")
     if kind == "number" and written.isdigit():
         return written  # a year or a count as the source writes it: 2024, not 2 024
     if kind == "number":
