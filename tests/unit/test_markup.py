@@ -190,9 +190,10 @@ def test_a_line_of_tags_alone_keeps_them(tiny_run, tmp_path, capsys):
 
 def test_tags_read_as_words_without_markup_are_named_in_one_warning(tiny_run, tmp_path, capsys):
     path = tmp_path / "in.txt"
-    path.write_text('The <b>table</b> sees.\nA hat, 3 < 5 and 7 > 2.\n<a href="x">chairs</a> and <br/> hats.\n')
+    path.write_text('The <b>table</b> sees.\nA hat, 3 < 5 and 7 > 2, AT&T.\n<a href="x">chairs</a> and <br/> hats.\n'
+                    'A table&nbsp;sees.\n')
     assert main(["translate", str(tiny_run / "best.pt"), "--input", str(path)]) == 0
     warned = [x for x in capsys.readouterr().err.splitlines() if "markup" in x]
-    assert len(warned) == 1 and "lines 1, 3 hold markup (<b>)" in warned[0] and "--markup html" in warned[0]
+    assert len(warned) == 1 and "lines 1, 3, 4 hold markup (<b>)" in warned[0] and "--markup html" in warned[0]
     assert main(["translate", str(tiny_run / "best.pt"), "--input", str(path), "--markup", "html"]) == 0
     assert "read as words" not in capsys.readouterr().err

@@ -69,19 +69,20 @@ def read_lines(texts: Sequence[str], mode: str, warn) -> list[Marked]:
     return marked
 
 
-TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s+[\w:.-]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?)*\s*/?>")  # <b>, </a>, <br/>
+TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s+[\w:.-]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s>]+))?)*\s*/?>"  # <b>, </a>, <br/>
+                 r"|&(?:[A-Za-z][A-Za-z0-9]{1,30}|#\d{1,7}|#[xX][0-9A-Fa-f]{1,6});")  # &nbsp;, &#39;: read as words too
 
 
 def unmarked_tags(texts: Sequence[str], shown: int = 3) -> str | None:
-    """A warning for lines read as plain text that hold tags (``<b>``, ``</a>``), which the model then reads
-    as words and translates badly (``The <b>vote</b> passes`` came out as another sentence); None where none
-    does."""
+    """A warning for lines read as plain text that hold tags or entities (``<b>``, ``</a>``, ``&nbsp;``), which
+    the model then reads as words and translates badly (``The <b>vote</b> passes`` came out as another sentence,
+    ``page&nbsp;12`` as ``page nbsp, 12``); None where none does."""
     found = [(n, m.group()) for n, text in enumerate(texts, 1) if (m := TAG.search(text))]
     if not found:
         return None
     lines = ", ".join(str(n) for n, _ in found[:shown]) + (f" and {len(found) - shown} more" if len(found) > shown else "")
     return (f"line{'s' * (len(found) > 1)} {lines} hold{'s' * (len(found) == 1)} markup ({found[0][1]}), read as words: "
-            "give --markup html or --markup xml to keep the tags out of the sentence and put them back")
+            "give --markup html or --markup xml to keep the markup out of the sentence and put it back")
 
 
 def with_item_spaces(translator, marked: Sequence[Marked], settings: TextSettings | None) -> None:
