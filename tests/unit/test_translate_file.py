@@ -30,6 +30,27 @@ def test_po(tiny_run, tmp_path):
     assert all(u.target and u.isfuzzy() for u in units[:2])  # machine translated: marked for review
 
 
+def test_a_fuzzy_msgstr_is_a_translation_left_alone(tiny_run, tmp_path):
+    """A fuzzy unit's msgstr (a person's draft, or a translation to review) was overwritten, and a second run
+    translated again everything the first had marked fuzzy."""
+    from translate.storage import pypo
+    store = pypo.pofile()
+    store.init_headers(charset="UTF-8", encoding="8bit")
+    draft = store.addsourceunit(SENTENCES[0])
+    draft.target = "Le chien voit un chat (à revoir)."
+    draft.markfuzzy(True)
+    store.addsourceunit(SENTENCES[1])
+    (tmp_path / "in.po").write_bytes(bytes(store))
+    assert run(tiny_run, tmp_path / "in.po", tmp_path / "out.po") == 0
+    units = [u for u in pypo.pofile.parsefile(str(tmp_path / "out.po")).units if not u.isheader()]
+    assert units[0].target == "Le chien voit un chat (à revoir)." and units[1].target and units[1].isfuzzy()
+    assert run(tiny_run, tmp_path / "out.po", tmp_path / "again.po") == 0
+    assert (tmp_path / "again.po").read_bytes() == (tmp_path / "out.po").read_bytes()
+    assert run(tiny_run, tmp_path / "in.po", tmp_path / "re.po", "--retranslate") == 0
+    redone = [u for u in pypo.pofile.parsefile(str(tmp_path / "re.po")).units if not u.isheader()]
+    assert redone[0].target != "Le chien voit un chat (à revoir)."
+
+
 @pytest.mark.parametrize("version", ["1.2", "2.0"])
 def test_xliff_inline_elements_and_translated_units(tiny_run, tmp_path, version):
     if version == "1.2":

@@ -8,7 +8,8 @@ translate and a ``write(outputs)`` that gives the file's bytes with each output 
 - html: the page, one piece read as ``--markup html`` reads it, each block a unit (one not translated
   keeps its source); ``<html lang>`` names the target language.
 - po, pot (translate-toolkit): each msgid (and msgid_plural) without a msgstr; the header, obsolete units
-  and units already translated are left alone; a translation is marked fuzzy, for review. Placeholders
+  and units with a msgstr (fuzzy ones too: a draft, or a translation to review) are left alone; a
+  translation is marked fuzzy, for review. Placeholders
   (printf's ``%s``, ``%1$d``, Python's ``%(name)s``, Qt's ``%1``, ``{0}``, ``{name}``, ``@@x@@``: the
   patterns of translate-toolkit's placeables) are slots the model copies, restored verbatim; a
   ``%`` pattern with a space in it (``% d``) only in a unit flagged c-format or python-format.
@@ -104,7 +105,7 @@ def read_po(path: Path, lang: str, retranslate: bool) -> Document:
     for unit in store.units:
         if unit.isheader() or unit.isobsolete() or not unit.source:
             continue
-        if unit.istranslated() and not retranslate:
+        if _has_msgstr(unit) and not retranslate:  # fuzzy too: a person's draft, or a translation to review
             skipped += 1
             continue
         sources = [str(s) for s in unit.source.strings] if unit.hasplural() else [unit.source]
@@ -127,6 +128,12 @@ def read_po(path: Path, lang: str, retranslate: bool) -> Document:
             unit.markfuzzy(True)  # machine translated: for review
         return bytes(store)
     return Document(pieces, write, skipped)
+
+
+def _has_msgstr(unit) -> bool:
+    """Whether a PO unit has a translation, fuzzy or not (translate-toolkit's ``istranslated`` says no for a
+    fuzzy one, whose msgstr a person wrote or is to review: it was overwritten)."""
+    return any(str(s).strip() for s in unit.target.strings) if unit.hasplural() else bool(str(unit.target or "").strip())
 
 
 def _rewrapped(text: str, lines: int) -> str:
