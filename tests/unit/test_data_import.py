@@ -71,6 +71,24 @@ def test_a_memory_of_several_languages_gives_the_pair_asked_for(tmp_path):
     assert read_memory(tmp_path / "m.tmx", "de", "fr").pairs == [("Der Hund.", "Le chien.")]
     with pytest.raises(ValueError, match="no es segment in it"):
         read_memory(tmp_path / "m.tmx", "en", "es")
+    with pytest.raises(ValueError, match=r"it holds de, en, fr: give the source language \(--src-lang one of those\)"):
+        read_memory(tmp_path / "m.tmx")
+
+
+def test_an_earlier_corpus_in_the_folder_is_not_mixed_with_this_one(tmp_path, capsys):
+    """A second import into the folder of a first with --dev and --test left the first's dev and test files beside
+    the second's train files, silently."""
+    from translate.storage import tmx
+    memory = tmx.tmxfile(sourcelanguage="en", targetlanguage="fr")
+    for en, fr in PAIRS:
+        memory.addtranslation(en, "en", fr, "fr")
+    (tmp_path / "m.tmx").write_bytes(bytes(memory))
+    assert main(["data", "import", str(tmp_path / "m.tmx"), "--out", str(tmp_path / "c"), "--dev", "1", "--test", "1"]) == 0
+    before = {f.name: f.read_bytes() for f in (tmp_path / "c").iterdir()}
+    assert main(["data", "import", str(tmp_path / "m.tmx"), "--out", str(tmp_path / "c")]) == 2
+    assert "holds dev.en, dev.fr, test.en, test.fr, which this import would not write" in capsys.readouterr().err
+    assert {f.name: f.read_bytes() for f in (tmp_path / "c").iterdir()} == before
+    assert main(["data", "import", str(tmp_path / "m.tmx"), "--out", str(tmp_path / "c"), "--dev", "2", "--test", "1"]) == 0
 
 
 @pytest.mark.parametrize("states, kept", [(("translated", "final", "signed-off"), 3),

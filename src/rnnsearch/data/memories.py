@@ -93,6 +93,8 @@ def _languages(store, path: Path, kind: str, src: str | None, tgt: str | None) -
             raise DataError(f"{path}: the file says {found}, not {given}: leave {flag} out")
     src, tgt = src or stated[0], tgt or stated[1]
     for side, lang, flag in (("source", src, "--src-lang"), ("target", tgt, "--tgt-lang")):
+        if not lang and kind == "tmx" and len(held) > 2:
+            raise DataError(f"{path}: it holds {', '.join(held)}: give the {side} language ({flag} one of those)")
         if not lang:
             raise DataError(f"{path}: the file does not say its {side} language: give it ({flag} xx)")
     if _short(src) == _short(tgt):
@@ -171,6 +173,11 @@ def write_corpus(memory: Memory, out: str | Path, dev: int = 0, test: int = 0) -
                         + (f" ({left})" if left else ""))
     cuts = {"train": (0, n - dev - test), "dev": (n - dev - test, n - test), "test": (n - test, n)}
     out = Path(out)
+    written = {f"{split}.{lang}" for split, (a, b) in cuts.items() if b > a for lang in (memory.src_lang, memory.tgt_lang)}
+    stale = sorted(f.name for split in cuts for f in out.glob(f"{split}.*") if f.name not in written) if out.is_dir() else []
+    if stale:
+        raise DataError(f"{out} holds {', '.join(stale)}, which this import would not write (an earlier corpus's): "
+                        "give an empty folder, or remove them")
     out.mkdir(parents=True, exist_ok=True)
     counts = {}
     for split, (a, b) in cuts.items():
