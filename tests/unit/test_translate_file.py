@@ -131,6 +131,29 @@ def test_subtitles_keep_their_cues_times_and_lines(tiny_run, tmp_path):
     assert caption.raw_text.startswith("<v Roger>") and caption.raw_text.count("<i>") == 1 == caption.raw_text.count("</i>")
 
 
+@pytest.mark.parametrize("suffix", [".srt", ".vtt"])
+def test_a_cue_of_dialogue_keeps_each_turn_on_its_line_after_its_dash(tiny_run, tmp_path, suffix):
+    """``- Is it agreed?`` ``- Agreed.`` came out ``Est-ce d'accord`` ``? D'accord.``: the turns were joined and cut
+    again by length, their dashes lost."""
+    times = "00:00:01,000 --> 00:00:03,000" if suffix == ".srt" else "00:00:01.000 --> 00:00:03.000"
+    head = "1\n" if suffix == ".srt" else "WEBVTT\n\n"
+    (tmp_path / f"in{suffix}").write_text(f"{head}{times}\n- The dog sees a cat.\n-A old blue hat.\n", encoding="utf-8")
+    assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}") == 0
+    text = (tmp_path / f"out{suffix}").read_text(encoding="utf-8")
+    lines = text.strip().splitlines()[-2:]
+    assert lines[0].startswith("- ") and lines[1].startswith("-") and not lines[1].startswith("- "), text
+
+
+def test_turns_and_lines_never_begin_with_a_closing_mark():
+    from rnnsearch.text.subtitles import _rewrapped, turns
+    assert turns("- Is it agreed?\n- Agreed.") == [("- ", "Is it agreed?", 1), ("- ", "Agreed.", 1)]
+    assert turns("Mr. Speaker, I rise\n- Agreed, on\nthe motion.") == [("", "Mr. Speaker, I rise", 1),
+                                                                    ("- ", "Agreed, on the motion.", 2)]
+    assert turns("-10 degrees\ntoday.") == [("", "-10 degrees today.", 2)]  # a dash on the first line alone: no dialogue
+    assert _rewrapped("Est-ce d'accord ? D'accord.", 2).splitlines()[1][0] not in "?!:;"
+    assert _rewrapped("« Oui » dit-il ; « non » : fin !", 3).count("\n") <= 2
+
+
 def test_a_subtitle_file_read_in_part_is_refused(tiny_run, tmp_path, capsys):
     (tmp_path / "in.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nThe dog.\n\nnot a subtitle\n", encoding="utf-8")
     assert run(tiny_run, tmp_path / "in.srt", tmp_path / "out.srt") == 2

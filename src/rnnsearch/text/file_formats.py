@@ -2,7 +2,7 @@
 library: a reader ``read_KIND(path, target_lang, retranslate)`` gives a Document, its pieces to
 translate and a ``write(outputs)`` that gives the file's bytes with each output in its piece's place
 (None: the piece was not translated, and stays as it was). XLIFF: ``text/xliff_file.py``; DOCX:
-``text/docx_file.py``.
+``text/docx_file.py``; SRT and WebVTT: ``text/subtitles.py``.
 
 - text: one piece a line (blank lines kept), written back with the file's byte-order mark and line endings.
 - html: the page, one piece read as ``--markup html`` reads it, each block a unit (one not translated
@@ -13,20 +13,14 @@ translate and a ``write(outputs)`` that gives the file's bytes with each output 
   (printf's ``%s``, ``%1$d``, Python's ``%(name)s``, Qt's ``%1``, ``{0}``, ``{name}``, ``@@x@@``: the
   patterns of translate-toolkit's placeables) are slots the model copies, restored verbatim; a
   ``%`` pattern with a space in it (``% d``) only in a unit flagged c-format or python-format.
-- srt (pysrt), vtt (webvtt-py): each cue's text, its lines joined (its ``<i>``, ``<b>`` tags kept as
-  HTML; a VTT cue's voice ``<v Name>`` and an SRT cue's override codes ``{\\an8}`` kept in front), written
-  back on as many lines as it had; times and numbers untouched. A subtitle file pysrt or webvtt-py cannot
-  read whole (a block of a .vtt without its timing) is refused, not read in part.
 """
 from __future__ import annotations
 
-import io
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from rnnsearch.errors import UsageError
 
 
 @dataclass
@@ -134,80 +128,3 @@ def _has_msgstr(unit) -> bool:
     """Whether a PO unit has a translation, fuzzy or not (translate-toolkit's ``istranslated`` says no for a
     fuzzy one, whose msgstr a person wrote or is to review: it was overwritten)."""
     return any(str(s).strip() for s in unit.target.strings) if unit.hasplural() else bool(str(unit.target or "").strip())
-
-
-def _rewrapped(text: str, lines: int) -> str:
-    """``text`` on ``lines`` lines (a cue's own count), cut at the spaces nearest to even lengths."""
-    words = re.split(r" (?![^<>]*>)", text)  # at the spaces outside tags
-    if lines <= 1 or len(words) < 2:
-        return text
-    out, start = [], 0
-    for k in range(1, lines):
-        goal, cut = len(text) * k / lines, start + 1
-        while cut < len(words) - 1 and len(" ".join(words[:cut])) < goal:
-            cut += 1
-        out.append(" ".join(words[start:cut]))
-        start = cut
-        if start >= len(words):
-            break
-    return "\n".join(out + ([" ".join(words[start:])] if start < len(words) else []))
-
-
-OVERRIDE = re.compile(r"(?:\{\\[^}]*\}\s*)*")  # an SRT cue's leading override codes (ASS's {\an8}, {\i1})
-
-
-def read_srt(path: Path, lang: str, retranslate: bool) -> Document:
-    import pysrt
-    subs = pysrt.open(str(path), encoding="utf-8", error_handling=pysrt.SubRipFile.ERROR_RAISE)
-    if not subs and path.read_text(encoding="utf-8").strip():
-        raise UsageError(f"{path}: no subtitle found in it (is it a .srt file?)")
-    codes = [OVERRIDE.match(s.text).group(0) for s in subs]  # {\an8}: kept in front, untranslated
-    pieces = [Piece(" ".join(s.text[len(c):].splitlines()), "html", f"subtitle {s.index}") for s, c in zip(subs, codes)]
-
-    def write(outputs: list) -> bytes:
-        for s, o, c in zip(subs, outputs, codes):
-            if o is not None:
-                s.text = c + _rewrapped(o, len(s.text.splitlines()))
-        buffer = io.StringIO()
-        subs.write_into(buffer)
-        return buffer.getvalue().encode("utf-8")
-    return Document(pieces, write)
-
-
-VOICE = re.compile(r"(<v(?:\.[\w-]+)*(?:\s[^>]*)?>)(?!.*</v>)(.*)", re.DOTALL)  # a cue's voice, never closed
-
-
-def _vtt_blocks(path: Path) -> None:
-    """A UsageError naming the first block of a WebVTT file that is neither a cue (its timing line's
-    ``-->``), a note, a style nor a region: webvtt-py would leave it out."""
-    lines, start = path.read_text(encoding="utf-8-sig").replace("\r\n", "\n").split("\n"), 0
-    for n, line in enumerate(lines + [""]):
-        if line.strip():
-            continue
-        block, first = lines[start:n], start + 1
-        start = n + 1
-        if not block or first == 1 or block[0].split(" ")[0] in ("NOTE", "STYLE", "REGION", "NOTE\t"):
-            continue
-        if not any("-->" in x for x in block[:2]):
-            raise UsageError(f"{path}: line {first}: no cue timing ('00:00:01.000 --> 00:00:02.000') in this block; "
-                             "fix it or remove it")
-
-
-def read_vtt(path: Path, lang: str, retranslate: bool) -> Document:
-    import webvtt
-    _vtt_blocks(path)
-    captions = webvtt.read(str(path))
-    cues = [VOICE.fullmatch(c.raw_text.strip()) for c in captions]
-    voices = [m.group(1) if m else "" for m in cues]
-    texts = [m.group(2) if m else c.raw_text for m, c in zip(cues, captions)]
-    pieces = [Piece(" ".join(t.split("\n")), "html", f"cue {n} ({c.start})")
-              for n, (t, c) in enumerate(zip(texts, captions), 1)]
-
-    def write(outputs: list) -> bytes:
-        for c, o, voice, t in zip(captions, outputs, voices, texts):
-            if o is not None:
-                c.text = voice + _rewrapped(o, len(t.strip().split("\n")))
-        return captions.content.encode("utf-8")
-    return Document(pieces, write)
-
-

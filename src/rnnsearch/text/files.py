@@ -13,8 +13,8 @@ PO unit without a target); in an HTML page, each block is a unit of its own and 
 keeps its source. The output is written whole or not at all, and never over the input.
 
 The files are read and written by the field's libraries: translate-toolkit (PO, XLIFF 1.2 and 2.x),
-pysrt, webvtt-py and python-docx (``text/file_formats.py``, ``text/xliff_file.py``, ``text/docx_file.py``);
-the HTML path is ``--markup html``'s.
+pysrt, webvtt-py and python-docx (``text/file_formats.py``, ``text/xliff_file.py``, ``text/docx_file.py``,
+``text/subtitles.py``); the HTML path is ``--markup html``'s.
 """
 from __future__ import annotations
 
@@ -29,7 +29,8 @@ from rnnsearch.text import blocks
 from rnnsearch.text.coverage import left_out_warning, uncovered
 from rnnsearch.text.documents import NOTHING, Marked, read, translate_units
 from rnnsearch.text.docx_file import read_docx
-from rnnsearch.text.file_formats import Document, Piece, read_html, read_po, read_srt, read_text, read_vtt
+from rnnsearch.text.file_formats import Document, Piece, read_html, read_po, read_text
+from rnnsearch.text.subtitles import read_srt, read_vtt
 from rnnsearch.text.pipeline import translate_lines
 from rnnsearch.text.settings import TextSettings
 from rnnsearch.text.xliff_file import read_xliff

@@ -1,0 +1,139 @@
+"""Subtitles for ``rnnsearch translate-file`` (``text/files.py``): .srt through pysrt, .vtt through webvtt-py.
+
+Each cue's text is translated with its lines joined (its ``<i>``, ``<b>`` tags kept as HTML; a VTT cue's
+voice ``<v Name>`` and an SRT cue's override codes ``{\\an8}`` kept in front), and written back on as many
+lines as it had, never cut before a punctuation mark that closes what comes before it (French ``d'accord ?``);
+times and numbers untouched. A cue of dialogue (a line begun by a dash: ``- Is it agreed?`` ``- Agreed.``)
+is one piece per turn, each written back on its own lines after its dash. A subtitle file pysrt or
+webvtt-py cannot read whole (a block of a .vtt without its timing) is refused, not read in part.
+"""
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+from rnnsearch.errors import UsageError
+from rnnsearch.text.file_formats import Document, Piece
+
+TURN = re.compile(r"(?:[-\u2010\u2012-\u2014]\s*)(?=\S)")  # a dialogue turn's dash at a line's start (- Agreed.)
+CLOSING = re.compile(r"[?!:;»”)\]}.,…]+")  # a mark that goes with the word before it, never first on a line
+
+
+def turns(text: str) -> list[tuple[str, str, int]]:
+    """A cue's text as its dialogue turns: (dash as written, the turn's text on one line, its lines); a cue
+    of no dialogue (no line after the first begun by a dash) is one turn without a dash."""
+    lines = text.splitlines() or [""]
+    if not any(TURN.match(x) for x in lines[1:]):
+        return [("", " ".join(lines), len(lines))]
+    out: list[list] = []
+    for line in lines:
+        dash = TURN.match(line)
+        if dash or not out:
+            out.append([dash.group(0) if dash else "", line[dash.end():] if dash else line, 1])
+        else:
+            out[-1][1] += " " + line
+            out[-1][2] += 1
+    return [tuple(t) for t in out]
+
+
+def written(cue_turns: list[tuple[str, str, int]], outputs: list) -> str | None:
+    """The cue written back from its turns' outputs (None: a turn was not translated; the cue keeps its source)."""
+    if any(o is None for o in outputs):
+        return None
+    return "\n".join(dash + _rewrapped(o, lines) for (dash, _, lines), o in zip(cue_turns, outputs))
+
+
+def _rewrapped(text: str, lines: int) -> str:
+    """``text`` on ``lines`` lines (a cue's own count), cut at the spaces nearest to even lengths."""
+    words = _joined(re.split(r" (?![^<>]*>)", text))  # at the spaces outside tags
+    if lines <= 1 or len(words) < 2:
+        return text
+    out, start = [], 0
+    for k in range(1, lines):
+        goal, cut = len(text) * k / lines, start + 1
+        while cut < len(words) - 1 and len(" ".join(words[:cut])) < goal:
+            cut += 1
+        out.append(" ".join(words[start:cut]))
+        start = cut
+        if start >= len(words):
+            break
+    return "\n".join(out + ([" ".join(words[start:])] if start < len(words) else []))
+
+
+def _joined(words: list[str]) -> list[str]:
+    """Words with each closing mark written apart (French ``accord ?``) joined to the word before it, so that
+    no line begins with it."""
+    out: list[str] = []
+    for w in words:
+        if out and CLOSING.fullmatch(re.sub(r"<[^>]*>", "", w)):
+            out[-1] += " " + w
+        else:
+            out.append(w)
+    return out
+
+
+OVERRIDE = re.compile(r"(?:\{\\[^}]*\}\s*)*")  # an SRT cue's leading override codes (ASS's {\an8}, {\i1})
+
+
+def read_srt(path: Path, lang: str, retranslate: bool) -> Document:
+    import pysrt
+    subs = pysrt.open(str(path), encoding="utf-8", error_handling=pysrt.SubRipFile.ERROR_RAISE)
+    if not subs and path.read_text(encoding="utf-8").strip():
+        raise UsageError(f"{path}: no subtitle found in it (is it a .srt file?)")
+    codes = [OVERRIDE.match(s.text).group(0) for s in subs]  # {\an8}: kept in front, untranslated
+    cues = [turns(s.text[len(c):]) for s, c in zip(subs, codes)]
+    pieces = [Piece(t, "html", f"subtitle {s.index}") for s, cue in zip(subs, cues) for _, t, _ in cue]
+
+    def write(outputs: list) -> bytes:
+        k = 0
+        for s, cue, c in zip(subs, cues, codes):
+            text, k = written(cue, outputs[k:k + len(cue)]), k + len(cue)
+            if text is not None:
+                s.text = c + text
+        buffer = io.StringIO()
+        subs.write_into(buffer)
+        return buffer.getvalue().encode("utf-8")
+    return Document(pieces, write)
+
+
+VOICE = re.compile(r"(<v(?:\.[\w-]+)*(?:\s[^>]*)?>)(?!.*</v>)(.*)", re.DOTALL)  # a cue's voice, never closed
+
+
+def _vtt_blocks(path: Path) -> None:
+    """A UsageError naming the first block of a WebVTT file that is neither a cue (its timing line's
+    ``-->``), a note, a style nor a region: webvtt-py would leave it out."""
+    lines, start = path.read_text(encoding="utf-8-sig").replace("\r\n", "\n").split("\n"), 0
+    for n, line in enumerate(lines + [""]):
+        if line.strip():
+            continue
+        block, first = lines[start:n], start + 1
+        start = n + 1
+        if not block or first == 1 or block[0].split(" ")[0] in ("NOTE", "STYLE", "REGION", "NOTE\t"):
+            continue
+        if not any("-->" in x for x in block[:2]):
+            raise UsageError(f"{path}: line {first}: no cue timing ('00:00:01.000 --> 00:00:02.000') in this block; "
+                             "fix it or remove it")
+
+
+def read_vtt(path: Path, lang: str, retranslate: bool) -> Document:
+    import webvtt
+    _vtt_blocks(path)
+    captions = webvtt.read(str(path))
+    cues = [VOICE.fullmatch(c.raw_text.strip()) for c in captions]
+    voices = [m.group(1) if m else "" for m in cues]
+    texts = [m.group(2) if m else c.raw_text for m, c in zip(cues, captions)]
+    cues = [turns(t.strip()) for t in texts]
+    pieces = [Piece(t, "html", f"cue {n} ({c.start})") for n, (cue, c) in enumerate(zip(cues, captions), 1)
+              for _, t, _ in cue]
+
+    def write(outputs: list) -> bytes:
+        k = 0
+        for c, cue, voice in zip(captions, cues, voices):
+            text, k = written(cue, outputs[k:k + len(cue)]), k + len(cue)
+            if text is not None:
+                c.text = voice + text
+        return captions.content.encode("utf-8")
+    return Document(pieces, write)
+
+
