@@ -164,7 +164,8 @@ def test_a_formula_or_an_operator_comes_through_with_its_numbers_in_the_targets_
         ("formula", "7 > 2", "7 > 2"), ("formula", "x = 3.5", "x = 3,5"), ("formula", "y ≤ 10", "y ≤ 10"),
         ("formula", "a<b", "a<b")]
     assert kinds("si 7,5 > 2", "fr", "en") == [("formula", "7,5 > 2", "7.5 > 2")]
-    assert kinds("Passes if yes >= 50%; go to Setup > Users.") == [("formula", ">=", ">="), ("formula", ">", ">")]
+    assert kinds("Passes if yes >= 50%; go to Setup > Users, Tom & Jerry.") == [
+        ("symbol", ">=", ">="), ("symbol", ">", ">"), ("symbol", "&", "&")]
     assert kinds("Bold <b>x</b> and a-b, 3-4 or well-known.") == []  # a tag's brackets and hyphens are no operators
 
 
@@ -173,7 +174,7 @@ def test_a_formulas_operator_is_always_in_its_item(text):
     found = items.find(text, "en", "fr")
     assert all(text[i.start:i.end] == i.text for i in found)
     assert all(a.end <= b.start for a, b in zip(found, found[1:]))
-    assert all(any(ch in i.rendering for ch in "<>=≤±") for i in found if i.kind == "formula")
+    assert all(any(ch in i.rendering for ch in "<>=≤±") for i in found if i.kind in ("formula", "symbol"))
 
 
 def test_an_amount_in_currency_words_is_one_item_in_the_targets_convention():
@@ -184,3 +185,11 @@ def test_an_amount_in_currency_words_is_one_item_in_the_targets_convention():
     assert kinds("Il coûte 2,69 dollars, soit -1 dollar.", "fr", "en") == [
         ("money", "2,69 dollars", "2.69 dollars"), ("money", "-1 dollar", "-1 dollar")]
     assert [k for k, _, _ in kinds("We paid 2,500 dollarsigns.")] == ["number"]
+
+
+def test_a_day_written_day_first_is_written_as_french_writes_it():
+    """``on 12 May 2024`` came out ``sur 12 2024`` and ``au 2024 mai``: the Hansards write days month first."""
+    assert kinds("On 12 May 2024, 1 April and 29 February.") == [
+        ("date", "12 May 2024", "12 mai 2024"), ("date", "1 April", "1er avril"), ("date", "29 February", "29 février")]
+    assert kinds("On May 12, 1996, 31 June, 12 Mayfair.") == []  # month first is the model's; no such day
+    assert kinds("le 12 mai 2024", "fr", "en") == [] and kinds("On 12 May 2024.", convert_numbers=False) == []

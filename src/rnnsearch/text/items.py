@@ -27,7 +27,7 @@ from rnnsearch.data import slotting
 from rnnsearch.text import numbers
 
 VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier",
-            "label", "name", "formula")
+            "label", "name", "formula", "symbol")
 NUMERIC = ("amount", "money", "number")
 TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
 TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
@@ -39,6 +39,7 @@ PRERELEASE = r"(?:-[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?"  # a version's -beta, -rc1
 MINUS = "-\u2212"  # a number's sign: the hyphen-minus and the minus sign
 LABEL = rf"(?<![\w/.@-]){slotting.LABEL}(?![\w/-])"  # capitals, a hyphen or none, digits: as training slots them
 WORD = r"[A-ZÀ-ÖØ-Þ][^\W\d_]+"  # a capitalised word (L'Heureux-Dubé)
+DAY_FIRST = ("en",)  # sources whose days written day first are items (French ones are the model's: the Hansards')
 MONEY_WORDS = "dollars?|euros?|cents?"  # "25 dollars": the model wrote "25 cents", "10 dollars": "10"
 PER_CENT = r"[ \u00a0\u202f]?%"  # a per cent sign after a number, as French spaces it or not
 OPERATOR = r"(?:[<>]=?|!=|==|[=≠≤≥±×÷])"  # a comparison or an operation: the model wrote 7 > 2 as "7 est 2"
@@ -68,6 +69,7 @@ def _currency_signs() -> str:
 def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
     """(kind, pattern) in priority order for a source in ``lang``."""
     num = numbers.number_pattern(lang)
+    months = "|".join(numbers.month_names(lang))
     scales = "|".join(sorted(map(re.escape, numbers.scale_words(lang)), key=len, reverse=True)) or "(?!x)x"
     sign = rf"(?:[A-Z]{{1,2}})?[{_currency_signs()}]"
     found = [
@@ -78,8 +80,9 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         ("path", rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/[\w.+-]+){{2,}}/?|\b[A-Za-z]:\\[^\s<>\"]+|\b[\w-]+\.(?:{EXTENSIONS})\b"),
         ("handle", r"(?<![\w@])[@#][A-Za-z_]\w+"),
         ("acronym", r"(?<![\w&])[A-Z][A-Za-z]{0,3}&[A-Z][A-Za-z]{0,3}(?![\w&])"),  # AT&T, R&D: one name, not "AT & T"
-        ("formula", rf"(?<![\w.,</])(?:{num}|[A-Za-z])\s?{OPERATOR}\s?[{MINUS}]?(?:{num}|[A-Za-z])(?![\w.,]\d|[\w<>/])"
-                    rf"|(?<!\S){OPERATOR}(?!\S)"),  # x = 4, 7 > 2; an operator alone between words (yes >= 50%)
+        ("formula", rf"(?<![\w.,</])(?:{num}|[A-Za-z])\s?{OPERATOR}\s?[{MINUS}]?(?:{num}|[A-Za-z])"  # x = 4, 7 > 2
+                    rf"(?![\w.,]\d|[\w<>/])"),
+        ("symbol", rf"(?<!\S)(?:{OPERATOR}|&)(?!\S)"),  # alone between words: yes >= 50%, Tom & Jerry (& is <unk>)
         ("datetime", r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
         ("identifier", r"(?<![\w-])\d+(?:-[\dX]+){3,}(?![\w-])|(?<![\w-])\d+-[A-Z]{1,2}(?![\w-])"),  # ISBN, room 237-C
         ("phone", r"(?<![\w+])\+\d{1,3}(?:[\s.-]\(?\d{1,4}\)?){2,5}(?![\w-])"
@@ -87,6 +90,8 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
                   r"|(?<![\w+.,])(?:1[\s.-])?\d{3}[\s.-]\d{3}[\s.-]\d{4}(?![\w-])"  # 613 555 0199, 1 800 555-0123
                   r"|(?<![\w+.,-])\d{3}-\d{4}(?![\w-])"),  # 555-0142: a number would read 555 and 0142 apart
         ("time", r"(?<![\w:.])(?P<hour>1[0-2]|0?[1-9])(?::(?P<minute>[0-5]\d))?\s?(?P<half>[ap])\.?m\.?(?![\w])"),
+        ("date", rf"(?<![\w.,/-])(?P<day>[0-3]?\d) (?P<month>{months})(?: (?P<year>\d{{4}}))?(?![\w])"
+                 if lang in DAY_FIRST else "(?!x)x"),  # 12 May 2024: the model wrote "12 2024", "2024 mai"
         ("name", NAME.get(lang, "(?!x)x")),  # O'Rourke-Nakamura, N'Diaye: one name, not O' and 'Rourke
         ("version", rf"\b[vV]\d+(?:\.\d+)+{PRERELEASE}\b|\b\d+(?:\.\d+){{2,}}{PRERELEASE}\b"
                     rf"|\b{REFERENCE_WORDS} (?P<ref>\d+(?:[.,]\d+)+{PRERELEASE})\b"),
@@ -129,8 +134,9 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
                 held.append((start, end))
                 start, end = m.span("num") if m.group("num") else m.span("num2")
                 kind = "number"
-            if kind == "time":
-                taken += _time(text, m, tgt_lang) if convert_numbers else []
+            if kind in ("time", "date"):
+                taken += (_time(text, m, tgt_lang) if kind == "time" else _date(text, m, src_lang, tgt_lang)
+                          ) if convert_numbers else []
                 continue
             item_text = text[start - negative:end]
             if kind == "number" and item_text.isdigit() and (frequent(item_text) or _in_time(text, start, end)):
@@ -162,6 +168,15 @@ def _formula(text: str, src_lang: str, tgt_lang: str) -> str:
         value = None if m.group().isdigit() else numbers.parse(m.group(), src_lang)
         return m.group() if value is None else numbers.format_number(*value, tgt_lang)
     return re.sub(numbers.number_pattern(src_lang), number, text)
+
+
+def _date(text: str, m: re.Match, src_lang: str, tgt_lang: str) -> list[Item]:
+    """A day written day first (``12 May 2024``) as an item in the target's convention; none where this does not
+    know it, or for no such day (the model's)."""
+    month = numbers.month_names(src_lang)[m.group("month")]
+    year = int(m.group("year")) if m.group("year") else None
+    rendering = numbers.format_day(int(m.group("day")), month, year, tgt_lang)
+    return [] if rendering is None else [Item(m.start(), m.end(), "date", m.group(), rendering)]
 
 
 def _in_time(text: str, start: int, end: int) -> bool:

@@ -107,3 +107,25 @@ def format_time(hour: int, minute: int, half: str, lang: str) -> str | None:
         return None
     hour = hour % 12 + (12 if half.lower() == "p" else 0)
     return f"{hour} h {minute:02d}" if minute else f"{hour} heures"  # spaced as the Hansards space it
+
+
+@cache
+def month_names(lang: str) -> dict[str, int]:
+    """``lang``'s month names (Babel's, wide, as written in running text) -> month number."""
+    names = _locale(lang).months["format"]["wide"]
+    return {name[:1].upper() + name[1:]: number for number, name in names.items()}
+
+
+def format_day(day: int, month: int, year: int | None, lang: str) -> str | None:
+    """A day of the calendar as ``lang`` writes it in running text, where this knows the convention (French:
+    ``12 mai 2024``, ``1er mai``, Babel's month names); None elsewhere or for no such day (``31 June``)."""
+    import datetime
+    from babel.dates import format_date
+    if lang != "fr":
+        return None
+    try:
+        when = datetime.date(year or 2000, month, day)  # 2000: a leap year, so 29 February stands alone
+    except ValueError:
+        return None
+    written = format_date(when, format="MMMM y" if year else "MMMM", locale=_locale(lang))
+    return f"{'1er' if day == 1 else day} {written}"
