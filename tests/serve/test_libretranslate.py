@@ -37,6 +37,21 @@ def test_libretranslate_requests_in_every_encoding(client):
 def test_libretranslate_errors(client, body, message):
     got = client.post("/translate", data=body)
     assert got.status_code == 400 and got.json() == {"error": message}
+    as_json = client.post("/translate", json=body)  # a JSON body without q was rnnsearch's, refused as extra fields
+    assert as_json.status_code == 400 and as_json.json() == {"error": message}
+
+
+def test_libretranslate_limits_multipart_and_repeated_q(client):
+    body = {"q": "The dog sees a cat.", "source": "en", "target": "fr"}
+    parts = client.post("/translate", files={k: (None, v) for k, v in body.items()})  # multipart/form-data
+    assert parts.status_code == 200 and parts.json() == client.post("/translate", data=body).json()
+    both = client.post("/translate", content="q=A+dog.&q=A+cat.&source=en&target=fr",
+                       headers={"content-type": "application/x-www-form-urlencoded"})
+    assert both.status_code == 200 and len(both.json()["translatedText"]) == 2  # none dropped
+    long = client.post("/translate", json={**body, "q": "a " * 600})
+    assert long.status_code == 400 and long.json() == {"error": "Invalid request: request (1200) exceeds text limit (1000)"}
+    many = client.post("/translate", json={**body, "alternatives": 100})
+    assert many.status_code == 400 and many.json() == {"error": "Invalid request: alternatives parameter must be <= 19"}
 
 
 def test_languages_detect_settings_and_files(client):
@@ -74,4 +89,14 @@ def test_keys_and_limits_hold_on_rnnsearchs_own_routes_too(tiny_run):
         free = c.post("/translate", json={"text": "A dog.", "beam": 2})  # no key: the default limit, none here
     assert wrong.status_code == 403 and wrong.json()["kind"] == "api_key"
     assert first.status_code == 200 and second.status_code == 429 and second.json()["kind"] == "req_limit"
+    assert second.headers["retry-after"] == "60"
     assert free.status_code == 200
+
+
+def test_a_client_over_its_limit_is_told_when_to_come_back(tiny_run):
+    app = create_app(Translator.from_checkpoint(str(tiny_run / "best.pt")), ServeSettings(window_ms=1),
+                     access=Access({}, req_limit=1))
+    body = {"q": "A dog.", "source": "en", "target": "fr"}
+    with TestClient(app, raise_server_exceptions=False) as c:
+        first, second = c.post("/translate", data=body), c.post("/translate", data=body)
+    assert first.status_code == 200 and second.status_code == 429 and second.headers["retry-after"] == "60"

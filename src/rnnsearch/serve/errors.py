@@ -39,11 +39,14 @@ def request_id(request: Request) -> str | None:
     return (request.scope.get("state") or {}).get("request_id")
 
 
+RETRY_AFTER = {503: "1", 429: "60"}  # seconds: the queue is full for a moment; the request limits are per minute
+
+
 def _error(status: int, body: ErrorBody, request: Request) -> JSONResponse:
     request.scope.setdefault("state", {})["error_kind"] = body.kind
     body = body.model_copy(update={"request_id": request_id(request)})
     return JSONResponse(body.model_dump(exclude_none=True), status_code=status,
-                        headers={"Retry-After": "1"} if status == 503 else None)
+                        headers={"Retry-After": RETRY_AFTER[status]} if status in RETRY_AFTER else None)
 
 
 async def _serve_error(request: Request, exc: ServeError) -> JSONResponse:

@@ -25,6 +25,7 @@ from rnnsearch.serve.errors import ServeError
 from rnnsearch.serve.schemas import TranslateRequest
 
 PATH = "/libretranslate/translate"  # where a LibreTranslate request to /translate is sent
+LT_ONLY = {"source", "target", "format", "alternatives"}  # JSON with one of these and no text(s): LibreTranslate's
 
 
 def is_libretranslate(scope, body: bytes) -> bool:
@@ -34,9 +35,10 @@ def is_libretranslate(scope, body: bytes) -> bool:
     if "q" in parse_qs(scope.get("query_string", b"").decode("latin-1")) or "form" in kind:
         return True
     try:
-        return isinstance(row := json.loads(body or b"null"), dict) and "q" in row
+        row = json.loads(body or b"null")
     except (ValueError, RecursionError):  # not JSON, or nested past the parser: rnnsearch's route says so
         return False
+    return isinstance(row, dict) and ("q" in row or not {"text", "texts"} & set(row) and bool(LT_ONLY & set(row)))
 
 
 @cache
@@ -63,15 +65,37 @@ async def params(request: Request) -> dict:
         if not isinstance(row, dict):
             raise ServeError(400, "malformed_json", "Invalid JSON format")
         return row
-    values = dict(request.query_params)
-    kind = request.headers.get("content-type", "").lower()
-    if "multipart" in kind:
-        raise ServeError(400, "content_type", "send the parameters as JSON or as a form "
-                         "(application/x-www-form-urlencoded), not multipart")
-    if "form" in kind:
+    pairs = list(request.query_params.multi_items())
+    kind = request.headers.get("content-type", "")
+    if "multipart/form-data" in kind.lower():
+        pairs += _multipart(kind, await request.body())
+    elif "form" in kind.lower():
         body = (await request.body()).decode("utf-8", errors="replace")
-        values.update({k: v[-1] for k, v in parse_qs(body, keep_blank_values=True).items()})
+        pairs += [(k, v) for k, vs in parse_qs(body, keep_blank_values=True).items() for v in vs]
+    values: dict = {}
+    for key, value in pairs:  # the first of a repeated parameter, as LibreTranslate (Flask) reads it; a repeated
+        if key == "q" and key in values:  # q is each of its texts, none dropped
+            values[key] = (values[key] if isinstance(values[key], list) else [values[key]]) + [value]
+        else:
+            values.setdefault(key, value)
     return values
+
+
+def _multipart(content_type: str, body: bytes) -> list[tuple[str, str]]:
+    """A multipart/form-data body's fields (name, text) in order, read by the standard library's e-mail
+    parser (a file field's content as text)."""
+    from email.parser import BytesParser
+    from email.policy import HTTP
+    message = BytesParser(policy=HTTP).parsebytes(f"Content-Type: {content_type}\r\n\r\n".encode("latin-1") + body)
+    if not message.is_multipart():
+        raise ServeError(400, "content_type", "Invalid request: a multipart/form-data body without its boundary")
+    fields = []
+    for part in message.iter_parts():
+        name = part.get_param("name", header="content-disposition")
+        if name:
+            fields.append((str(name), part.get_payload(decode=True).decode(part.get_content_charset() or "utf-8",
+                                                                             errors="replace")))
+    return fields
 
 
 def install(app, routes: dict, settings, access: Access, translate) -> None:
@@ -81,7 +105,12 @@ def install(app, routes: dict, settings, access: Access, translate) -> None:
 
     def refused(request: Request, values: dict) -> JSONResponse | None:
         no = access.check(values.get("api_key") or None, request.client.host if request.client else "")
-        return error(*no) if no else None
+        if no is None:
+            return None
+        answer = error(*no)
+        if no[0] == 429:
+            answer.headers["Retry-After"] = "60"  # the limits are per minute
+        return answer
 
     @app.post(PATH, include_in_schema=False)
     async def lt_translate(request: Request):
@@ -149,12 +178,17 @@ async def _translate(values: dict, routes: dict, sources: list[str], settings, t
         alternatives = max(0, int(values.get("alternatives") or 0))
     except (TypeError, ValueError):
         return error(400, "Invalid request: alternatives parameter is not a number")
+    if alternatives + 1 > settings.max_beam:
+        return error(400, f"Invalid request: alternatives parameter must be <= {settings.max_beam - 1}")
     form = values.get("format") or "text"
     if form not in ("text", "html"):
         return error(400, f"{form} format is not supported")
     texts = q if isinstance(q, list) else [q]
     if not all(isinstance(t, str) for t in texts):
         return error(400, "Invalid request: q must be a string or a list of strings")
+    for size, limit in [(len(texts), settings.max_texts)] + [(len(t), settings.max_chars) for t in texts]:
+        if size > limit:
+            return error(400, f"Invalid request: request ({size}) exceeds text limit ({limit})")
     found = None
     if source == "auto":
         found = detected(" ".join(texts), tuple(sources))[0]
