@@ -300,3 +300,14 @@ def test_trial_cases(tiny_run, tmp_path, capsys):
     assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.docx") == 0
     out = docx.Document(str(tmp_path / "out.docx")).paragraphs[0]
     assert out.hyperlinks and out.hyperlinks[0].text and "The dog" not in out.text
+
+
+def test_an_xliff_file_keeps_its_declaration_and_its_last_line_end(tiny_run, tmp_path):
+    declaration = '<?xml version="1.0" encoding="UTF-8"?>\n'
+    (tmp_path / "in.xlf").write_text(declaration + '<xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">'
+                                     '<file original="x" source-language="en" datatype="plaintext"><body>'
+                                     f'<trans-unit id="1"><source>{SENTENCES[0]}</source></trans-unit>'
+                                     "</body></file></xliff>\n", encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.xlf", tmp_path / "out.xlf") == 0
+    out = (tmp_path / "out.xlf").read_text(encoding="utf-8")
+    assert out.startswith(declaration) and out.endswith("</xliff>\n") and "<target" in out

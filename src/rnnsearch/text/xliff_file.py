@@ -14,6 +14,7 @@ reviewed) with ``subState="rnnsearch:mt"``.
 from __future__ import annotations
 
 import html
+import re
 from copy import deepcopy
 from pathlib import Path
 
@@ -51,7 +52,11 @@ def read_xliff(path: Path, lang: str, retranslate: bool) -> Document:
                 node.set("target-language", lang)
         else:
             store.document.getroot().set("trgLang", lang)
-        return etree.tostring(store.document, xml_declaration=True, encoding="UTF-8")
+        out = etree.tostring(store.document, encoding="UTF-8")  # the declaration as the file wrote it, if it did
+        declared = re.match(rb"\s*<\?xml[^>]*\?>\s*", data)
+        utf8 = declared and not re.search(rb"encoding=[\"'](?!utf-?8[\"'])", declared.group(0), re.IGNORECASE)
+        out = (declared.group(0) if utf8 else b"<?xml version='1.0' encoding='UTF-8'?>\n" if declared else b"") + out
+        return out + b"\n" * (data.endswith(b"\n") and not out.endswith(b"\n"))
     return Document(pieces, write, skipped)
 
 
