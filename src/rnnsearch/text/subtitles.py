@@ -44,6 +44,16 @@ def written(cue_turns: list[tuple[str, str, int]], outputs: list) -> str | None:
     return "\n".join(dash + _rewrapped(o, lines) for (dash, _, lines), o in zip(cue_turns, outputs))
 
 
+def _cue_texts(cues: list, outputs: list, fronts: list[str]) -> list[str | None]:
+    """Each cue's text from its turns' outputs (in the order of the pieces), what stood in front of it (override
+    codes, a voice) kept; None where a turn was not translated."""
+    texts, k = [], 0
+    for cue, front in zip(cues, fronts):
+        text, k = written(cue, outputs[k:k + len(cue)]), k + len(cue)
+        texts.append(None if text is None else front + text)
+    return texts
+
+
 def _rewrapped(text: str, lines: int) -> str:
     """``text`` on ``lines`` lines (a cue's own count), cut at the spaces nearest to even lengths."""
     words = _joined(re.split(r" (?![^<>]*>)", text))  # at the spaces outside tags
@@ -86,11 +96,8 @@ def read_srt(path: Path, lang: str, retranslate: bool) -> Document:
     pieces = [Piece(t, "html", f"subtitle {s.index}") for s, cue in zip(subs, cues) for _, t, _ in cue]
 
     def write(outputs: list) -> bytes:
-        k = 0
-        for s, cue, c in zip(subs, cues, codes):
-            text, k = written(cue, outputs[k:k + len(cue)]), k + len(cue)
-            if text is not None:
-                s.text = c + text
+        for s, text in zip(subs, _cue_texts(cues, outputs, codes)):
+            s.text = s.text if text is None else text
         buffer = io.StringIO()
         subs.write_into(buffer)
         return buffer.getvalue().encode("utf-8")
@@ -120,19 +127,16 @@ def read_vtt(path: Path, lang: str, retranslate: bool) -> Document:
     import webvtt
     _vtt_blocks(path)
     captions = webvtt.read(str(path))
-    cues = [VOICE.fullmatch(c.raw_text.strip()) for c in captions]
-    voices = [m.group(1) if m else "" for m in cues]
-    texts = [m.group(2) if m else c.raw_text for m, c in zip(cues, captions)]
-    cues = [turns(t.strip()) for t in texts]
+    found = [VOICE.fullmatch(c.raw_text.strip()) for c in captions]
+    voices = [m.group(1) if m else "" for m in found]
+    cues = [turns((m.group(2) if m else c.raw_text).strip()) for m, c in zip(found, captions)]
     pieces = [Piece(t, "html", f"cue {n} ({c.start})") for n, (cue, c) in enumerate(zip(cues, captions), 1)
               for _, t, _ in cue]
 
     def write(outputs: list) -> bytes:
-        k = 0
-        for c, cue, voice in zip(captions, cues, voices):
-            text, k = written(cue, outputs[k:k + len(cue)]), k + len(cue)
+        for c, text in zip(captions, _cue_texts(cues, outputs, voices)):
             if text is not None:
-                c.text = voice + text
+                c.text = text
         return captions.content.encode("utf-8")
     return Document(pieces, write)
 
