@@ -189,7 +189,9 @@ def test_an_amount_in_currency_words_is_one_item_in_the_targets_convention():
 
 def test_a_day_written_day_first_is_written_as_french_writes_it():
     """``on 12 May 2024`` came out ``sur 12 2024`` and ``au 2024 mai``: the Hansards write days month first."""
-    assert kinds("On 12 May 2024, 1 April and 29 February.") == [
+    assert kinds("By 12 May 2024, 1 April and 29 February.") == [
         ("date", "12 May 2024", "12 mai 2024"), ("date", "1 April", "1er avril"), ("date", "29 February", "29 février")]
+    assert kinds("It votes on 12 May. On 3 June 2025 it sat.") == [("date", "on 12 May", "le 12 mai"),
+                                                                    ("date", "On 3 June 2025", "Le 3 juin 2025")]
     assert kinds("On May 12, 1996, 31 June, 12 Mayfair.") == []  # month first is the model's; no such day
     assert kinds("le 12 mai 2024", "fr", "en") == [] and kinds("On 12 May 2024.", convert_numbers=False) == []

@@ -70,6 +70,18 @@ def test_two_sentences_one_line_joined_with_the_source_spacing(tiny):
     assert len(whole.segments) == 1
 
 
+def test_the_api_takes_running_text_through_translate_text_and_refuses_a_string(tiny):
+    """``Translator.translate`` reads each text as one sentence (a second was left out, no error);
+    ``rnnsearch.translate_text`` is the text stage; one string where a list is asked was read letter by letter."""
+    from rnnsearch import translate_text
+    text = "The big dog sees a cat. A girl paints the red car."
+    [line] = translate_text(tiny, [text])
+    assert line.text == lines_of(tiny, [text])[0].text and len(line.segments) == 2
+    for call in (lambda: tiny.translate(text), lambda: translate_text(tiny, text)):
+        with pytest.raises(TypeError, match="not one string"):
+            call()
+
+
 def test_a_lines_leading_and_trailing_spaces_and_tabs_stay_around_its_translation(tiny):
     plain, indented, tabbed, two = lines_of(tiny, ["The dog sees a cat.", "  The dog sees a cat. ",
                                                    "\tThe dog sees a cat.", "\t The dog sees a cat.  A girl paints.\t"])

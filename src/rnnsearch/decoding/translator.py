@@ -31,8 +31,7 @@ class Translator:
     """A trained model ready to translate and score: ``Translator.from_pretrained("hansards_enfr_rnnsearch50")``
     (a release by name, a folder, a checkpoint or a URL), then ``translate(texts, SearchSettings(...))``
     (a Translation per sentence), ``score(sources, targets)`` (log p(target | source) by teacher forcing).
-    Running text (several sentences a line, URLs, numbers, markup) goes through the text stage around
-    it: ``rnnsearch.text.pipeline.translate_lines(translator, lines)`` (docs/api.md)."""
+    Running text goes through the text stage: ``rnnsearch.translate_text(translator, texts)`` (docs/api.md)."""
 
     def __init__(self, model, src_codec: TextCodec, tgt_codec: TextCodec, config: Config, device="cpu",
                  train_state: dict | None = None, loaded_as: dict | None = None):
@@ -99,8 +98,7 @@ class Translator:
 
     @classmethod
     def from_pretrained(cls, name, **kwargs) -> Translator:
-        """A released model by name (looked up in RNNSEARCH_MODELS, the clone's models/, ./models), a release
-        folder or checkpoint path, or a URL (decoding/pretrained.py); ``kwargs`` as :meth:`from_checkpoint`."""
+        """A release by name (RNNSEARCH_MODELS, models/), a folder, a checkpoint or a URL (decoding/pretrained.py)."""
         return cls.from_checkpoint(pretrained.resolve(name), **kwargs)
 
     @classmethod
@@ -146,10 +144,11 @@ class Translator:
 
     def translate(self, texts: Sequence[str | Source], settings: SearchSettings | None = None,
                   progress=None) -> list[Translation]:
-        """Translate raw sentences (strings, or Sources: a prefix the output begins with, constraints it
-        must contain, words it must avoid); blank ones give empty translations; order is kept. ``settings``:
-        SearchSettings (decoding/settings.py), unset fields the model's decode section's; with sampling,
-        ``n_best`` draws per sentence, the best-scored first. ``progress``: called with the sentences done."""
+        """Translate sentences, each text one (strings, or Sources: a prefix the output begins with, constraints
+        it must contain, words it must avoid; running text: ``rnnsearch.translate_text``); blank ones give empty
+        translations; order is kept. ``settings``: SearchSettings (decoding/settings.py), unset fields the model's
+        decode section's; with sampling, ``n_best`` draws per sentence, the best-scored first. ``progress``:
+        called with the sentences done."""
         return [t for part in self.translate_parts(texts, settings, progress=progress) for t in part]
 
     def translate_parts(self, texts: Sequence[str | Source], settings: SearchSettings | None = None,
@@ -157,6 +156,8 @@ class Translator:
         """``translate`` in parts of ``part_size`` texts (None: one part), yielded in input order as
         each is done, so that a large file is written as it goes. The parts are one translation:
         sampling's draws go on from part to part, and warnings name lines of the whole input."""
+        if isinstance(texts, str):  # a sequence of characters: each would be translated alone
+            raise TypeError("texts must be a list of sentences, not one string: translate([text])")
         settings = (settings or SearchSettings()).resolve(self.decode_cfg)
         if part_size is not None and part_size < 1:
             raise UsageError(f"part size must be at least 1, got {part_size}")

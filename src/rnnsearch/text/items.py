@@ -90,7 +90,7 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
                   r"|(?<![\w+.,])(?:1[\s.-])?\d{3}[\s.-]\d{3}[\s.-]\d{4}(?![\w-])"  # 613 555 0199, 1 800 555-0123
                   r"|(?<![\w+.,-])\d{3}-\d{4}(?![\w-])"),  # 555-0142: a number would read 555 and 0142 apart
         ("time", r"(?<![\w:.])(?P<hour>1[0-2]|0?[1-9])(?::(?P<minute>[0-5]\d))?\s?(?P<half>[ap])\.?m\.?(?![\w])"),
-        ("date", rf"(?<![\w.,/-])(?P<day>[0-3]?\d) (?P<month>{months})(?: (?P<year>\d{{4}}))?(?![\w])"
+        ("date", rf"(?<![\w.,/-])(?:(?P<on>[Oo]n) )?(?P<day>[0-3]?\d) (?P<month>{months})(?: (?P<year>\d{{4}}))?(?![\w])"
                  if lang in DAY_FIRST else "(?!x)x"),  # 12 May 2024: the model wrote "12 2024", "2024 mai"
         ("name", NAME.get(lang, "(?!x)x")),  # O'Rourke-Nakamura, N'Diaye: one name, not O' and 'Rourke
         ("version", rf"\b[vV]\d+(?:\.\d+)+{PRERELEASE}\b|\b\d+(?:\.\d+){{2,}}{PRERELEASE}\b"
@@ -176,6 +176,8 @@ def _date(text: str, m: re.Match, src_lang: str, tgt_lang: str) -> list[Item]:
     month = numbers.month_names(src_lang)[m.group("month")]
     year = int(m.group("year")) if m.group("year") else None
     rendering = numbers.format_day(int(m.group("day")), month, year, tgt_lang)
+    if rendering is not None and m.group("on"):  # "on 12 May": "le 12 mai" (the model wrote "sur les 12 mai")
+        rendering = numbers.on_day(rendering, tgt_lang, m.group("on")[0].isupper())
     return [] if rendering is None else [Item(m.start(), m.end(), "date", m.group(), rendering)]
 
 

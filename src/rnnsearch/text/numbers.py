@@ -129,3 +129,9 @@ def format_day(day: int, month: int, year: int | None, lang: str) -> str | None:
         return None
     written = format_date(when, format="MMMM y" if year else "MMMM", locale=_locale(lang))
     return f"{'1er' if day == 1 else day} {written}"
+
+
+def on_day(day: str, lang: str, capital: bool) -> str:
+    """A day as ``lang`` writes "on" that day (French: ``le 12 mai``; ``capital``: ``Le``, beginning a sentence)."""
+    article = {"fr": "le"}[lang]
+    return f"{article[:1].upper() + article[1:] if capital else article} {day}"

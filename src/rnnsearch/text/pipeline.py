@@ -62,6 +62,16 @@ def translate_lines(translator, lines: Sequence[str | Source], search: SearchSet
         yield done_lines
 
 
+def translate_text(translator, texts: Sequence[str | Source], search: SearchSettings | None = None,
+                   settings: TextSettings | None = None) -> list[Translation]:
+    """Running text, one Translation per text (``rnnsearch translate``'s path): each split into sentences and
+    joined again, URLs, numbers and names carried (``translate_lines`` in one part). ``Translator.translate``
+    reads each text as one sentence."""
+    if isinstance(texts, str):
+        raise TypeError("texts must be a list of strings, not one string: translate_text(translator, [text])")
+    return [t for part in translate_lines(translator, list(texts), search, settings) for t in part]
+
+
 def segment_lines(translator, part: list[Source], settings: TextSettings) -> list[Segment]:
     """The segments of each line of ``part``, in order (``text/segments.py``)."""
     return [s for n, source in enumerate(part) for s in segments_of(translator, source, n, settings)]
