@@ -82,6 +82,20 @@ def test_the_api_takes_running_text_through_translate_text_and_refuses_a_string(
             call()
 
 
+@pytest.mark.parametrize("marker", ["1.", "- ", "•", "(a)", "b)", "iv."])
+def test_a_list_marker_stays_in_front_as_written(tiny, marker):
+    """``• Ou téléphoner`` came out ``• • phone calls``, ``- Call us`` as ``Nous nous Call``: the marker is not the
+    model's to translate."""
+    [line] = lines_of(tiny, [f"  {marker.strip()}  The big dog sees a cat. A girl paints the red car."])
+    assert line.text.startswith(f"  {marker.strip()}  ") and len(line.segments) == 3, line.text
+    assert line.segments[0].text == marker.strip() and line.segments[1].text
+
+
+def test_an_initial_is_no_list_marker():
+    from rnnsearch.text.segments import LIST_MARKER
+    assert not any(LIST_MARKER.match(t) for t in ["M. Trudeau a dit.", "J. B. Milner taught.", "-5 degrees", "1.5 m"])
+
+
 def test_a_lines_leading_and_trailing_spaces_and_tabs_stay_around_its_translation(tiny):
     plain, indented, tabbed, two = lines_of(tiny, ["The dog sees a cat.", "  The dog sees a cat. ",
                                                    "\tThe dog sees a cat.", "\t The dog sees a cat.  A girl paints.\t"])

@@ -19,6 +19,10 @@ SLOT_CHARS = re.compile(f"([{slots.marker(0)}-{slots.marker(0xFFFD)}])")  # slot
 FREQUENT = 10_000  # a plain integer among the source vocabulary's 10,000 most frequent units is the model's
 
 
+LIST_MARKER = re.compile(r"[ \t]*((?:[-*•‣◦▪·–—]|\(?(?:\d{1,3}|[a-z]|[ivxlc]{2,5})[.)]|(?:\(?[A-Z]|\([IVXLC]{1,5})\)))"
+                         r"[ \t]+(?=\S)")  # 1. (a) b) A) (iv) - •: not an initial (M. Trudeau, J. B. Milner)
+
+
 @dataclass
 class Segment:
     """One sentence (or piece of one) as the model reads it."""
@@ -73,10 +77,13 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
     items = with_slots(items, source.slots, text)
     whole = translated_whole(source, settings)
     keep = [(i.start, i.end) for i in items]
-    spans = [(0, len(text))] if whole else sentences.split(text, translator.src_codec.lang, keep)
+    marker = LIST_MARKER.match(text)  # "1. ", "- ", "• ": kept in front as written (the model wrote "• •", "Le 1.")
+    start = marker.end() if marker and not any(a < marker.end() for a, _ in keep) else 0
+    spans = [(start, len(text))] if whole else [(start + a, start + b) for a, b in sentences.split(
+        text[start:], translator.src_codec.lang, [(a - start, b - start) for a, b in keep])]  # the splitter read lists
     items = items if carry else []
     limit = settings.max_units or 2 * translator.config.data.max_len
-    out = []
+    out = [Segment(line, [], [], text[marker.end(1):start], verbatim=marker.group(1))] if start else []
     for a, b in spans:
         gap = text[a:b][len(text[a:b].rstrip()):]
         if text[a:b].strip() and not any(c.isalnum() for c in text[a:b]):  # nothing to translate: the model
@@ -95,7 +102,7 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
     if not out:
         return [Segment(line, [], [])]
     out[-1].after = ""
-    out[0].prefix = source.prefix
+    next((s for s in out if s.verbatim is None), out[0]).prefix = source.prefix
     return out
 
 
