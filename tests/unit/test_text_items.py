@@ -195,3 +195,14 @@ def test_a_day_written_day_first_is_written_as_french_writes_it():
                                                                     ("date", "On 3 June 2025", "Le 3 juin 2025")]
     assert kinds("On May 12, 1996, 31 June, 12 Mayfair.") == []  # month first is the model's; no such day
     assert kinds("le 12 mai 2024", "fr", "en") == [] and kinds("On 12 May 2024.", convert_numbers=False) == []
+
+
+def test_an_amount_with_a_scale_abbreviation_is_one_item_written_out():
+    """``$120M`` came out ``$ 120M $`` and ``3,5 M$`` as ``M$ 3.5``: CLDR's short compact forms (and Canada's
+    ``G$``) read, the amount written with the target's scale word."""
+    assert kinds("It cost $120M, $3.5B or $45K.") == [
+        ("amount", "$120M", "120 millions\u00a0$"), ("amount", "$3.5B", "3,5 milliards\u00a0$"),
+        ("amount", "$45K", "45\u202f000\u00a0$")]
+    assert kinds("Soit 3,5 M$, 2,5 Md$ ou 3 G$.", "fr", "en") == [
+        ("amount", "3,5 M$", "$3.5 million"), ("amount", "2,5 Md$", "$2.5 billion"), ("amount", "3 G$", "$3 billion")]
+    assert kinds("5 M people and an MP3 player.") == []

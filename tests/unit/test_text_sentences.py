@@ -80,3 +80,13 @@ def test_pieces_cover_the_units_within_the_limit(units, limit):
 def test_a_long_sentence_is_cut_after_the_clause_mark_nearest_its_middle():
     units = "a b c , d e f ; g h i , j k l".split()
     assert pieces(units, 8) == [(0, 8), (8, 15)]
+
+
+def test_abbreviations_the_moses_lists_lack_end_no_sentence():
+    """``It cost approx. $120M.`` came out as two sentences, ``Cela coûte cher. 120 millions $.``."""
+    def parts(text, lang="en"):
+        return [text[a:b].strip() for a, b in split(text, lang)]
+    assert parts("It cost approx. $120M. Then we left.") == ["It cost approx. $120M.", "Then we left."]
+    assert parts("Call ext. 4412 today. See fig. 3 too.") == ["Call ext. 4412 today.", "See fig. 3 too."]
+    assert parts("The minimum is 5 min. The maximum is 10.") == ["The minimum is 5 min.", "The maximum is 10."]
+    assert parts("Voir réf. 12 et suiv. pour tout. Merci.", "fr") == ["Voir réf. 12 et suiv. pour tout.", "Merci."]

@@ -71,6 +71,7 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
     num = numbers.number_pattern(lang)
     months = "|".join(numbers.month_names(lang))
     scales = "|".join(sorted(map(re.escape, numbers.scale_words(lang)), key=len, reverse=True)) or "(?!x)x"
+    abbrs = "|".join(sorted(map(re.escape, numbers.scale_abbreviations(lang)), key=len, reverse=True)) or "(?!x)x"
     sign = rf"(?:[A-Z]{{1,2}})?[{_currency_signs()}]"
     found = [
         ("email", r"\b[\w.+-]+(?:['’][\w.+-]+)*@[\w-]+(?:\.[\w-]+)+"),  # o'neil@x.ie: an apostrophe inside
@@ -96,8 +97,9 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         ("version", rf"\b[vV]\d+(?:\.\d+)+{PRERELEASE}\b|\b\d+(?:\.\d+){{2,}}{PRERELEASE}\b"
                     rf"|\b{REFERENCE_WORDS} (?P<ref>\d+(?:[.,]\d+)+{PRERELEASE})\b"),
         ("label", LABEL),  # Bill C-45, Form T4A, B52: only with find's ``labels``
-        ("amount", rf"(?P<sign>{sign})\s?(?P<num>{num})(?:\s(?P<scale>{scales})\b)?"
-                   rf"|(?P<num2>{num})(?:\s(?P<scale2>{scales})\b)?\s?(?P<sign2>{sign})(?!\w)"),
+        ("amount", rf"(?P<sign>{sign})\s?(?P<num>{num})(?:\s(?P<scale>{scales})\b|(?P<abbr>{abbrs})(?![\w$]))?"
+                   rf"|(?P<num2>{num})(?:\s(?P<scale2>{scales})\b|\s?(?P<abbr2>{abbrs})(?=\s?[$€£]))?\s?(?P<sign2>{sign})"
+                   rf"(?!\w)"),  # $21 billion, $120M, 3,5 M$
         ("money", rf"(?<![\w.,])(?P<num3>{num})\s(?P<word>{MONEY_WORDS})\b"),  # both languages write it so
         ("number", rf"(?<![\w.,]){num}(?![\w])"),
     ]
@@ -191,7 +193,10 @@ def _left_to_model(m: re.Match) -> bool:
     """An amount in a currency the model knows is the model's to write where it has a scale word (``$21
     billion``: ``21 milliards de dollars``) or a plain integer (``$200``); one whose number has a group
     or decimal symbol is an item whole (the model wrote ``$ 12 500 $`` around the number's slot), as is
-    a negative one (``find``: the model dropped the minus of ``-$500``)."""
+    a negative one (``find``: the model dropped the minus of ``-$500``), or one with a scale abbreviation
+    (``$120M``: the model wrote ``$ 120M $``; ``3,5 M$``: ``M$ 3.5``)."""
+    if m.group("abbr") or m.group("abbr2"):
+        return False
     return bool(m.group("scale") or m.group("scale2")) or (m.group("num") or m.group("num2")).isdigit()
 
 
@@ -228,8 +233,11 @@ def _render(kind: str, m: re.Match, src_lang: str, tgt_lang: str) -> str | None:
         return written  # a year or a count as the source writes it: 2024, not 2 024
     if kind == "number":
         return numbers.format_number(amount, decimals, tgt_lang)
-    scale = groups.get("scale") or groups.get("scale2")
-    if scale:
+    scale, abbreviation = groups.get("scale") or groups.get("scale2"), groups.get("abbr") or groups.get("abbr2")
+    if abbreviation:
+        exponent = numbers.scale_abbreviations(src_lang)[abbreviation]
+        text = numbers.format_abbreviated(amount, decimals, exponent, tgt_lang)
+    elif scale:
         exponent = numbers.scale_words(src_lang)[scale.lower()]
         text = numbers.format_scaled(amount, decimals, exponent, tgt_lang)
     else:

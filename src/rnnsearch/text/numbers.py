@@ -82,6 +82,33 @@ def scale_words(lang: str) -> dict[str, int]:
     return words
 
 
+@cache
+def scale_abbreviations(lang: str) -> dict[str, int]:
+    """Scale abbreviations of ``lang`` (CLDR's short compact forms, and Canada's: French writes ``G$`` there)
+    and the power of ten each stands for: {'K': 3, 'M': 6, 'B': 9, ...}; ``$120M``, ``3,5 M$``."""
+    found = {}
+    for name in (lang, f"{lang}_CA"):
+        try:
+            forms = _locale(name).compact_decimal_formats["short"]
+        except (KeyError, AttributeError):
+            continue
+        for plural in forms.values():
+            for power, pattern in dict(plural).items():
+                abbreviation = str(getattr(pattern, "pattern", pattern)).replace("0", "").strip(" \u00a0.")
+                if abbreviation and len(power) - 1 >= 3:
+                    found.setdefault(abbreviation, len(power) - 1)
+    return found
+
+
+def format_abbreviated(value: Decimal, decimals: int, exponent: int, lang: str) -> str:
+    """``value`` x 10^exponent for an amount written with a scale abbreviation: its scale word where there is
+    one (``3,5 M$`` -> ``3.5 million``), else the number whole (``$120K`` -> ``120 000``)."""
+    if exponent >= 6:
+        return format_scaled(value, decimals, exponent, lang)
+    whole = value * Decimal(10) ** exponent
+    return format_number(whole, max(decimals - exponent, 0), lang)
+
+
 def format_scaled(value: Decimal, decimals: int, exponent: int, lang: str) -> str:
     """``value`` x 10^exponent as ``lang``'s scale word writes it (4.2, 6 -> ``4,2 millions``)."""
     from babel.numbers import format_compact_decimal

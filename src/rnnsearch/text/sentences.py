@@ -3,7 +3,7 @@
 A line is split with sentencex (maintained, ~300 languages), then two of its kinds of split are
 undone: after a word that the Moses sentence splitter's nonbreaking-prefix list of the language
 holds (``M.`` and ``Mme`` in French, ``Dr.`` and ``No. 5`` in English; the lists ship with
-sacremoses), and inside an item that must come through whole (a URL or amount: ``text/items.py``).
+sacremoses; ``MORE_PREFIXES`` adds a few they lack, ``approx.``), and inside an item that must come through whole (a URL or amount: ``text/items.py``).
 On our own cases sentencex split ``M. Tremblay`` in French, which pysbd did not; pysbd kept ``«
 C'est fini. » Puis`` as one sentence and took 140x longer; with the Moses lists sentencex gets both
 right (tests/unit/test_text_sentences.py). A sentence whose end mark a bracket or quote closes ends
@@ -33,11 +33,15 @@ def _nonbreaking(lang: str) -> tuple[frozenset, frozenset]:
         words = list(NonbreakingPrefixes().words(lang))
     except (OSError, KeyError, ValueError):
         words = list(NonbreakingPrefixes().words("en"))
-    always = frozenset(w for w in words if " " not in w and not w.startswith("#"))
+    always = frozenset(w for w in words if " " not in w and not w.startswith("#")) | MORE_PREFIXES.get(lang, frozenset())
     numeric = frozenset(w.split()[0] for w in words if w.endswith("#NUMERIC_ONLY#"))
     return always, numeric
 
 
+MORE_PREFIXES = {  # abbreviations the Moses lists lack, which end no sentence (``It cost approx. $120M.`` was two)
+    "en": frozenset({"approx", "est", "ext", "dept", "fig", "figs", "incl", "excl", "vs", "cf", "ca"}),
+    "fr": frozenset({"approx", "ex", "cf", "suiv", "réf"}),
+}
 LAST_WORD = re.compile(r"(\S+)\.\s*$")
 TABS = re.compile(r"\t[\t ]*")
 LABEL = re.compile(r"[A-Z][\w'’-]*(?: [\w'’-]+)? ?:[ \t]+(?=\S)")  # "Name: John Smith": a field's label
