@@ -1,17 +1,17 @@
 """Sentences of a line, and pieces of a sentence too long for the model.
 
-A line is split with sentencex (maintained, ~300 languages), then two of its kinds of split are
-undone: after a word that the Moses sentence splitter's nonbreaking-prefix list of the language
-holds (``M.`` and ``Mme`` in French, ``Dr.`` and ``No. 5`` in English; the lists ship with
-sacremoses; ``MORE_PREFIXES`` adds a few they lack, ``approx.``), and inside an item that must come
-through whole (a URL or amount: ``text/items.py``). On our own cases sentencex split ``M. Tremblay`` in French, which pysbd did not; pysbd kept ``«
-C'est fini. » Puis`` as one sentence and took 140x longer; with the Moses lists sentencex gets both
-right (tests/unit/test_text_sentences.py). A sentence whose end mark a bracket or quote closes ends
-there when a capital follows (``(See the annex.) The``: sentencex does not split it). A field's
-label at a sentence's start (``Name: John Smith``) is a segment of its own, and a tab ends a
-sentence too: it separates fields (``Name:<TAB>John Smith``, columns pasted from a table), which the
-model read as one sentence and cut short. Each sentence keeps the spacing after it, so joining the
-sentences gives the line back.
+A line is split with sentencex (maintained, ~300 languages), then two of its kinds of split are undone:
+after a word that the Moses sentence splitter's nonbreaking-prefix list of the language holds (``M.`` and
+``Mme`` in French, ``Dr.`` and ``No. 5`` in English; the lists ship with sacremoses; ``MORE_PREFIXES``
+adds a few they lack, ``approx.``), and inside an item that must come through whole (a URL or amount:
+``text/items.py``). On our own cases sentencex split ``M. Tremblay`` in French, which pysbd did not;
+pysbd kept ``« C'est fini. » Puis`` as one sentence and took 140x longer; with the Moses lists sentencex
+gets both right (tests/unit/test_text_sentences.py). A sentence whose end mark a bracket or quote closes
+ends there when a capital follows (``(See the annex.) The``: sentencex does not split it). A field's
+label at a sentence's start (``Name: John Smith``) is a segment of its own, and a tab ends a sentence
+too: it separates fields (``Name:<TAB>John Smith``, columns pasted from a table), which the model read as
+one sentence and cut short. Each sentence keeps the spacing after it, so joining the sentences gives the
+line back.
 
 A sentence longer than the model was trained on (``data.max_len`` units) is translated in pieces,
 cut at the clause mark (; : , and dashes) nearest its middle, again while a piece is too long, and
