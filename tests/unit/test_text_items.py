@@ -206,3 +206,10 @@ def test_an_amount_with_a_scale_abbreviation_is_one_item_written_out():
     assert kinds("Soit 3,5 M$, 2,5 Md$ ou 3 G$.", "fr", "en") == [
         ("amount", "3,5 M$", "$3.5 million"), ("amount", "2,5 Md$", "$2.5 billion"), ("amount", "3 G$", "$3 billion")]
     assert kinds("5 M people and an MP3 player.") == []
+
+
+def test_a_postal_code_is_one_item():
+    """``K1A 0A6`` came out ``(0A6) K1A`` and ``K1A, Ottawa, Ontario 0A6``: the model read it as two words."""
+    assert kinds("Ottawa, ON K1A 0A6, M5V3L9 or London SW1A 2AA.") == [
+        ("postcode", "K1A 0A6", "K1A 0A6"), ("postcode", "M5V3L9", "M5V3L9"), ("postcode", "SW1A 2AA", "SW1A 2AA")]
+    assert kinds("Bill C-45, a B52 and the A1 road.") == []

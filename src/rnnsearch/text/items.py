@@ -1,15 +1,15 @@
-"""What must come through a translation unchanged: URLs, e-mail addresses, file paths, phone numbers,
-dates, version strings, inline code, names joined by an ampersand (``AT&T``, ``R&D``), formulas (``7 > 2``),
-and numbers and amounts (written again in the target language's convention: ``text/numbers.py``). A number is an item
-where it has a group or decimal symbol (even one the vocabulary holds: the model writes ``0.3`` as a
-number it knows, not in the target's convention); an amount where the vocabulary lacks its currency
-sign (``€599``: the model would write dollars); a plain integer the vocabulary lacks or holds only
-among its rarer units (the model wrote ``1943`` for ``2020``), verbatim; a frequent one (``15``,
-``1999``), an amount in a currency the model knows (``$21 billion``: ``21 milliards de dollars``, its
-number an item where it is one) and the per cent sign (``p. 100`` in the Hansards' French) are the
-model's to translate, as it learned to. A time of the 12-hour clock is an item where the target's
-convention is known (``11:59 p.m.``: ``23 h 59`` in French; the model wrote ``17 h 59``), else the model's;
-a name with an apostrophe (``O'Rourke-Nakamura``) is one item, which the tokenizer would cut in two.
+"""What must come through a translation unchanged: URLs, e-mail addresses, file paths, phone numbers, dates,
+version strings, inline code, names joined by an ampersand (``AT&T``, ``R&D``), formulas (``7 > 2``), postal
+codes (``K1A 0A6``), and numbers and amounts (written again in the target language's convention:
+``text/numbers.py``). A number is an item where it has a group or decimal symbol (even one the vocabulary
+holds: the model writes ``0.3`` as a number it knows, not in the target's convention); an amount where the
+vocabulary lacks its currency sign (``€599``: the model would write dollars); a plain integer the vocabulary
+lacks or holds only among its rarer units (the model wrote ``1943`` for ``2020``), verbatim; a frequent one
+(``15``, ``1999``), an amount in a currency the model knows (``$21 billion``: ``21 milliards de dollars``, its
+number an item where it is one) and the per cent sign (``p. 100`` in the Hansards' French) are the model's to
+translate, as it learned to. A time of the 12-hour clock is an item where the target's convention is known
+(``11:59 p.m.``: ``23 h 59`` in French; the model wrote ``17 h 59``), else the model's; a name with an
+apostrophe (``O'Rourke-Nakamura``) is one item, which the tokenizer would cut in two.
 
 ``find(text, src_lang, tgt_lang)`` gives the items of one line, left to right, none overlapping: where
 two patterns match the same characters the one listed first in ``PATTERNS`` wins (a URL's digits are
@@ -27,7 +27,7 @@ from rnnsearch.data import slotting
 from rnnsearch.text import numbers
 
 VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier",
-            "label", "name", "formula", "symbol")
+            "label", "name", "formula", "symbol", "postcode")
 NUMERIC = ("amount", "money", "number")
 TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
 TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
@@ -84,6 +84,8 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         ("formula", rf"(?<![\w.,</])(?:{num}|[A-Za-z])\s?{OPERATOR}\s?[{MINUS}]?(?:{num}|[A-Za-z])"  # x = 4, 7 > 2
                     rf"(?![\w.,]\d|[\w<>/])"),
         ("symbol", rf"(?<!\S)(?:{OPERATOR}|&)(?!\S)"),  # alone between words: yes >= 50%, Tom & Jerry (& is <unk>)
+        ("postcode", r"(?<![\w-])[A-CEGHJ-NPR-TVXY]\d[A-CEGHJ-NPR-TV-Z][ \u00a0]?\d[A-CEGHJ-NPR-TV-Z]\d(?![\w-])"  # K1A 0A6
+                     r"|(?<![\w-])[A-Z]{1,2}\d[A-Z\d]? \d[ABD-HJLNP-UW-Z]{2}(?![\w-])"),  # SW1A 2AA: the model split them
         ("datetime", r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
         ("identifier", r"(?<![\w-])\d+(?:-[\dX]+){3,}(?![\w-])|(?<![\w-])\d+-[A-Z]{1,2}(?![\w-])"),  # ISBN, room 237-C
         ("phone", r"(?<![\w+])\+\d{1,3}(?:[\s.-]\(?\d{1,4}\)?){2,5}(?![\w-])"
