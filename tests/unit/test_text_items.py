@@ -213,3 +213,13 @@ def test_a_postal_code_is_one_item():
     assert kinds("Ottawa, ON K1A 0A6, M5V3L9 or London SW1A 2AA.") == [
         ("postcode", "K1A 0A6", "K1A 0A6"), ("postcode", "M5V3L9", "M5V3L9"), ("postcode", "SW1A 2AA", "SW1A 2AA")]
     assert kinds("Bill C-45, a B52 and the A1 road.") == []
+
+
+def test_a_french_time_is_written_on_the_12_hour_clock_in_english():
+    """``de 8 h 30 à 16 h 30`` came out ``at 8 a.m. to 16 p.m.`` and ``à 14 h 30 et ... à 16 h 45`` as ``at 2: 30
+    p.m.``; "à" and "de ... à" go with the time ("at", "from ... to")."""
+    assert kinds("Ouvert de 8 h 30 à 16 h 30, puis à 18 h 05, À 0 h 15 ou 12 h.", "fr", "en") == [
+        ("time", "de 8 h 30 à 16 h 30", "from 8:30 a.m. to 4:30 p.m."), ("time", "à 18 h 05", "at 6:05 p.m."),
+        ("time", "À 0 h 15", "At 12:15 a.m."), ("time", "12 h", "12 p.m.")]
+    assert kinds("à 100 km/h en 24 heures", "fr", "en") == [] and kinds("à 18 h 05", "fr", "de") == []
+

@@ -57,6 +57,17 @@ def test_restore_puts_each_item_once_and_keeps_the_shapes():
     assert done.source_tokens == ["see", "https://a.example.org", "and", "5,600", "</s>"] and done.replaced == []
 
 
+def test_a_rendering_that_ends_with_a_full_stop_takes_the_sentences_own():
+    """``It is counterproductive 1:30 p.m..``: the rendering's full stop and the sentence's, written once."""
+    from rnnsearch.data.tokenize import TextCodec
+    from rnnsearch.data.vocab import Vocab
+    src, tokens = ["ends", slots.marker(0), ".", "</s>"], ["finit", slots.marker(0), "."]
+    t = Translation("x", tokens, src, -1.0, np.full((4, 4), 0.25, dtype=np.float32))
+    codec = TextCodec("en", "moses", Vocab.build([["finit"]], 10, 1))
+    done, _ = slots.restore(t, [("13 h 30", "at 1:30 p.m.")], np.eye(4), codec, punctuation)
+    assert done.text == "finit at 1:30 p.m."
+
+
 def test_two_sentences_one_line_joined_with_the_source_spacing(tiny):
     one, two = "The big dog sees a cat.", "A girl paints the red car."
     [joined] = lines_of(tiny, [f"{one}  {two}"])

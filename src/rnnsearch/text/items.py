@@ -40,6 +40,11 @@ MINUS = "-\u2212"  # a number's sign: the hyphen-minus and the minus sign
 LABEL = rf"(?<![\w/.@-]){slotting.LABEL}(?![\w/-])"  # capitals, a hyphen or none, digits: as training slots them
 WORD = r"[A-ZÀ-ÖØ-Þ][^\W\d_]+"  # a capitalised word (L'Heureux-Dubé)
 DAY_FIRST = ("en",)  # sources whose days written day first are items (French ones are the model's: the Hansards')
+TIME = {  # a time of the clock as each language writes it: 11:59 p.m. (12-hour), 18 h 05 (24-hour)
+    "en": r"(?<![\w:.])(?P<hour>1[0-2]|0?[1-9])(?::(?P<minute>[0-5]\d))?\s?(?P<half>[ap])\.?m\.?(?![\w])",
+    "fr": r"(?:(?P<from>\b[Dd]e )(?P<hour0>[01]?\d|2[0-3]) ?h ?(?P<minute0>[0-5]\d)? à |(?P<at>\b[àÀ] ))?"
+          r"(?<![\w:.,])(?P<hour>[01]?\d|2[0-3]) ?h ?(?P<minute>[0-5]\d)?(?![\w])",  # à 18 h 05, de 8 h à 16 h 30
+}
 MONEY_WORDS = "dollars?|euros?|cents?"  # "25 dollars": the model wrote "25 cents", "10 dollars": "10"
 PER_CENT = r"[ \u00a0\u202f]?%"  # a per cent sign after a number, as French spaces it or not
 OPERATOR = r"(?:[<>]=?|!=|==|[=≠≤≥±×÷])"  # a comparison or an operation: the model wrote 7 > 2 as "7 est 2"
@@ -92,7 +97,7 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
                   r"|(?<![\w+])(?:\(\d{2,4}\)[\s.-]?|\d{1,4}[.-])(?:\d{2,4}[\s.-]){1,3}\d{2,4}(?![\w-])"
                   r"|(?<![\w+.,])(?:1[\s.-])?\d{3}[\s.-]\d{3}[\s.-]\d{4}(?![\w-])"  # 613 555 0199, 1 800 555-0123
                   r"|(?<![\w+.,-])\d{3}-\d{4}(?![\w-])"),  # 555-0142: a number would read 555 and 0142 apart
-        ("time", r"(?<![\w:.])(?P<hour>1[0-2]|0?[1-9])(?::(?P<minute>[0-5]\d))?\s?(?P<half>[ap])\.?m\.?(?![\w])"),
+        ("time", TIME.get(lang, "(?!x)x")),
         ("date", rf"(?<![\w.,/-])(?:(?P<on>[Oo]n) )?(?P<day>[0-3]?\d) (?P<month>{months})(?: (?P<year>\d{{4}}))?(?![\w])"
                  if lang in DAY_FIRST else "(?!x)x"),  # 12 May 2024: the model wrote "12 2024", "2024 mai"
         ("name", NAME.get(lang, "(?!x)x")),  # O'Rourke-Nakamura, N'Diaye: one name, not O' and 'Rourke
@@ -156,9 +161,15 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
 
 
 def _time(text: str, m: re.Match, tgt_lang: str) -> list[Item]:
-    """A time of the 12-hour clock as an item in the target's convention; none where this does not know it
-    (the model's, as it learned it). A full stop that also ends the sentence stays the sentence's."""
-    rendering = numbers.format_time(int(m.group("hour")), int(m.group("minute") or 0), m.group("half"), tgt_lang)
+    """A time of the clock as an item in the target's convention; none where this does not know it (the
+    model's, as it learned it). A full stop that also ends the sentence stays the sentence's."""
+    groups = m.groupdict()
+    rendering = numbers.format_time(int(m.group("hour")), int(m.group("minute") or 0), groups.get("half"), tgt_lang)
+    if rendering is not None and groups.get("from"):  # "de 8 h 30 à 16 h 30": "from 8:30 a.m. to 4:30 p.m."
+        first = numbers.format_time(int(m.group("hour0")), int(m.group("minute0") or 0), None, tgt_lang)
+        rendering = numbers.time_range(first, rendering, tgt_lang, m.group("from")[0].isupper())
+    elif rendering is not None and groups.get("at"):  # "à 18 h 05": "at 6:05 p.m." (the model wrote "with")
+        rendering = numbers.at_time(rendering, tgt_lang, m.group("at")[0].isupper())
     start, end = m.span()
     if text[end - 1] == "." and re.match(r"\s*$|\s+[\"«“(]?[A-Z]", text[end:]):
         end -= 1  # "before 5 p.m." ending a sentence

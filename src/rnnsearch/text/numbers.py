@@ -126,14 +126,18 @@ def place_currency(amount: str, sign: str, lang: str) -> str:
     return amount + space + sign
 
 
-def format_time(hour: int, minute: int, half: str, lang: str) -> str | None:
-    """A time of the 12-hour clock (``half``: "a" or "p") as ``lang`` writes it, where this knows the
-    convention: French on the 24-hour clock as the Hansards write it (``11:59 p.m.``: ``23 h 59``; ``5 p.m.``:
-    ``17 heures``); None elsewhere."""
-    if lang != "fr":
-        return None
-    hour = hour % 12 + (12 if half.lower() == "p" else 0)
-    return f"{hour} h {minute:02d}" if minute else f"{hour} heures"  # spaced as the Hansards space it
+def format_time(hour: int, minute: int, half: str | None, lang: str) -> str | None:
+    """A time of the clock (``half``: "a" or "p" on the 12-hour clock, None on the 24-hour one) as ``lang``
+    writes it, where this knows the convention and it differs: French on the 24-hour clock as the Hansards write
+    it (``11:59 p.m.``: ``23 h 59``; ``5 p.m.``: ``17 heures``), English on the 12-hour one (``18 h 05``: ``6:05
+    p.m.``; ``8 h``: ``8 a.m.``); None elsewhere."""
+    if half is not None and lang == "fr":
+        hour = hour % 12 + (12 if half.lower() == "p" else 0)
+        return f"{hour} h {minute:02d}" if minute else f"{hour} heures"  # spaced as the Hansards space it
+    if half is None and lang == "en":
+        suffix = "a.m." if hour % 24 < 12 else "p.m."
+        return f"{hour % 12 or 12}:{minute:02d} {suffix}" if minute else f"{hour % 12 or 12} {suffix}"
+    return None
 
 
 @cache
@@ -160,5 +164,19 @@ def format_day(day: int, month: int, year: int | None, lang: str) -> str | None:
 
 def on_day(day: str, lang: str, capital: bool) -> str:
     """A day as ``lang`` writes "on" that day (French: ``le 12 mai``; ``capital``: ``Le``, beginning a sentence)."""
-    article = {"fr": "le"}[lang]
-    return f"{article[:1].upper() + article[1:] if capital else article} {day}"
+    return _capitalised({"fr": "le"}[lang], capital) + " " + day
+
+
+def at_time(time: str, lang: str, capital: bool) -> str:
+    """A time as ``lang`` writes "at" it (English: ``at 6:05 p.m.``)."""
+    return _capitalised({"en": "at"}[lang], capital) + " " + time
+
+
+def time_range(first: str, last: str, lang: str, capital: bool) -> str:
+    """From one time to another as ``lang`` writes it (English: ``from 8:30 a.m. to 4:30 p.m.``)."""
+    word_from, word_to = {"en": ("from", "to")}[lang]
+    return f"{_capitalised(word_from, capital)} {first} {word_to} {last}"
+
+
+def _capitalised(word: str, capital: bool) -> str:
+    return word[:1].upper() + word[1:] if capital else word

@@ -114,6 +114,7 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
                 att = np.insert(att, at, np.eye(att.shape[1], dtype=att.dtype)[j], axis=0)
     text = tgt_codec.units_to_text(tokens)
     for k, (_, rendering) in enumerate(items):
+        text = text.replace(marker(k) + "." if rendering.endswith(".") else marker(k), rendering)  # "p.m.." once
         text = text.replace(marker(k), rendering)
     shown = [items[slot_index(t)][1] if slot_index(t) is not None else t for t in tokens]
     source_tokens = [items[slot_index(u)][0] if slot_index(u) is not None else u for u in translation.source_tokens]
