@@ -57,6 +57,23 @@ def test_restore_puts_each_item_once_and_keeps_the_shapes():
     assert done.source_tokens == ["see", "https://a.example.org", "and", "5,600", "</s>"] and done.replaced == []
 
 
+def test_a_number_the_model_wrote_for_a_numbers_slot_gives_way_to_it():
+    """``6.1%`` came out ``6,1 9 p. 100``: the model wrote 9 where it read the slot, and the slot was put back
+    beside it; a number the source does not hold, aligned to a number's slot, stands in for it as an <unk>
+    would. One the source holds (``9``) stays."""
+    from rnnsearch.data.tokenize import TextCodec
+    from rnnsearch.data.vocab import Vocab
+    codec = TextCodec("fr", "moses", Vocab.build([["taux", "p.", "100", "9", "et"]], 10, 1))
+    for src, expected in ((["rate", slots.marker(0), "%", "and", "</s>"], "taux 6,1 p. 100"),
+                          (["9", slots.marker(0), "%", "and", "</s>"], "taux 6,1 9 p. 100")):
+        tokens = ["taux", "9", "p.", "100"]
+        t = Translation("x", tokens, src, -1.0, np.full((5, 5), 0.2, dtype=np.float32))
+        rows = np.zeros((5, 5))
+        rows[0, 0], rows[1, 1], rows[2, 2], rows[3, 2], rows[4, 4] = 1, 1, 1, 1, 1
+        done, _ = slots.restore(t, [("6.1", "6,1")], rows, codec, punctuation)
+        assert done.text == expected, (src, done.text)
+
+
 def test_a_rendering_that_ends_with_a_full_stop_takes_the_sentences_own():
     """``It is counterproductive 1:30 p.m..``: the rendering's full stop and the sentence's, written once."""
     from rnnsearch.data.tokenize import TextCodec

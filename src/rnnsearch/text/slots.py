@@ -13,6 +13,7 @@ replacement gave it, unless that was a copy of a slot (then it is dropped: an it
 """
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 import numpy as np
@@ -20,6 +21,8 @@ import numpy as np
 from rnnsearch.data.slotting import BASE, marker  # noqa: F401 (marker: the text stage's name for a slot)
 from rnnsearch.data.tokenize import SPACE_PIECE
 from rnnsearch.data.vocab import UNK, UNK_TOKEN
+
+NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f ]\d+)*")  # a number the model wrote, one unit
 
 
 
@@ -58,17 +61,21 @@ def insertion_point(rows: np.ndarray, j: int, tokens: list[str], punctuation: li
     return int(np.argmax((before + after)[: end + 1]))
 
 
-def _stand_ins(written: list[str], rows: np.ndarray, slots: set[int], source: set[str], vocab):
+def _stand_ins(written: list[str], rows: np.ndarray, slots: set[int], source: set[str], vocab,
+               numeric: set[int] = frozenset()):
     """The output's names written where the source had a slot: a capitalised word the source does not
     have, whose lower-case form the target vocabulary lacks (a name: "Warren", "Halifax"), aligned to a
-    slot (the model wrote a name it knows for one it did not). Returns the first word of each such run
-    (a stand-in for the slot, matched as an <unk> is) and each later word's first (dropped with it)."""
+    slot (the model wrote a name it knows for one it did not); and a number the source does not have aligned
+    to a slot of a number (``numeric``: "6.1%" came out "6,1 9 p. 100", the model's 9 beside the slot put
+    back). Returns the first word of each such run (a stand-in for the slot, matched as an <unk> is) and
+    each later word's first (dropped with it)."""
     first: dict[int, int] = {}
     extra: dict[int, int] = {}
     for i, token in enumerate(written):
         j = int(np.argmax(rows[i, :-1]))
-        if (j not in slots or token == UNK_TOKEN or token in source or not token[:1].isupper()
-                or vocab.encode([token.lower()])[0] != UNK):
+        number = j in numeric and NUMBER.fullmatch(token) is not None
+        if (j not in slots or token == UNK_TOKEN or token in source or not (number or token[:1].isupper())
+                or not number and vocab.encode([token.lower()])[0] != UNK):
             continue
         if i - 1 in first and first[i - 1] == j or i - 1 in extra and first[extra[i - 1]] == j:
             extra[i] = extra.get(i - 1, i - 1)
@@ -88,7 +95,9 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
     if not slots and not (subword and UNK_TOKEN in translation.tokens):  # (a subword <unk> of no slot: dropped)
         return replace(translation, alignment=rows), []
     written = [UNK_TOKEN if i in translation.replaced else t for i, t in enumerate(translation.tokens)]
-    stand_ins, extra = (set(), {}) if subword else _stand_ins(written, rows, set(slots), set(src), tgt_codec.vocab)
+    numeric = {j for j in slots if any(c.isdigit() for c in items[slot_index(src[j])][0])}
+    stand_ins, extra = (set(), {}) if subword else _stand_ins(written, rows, set(slots), set(src), tgt_codec.vocab,
+                                                              numeric)
     chosen = match(rows, [i for i, t in enumerate(written) if t == UNK_TOKEN or i in stand_ins], slots)
     origin: list[int | None] = []  # each output token's position in translation.tokens (None: put back)
     tokens: list[str] = []
