@@ -74,3 +74,11 @@ def test_the_hansards_references_keep_their_currency_spacing():
         out = detokenize(pretokenize(line, "moses", "fr"), "moses", "fr")
         assert not re.search(r"[$€£]\w", out), (line, out)
         assert re.findall(r"\d [$€] \w+", out) == re.findall(r"\d [$€] \w+", line), (line, out)
+
+
+def test_two_apostrophes_in_a_row_close_a_quote_on_its_word():
+    """The Hansards' English quotes ``like this''; Moses' tokenizer cuts '' in two, and the model wrote
+    ``grounds' '``; an apostrophe alone stays one (``the members' rights``)."""
+    words = ["So", "``", "reasonable", "grounds", "'", "'", ",", "said", "he", "."]
+    assert detokenize(words, "moses", "en") == "So ``reasonable grounds'', said he."
+    assert detokenize(["the", "members", "'", "rights"], "moses", "en") == "the members' rights"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import unicodedata
 from collections.abc import Iterable
 from functools import lru_cache
@@ -87,6 +88,7 @@ def detokenize(tokens: list[str], kind: str, lang: str) -> str:
     otherwise stands as a word of its own (punctuation still attaches to it)."""
     if kind == "space":
         return " ".join(tokens)
+    tokens = _closing_quotes(tokens)
     marks: dict[str, str] = {}  # sign -> a private-use character Moses treats as a plain word
     words = [marks.setdefault(t, chr(0xE000 + len(marks)))
              if _currency(t) and not (i + 1 < len(tokens) and tokens[i + 1][:1].isdigit()) else t
@@ -94,7 +96,19 @@ def detokenize(tokens: list[str], kind: str, lang: str) -> str:
     text = _moses(lang)[1].detokenize(words)
     for sign, mark in marks.items():
         text = text.replace(mark, sign)
-    return text
+    return re.sub(r"(?<=\S) ''", "''", text) if "''" in tokens else text  # a closing quote on its word
+
+
+def _closing_quotes(tokens: list[str]) -> list[str]:
+    """Two apostrophes in a row as one closing quote, ``''`` (the Hansards' English quotes ``like this'',
+    which Moses' tokenizer cuts in two: the model wrote ``grounds' '``)."""
+    out: list[str] = []
+    for t in tokens:
+        if t == "'" and out and out[-1] == "'":
+            out[-1] = "''"
+        else:
+            out.append(t)
+    return out
 
 
 def train_sentencepiece(lines: Iterable[str], size: int, model_type: str, seed_sentences: int = 2_000_000) -> bytes:
