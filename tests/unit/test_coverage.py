@@ -48,6 +48,18 @@ def test_copied_carried_and_rare_enough_words_are_not_named():
     assert uncovered(half, codec, 0.25) == [] and uncovered(half, codec, 0.35) == ["dog"]
 
 
+def test_a_number_the_output_does_not_write_is_named_whatever_its_attention():
+    """``See Figure 3 and page 12.`` came out ``Voir la page 3.`` with no warning: ``12`` had its attention."""
+    from rnnsearch.text.coverage import left_out_warning
+    codec = Codec(["the", "and"])
+    t = _translation(["page", "12", "and", "1,500", "km", "70", "7"], ["page", "et", "1 500", "km"], [1, 2, 3, 6])
+    assert uncovered(t, codec, 0.5) == ["12", "70"]  # read but not written; 1,500 written as 1 500; 7 maybe "sept"
+    assert uncovered(_translation(["page", "12"], ["page"], [1], carried=[1]), codec, 0.5) == []  # a slot's
+    assert left_out_warning(["12", "Elgin"], 0.15) == ("'12' is not in the translation; 'Elgin' got almost no "
+                                                       "attention (below --min-coverage 0.15): the translation may "
+                                                       "leave them out or change them")
+
+
 def test_pieces_join_into_words_and_a_word_is_covered_by_its_best_piece():
     t = _translation(["\u2581Jo", "hn", "\u2581Sm", "ith", "\u2581ran"], ["\u2581a", "\u2581couru"], [4, 1])
     words = word_masses(t)
