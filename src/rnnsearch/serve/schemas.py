@@ -96,8 +96,8 @@ class Confidence(BaseModel):
     logprob: float = Field(description="log p(output, </s> | source) per output unit, each sentence's </s> counted")
     unk_share: float = Field(description="share of the output units the model wrote as <unk>")
     low: bool = Field(description="logprob is below text_handling.min_confidence")
-    uncovered: list[str] = Field(description="source words with attention below text_handling.min_coverage: "
-                                 "words the translation may leave out")
+    uncovered: list[str] = Field(description="source words with attention below text_handling.min_coverage, and "
+                                 "numbers above 10 the output does not write: words it may leave out or change")
 
 
 class Translation(BaseModel):

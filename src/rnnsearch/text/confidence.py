@@ -8,8 +8,8 @@
   kept): words it could not write. (A slot's copy, which carries a URL, number or name on purpose, is
   not one.)
 
-- ``uncovered``: the source words the caller found with almost no attention (text/coverage.py): words
-  the translation may have left out.
+- ``uncovered``: the source words the caller found with almost no attention, and numbers the output does
+  not write (text/coverage.py): words the translation may have left out or changed.
 
 ``low`` is set where ``logprob`` is below a threshold the caller gives (``--min-confidence``); the
 value for each release was chosen on held-out data (experiments/confidence.py, docs/text.md).
@@ -28,7 +28,7 @@ class Confidence:
     logprob: float           # per output unit, </s> included
     unk_share: float         # of the output units
     low: bool = False        # logprob below the caller's threshold
-    uncovered: tuple[str, ...] = ()  # source words with almost no attention
+    uncovered: tuple[str, ...] = ()  # source words with almost no attention, numbers not written
 
     def as_dict(self) -> dict:
         return {"logprob": round(self.logprob, 4), "unk_share": round(self.unk_share, 4), "low": self.low,
