@@ -55,6 +55,8 @@ def test_a_number_the_output_does_not_write_is_named_whatever_its_attention():
     t = _translation(["page", "12", "and", "1,500", "km", "70", "7"], ["page", "et", "1 500", "km"], [1, 2, 3, 6])
     assert uncovered(t, codec, 0.5) == ["12", "70"]  # read but not written; 1,500 written as 1 500; 7 maybe "sept"
     assert uncovered(_translation(["page", "12"], ["page"], [1], carried=[1]), codec, 0.5) == []  # a slot's
+    per_cent = _translation(["15", "p.", "100", "en", "1998"], ["15%", "in", "1998"], [0, 2, 4])
+    assert uncovered(per_cent, Codec(["p.", "en"]), 0.5) == []  # the Hansards' French per cent: "15%"
     assert left_out_warning(["12", "Elgin"], 0.15) == ("'12' is not in the translation; 'Elgin' got almost no "
                                                        "attention (below --min-coverage 0.15): the translation may "
                                                        "leave them out or change them")

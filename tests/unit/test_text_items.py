@@ -164,8 +164,12 @@ def test_a_formula_or_an_operator_comes_through_with_its_numbers_in_the_targets_
         ("formula", "7 > 2", "7 > 2"), ("formula", "x = 3.5", "x = 3,5"), ("formula", "y ≤ 10", "y ≤ 10"),
         ("formula", "a<b", "a<b")]
     assert kinds("si 7,5 > 2", "fr", "en") == [("formula", "7,5 > 2", "7.5 > 2")]
-    assert kinds("Passes if yes >= 50%; go to Setup > Users, Tom & Jerry.") == [
-        ("symbol", ">=", ">="), ("symbol", ">", ">"), ("symbol", "&", "&")]
+    assert kinds("Passes if yes >= 50%; Prices < 10; Open Setup > Users, File > Save As, or I & you.") == [
+        ("formula", ">= 50", ">= 50"), ("formula", "< 10", "< 10"), ("menu", "Setup > Users", "Setup > Users"),
+        ("menu", "File > Save As", "File > Save As"), ("symbol", "&", "&")]
+    assert kinds("Tom & Jerry, Procter & Gamble and AT&T.") == [("firm", "Tom & Jerry", "Tom & Jerry"),
+                                                                ("firm", "Procter & Gamble", "Procter & Gamble"),
+                                                                ("acronym", "AT&T", "AT&T")]
     assert kinds("Bold <b>x</b> and a-b, 3-4 or well-known.") == []  # a tag's brackets and hyphens are no operators
 
 

@@ -156,8 +156,8 @@ class Translator:
         """``translate`` in parts of ``part_size`` texts (None: one part), yielded in input order as
         each is done, so that a large file is written as it goes. The parts are one translation:
         sampling's draws go on from part to part, and warnings name lines of the whole input."""
-        if isinstance(texts, str):  # a sequence of characters: each would be translated alone
-            raise TypeError("texts must be a list of sentences, not one string: translate([text])")
+        if isinstance(texts, str) or not all(isinstance(t, (str, Source)) for t in texts):  # a str: its letters
+            raise TypeError("texts must be a list of sentences (strings or Sources), not one string or other things")
         settings = (settings or SearchSettings()).resolve(self.decode_cfg)
         if part_size is not None and part_size < 1:
             raise UsageError(f"part size must be at least 1, got {part_size}")

@@ -67,8 +67,10 @@ def uncovered(t: Translation, codec, min_mass: float) -> list[str]:
     common, carried = common_units(codec), set(t.carried)
     written = {w.replace(SPACE_PIECE, "") for w in t.tokens} | set(t.text.split())
     numbers = {_digits(n) for n in NUMBER.findall(t.text)}
-    return [word for word, m, at in word_masses(t) if not carried.intersection(at) and (
+    words = word_masses(t)
+    return [word for n, (word, m, at) in enumerate(words) if not carried.intersection(at) and (
         NUMBER.fullmatch(word) and _digits(word) not in numbers and not (word.isdigit() and int(word) <= IN_WORDS)
+        and not (word == "100" and n and words[n - 1][0] == "p.")  # "15 p. 100": the Hansards' French per cent
         or m < min_mass and any(c.isalnum() for c in word) and word not in common and word.lower() not in common
         and word not in written)]
 

@@ -27,7 +27,7 @@ from rnnsearch.data import slotting
 from rnnsearch.text import numbers
 
 VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier",
-            "label", "name", "formula", "symbol", "postcode")
+            "label", "name", "formula", "symbol", "postcode", "menu", "firm")
 NUMERIC = ("amount", "money", "number")
 TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
 TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
@@ -39,11 +39,13 @@ PRERELEASE = r"(?:-[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?"  # a version's -beta, -rc1
 MINUS = "-\u2212"  # a number's sign: the hyphen-minus and the minus sign
 LABEL = rf"(?<![\w/.@-]){slotting.LABEL}(?![\w/-])"  # capitals, a hyphen or none, digits: as training slots them
 WORD = r"[A-ZÀ-ÖØ-Þ][^\W\d_]+"  # a capitalised word (L'Heureux-Dubé)
+LABEL_WORDS = rf"{WORD}(?: {WORD}){{0,3}}"  # an interface's label, Save As: a menu path (File > Save As) begins
+# with a label of one word (Open Setup > Users: Open is the sentence's)
 DAY_FIRST = ("en",)  # sources whose days written day first are items (French ones are the model's: the Hansards')
 TIME = {  # a time of the clock as each language writes it: 11:59 p.m. (12-hour), 18 h 05 (24-hour)
     "en": r"(?<![\w:.])(?P<hour>1[0-2]|0?[1-9])(?::(?P<minute>[0-5]\d))?\s?(?P<half>[ap])\.?m\.?(?![\w])",
-    "fr": r"(?:(?P<from>\b[Dd]e )(?P<hour0>[01]?\d|2[0-3]) ?h ?(?P<minute0>[0-5]\d)? à |(?P<at>\b[àÀ] ))?"
-          r"(?<![\w:.,])(?P<hour>[01]?\d|2[0-3]) ?h ?(?P<minute>[0-5]\d)?(?![\w])",  # à 18 h 05, de 8 h à 16 h 30
+    "fr": r"(?:(?P<from>\b[Dd]e\s)(?P<hour0>[01]?\d|2[0-3])\s?h\s?(?P<minute0>[0-5]\d)?\sà\s|(?P<at>\b[àÀ]\s))?"
+          r"(?<![\w:.,])(?P<hour>[01]?\d|2[0-3])\s?h\s?(?P<minute>[0-5]\d)?(?![\w])",  # à 18 h 05, de 8 h à 16 h 30
 }
 MONEY_WORDS = "dollars?|euros?|cents?"  # "25 dollars": the model wrote "25 cents", "10 dollars": "10"
 PER_CENT = r"[ \u00a0\u202f]?%"  # a per cent sign after a number, as French spaces it or not
@@ -86,9 +88,11 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         ("path", rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/[\w.+-]+){{2,}}/?|\b[A-Za-z]:\\[^\s<>\"]+|\b[\w-]+\.(?:{EXTENSIONS})\b"),
         ("handle", r"(?<![\w@])[@#][A-Za-z_]\w+"),
         ("acronym", r"(?<![\w&])[A-Z][A-Za-z]{0,3}&[A-Z][A-Za-z]{0,3}(?![\w&])"),  # AT&T, R&D: one name, not "AT & T"
-        ("formula", rf"(?<![\w.,</])(?:{num}|[A-Za-z])\s?{OPERATOR}\s?[{MINUS}]?(?:{num}|[A-Za-z])"  # x = 4, 7 > 2
-                    rf"(?![\w.,]\d|[\w<>/])"),
-        ("symbol", rf"(?<!\S)(?:{OPERATOR}|&)(?!\S)"),  # alone between words: yes >= 50%, Tom & Jerry (& is <unk>)
+        ("firm", rf"(?<![\w&-]){WORD}(?: {WORD})? & {WORD}(?: {WORD})?(?![\w&-])"),  # Procter & Gamble: the
+        ("menu", rf"(?<![\w>-]){WORD}(?: ?(?:>|→|›) ?{LABEL_WORDS})+(?![\w-])"),  # model wrote "Procter & lobbied"
+        ("formula", rf"(?<![\w.,</])(?:(?:{num}|[A-Za-z])\s?{OPERATOR}\s?[{MINUS}]?(?:{num}|[A-Za-z])"  # x = 4, 7 > 2
+                    rf"|{OPERATOR}\s?[{MINUS}]?(?:{num}))(?![\w.,]\d|[\w<>/])"),  # < 10: the model wrote "de 10 <"
+        ("symbol", rf"(?<!\S)(?:{OPERATOR}|&)(?!\S)"),  # alone between words: yes >= much, I & you (& is <unk>)
         ("postcode", r"(?<![\w-])[A-CEGHJ-NPR-TVXY]\d[A-CEGHJ-NPR-TV-Z][ \u00a0]?\d[A-CEGHJ-NPR-TV-Z]\d(?![\w-])"  # K1A 0A6
                      r"|(?<![\w-])[A-Z]{1,2}\d[A-Z\d]? \d[ABD-HJLNP-UW-Z]{2}(?![\w-])"),  # SW1A 2AA: the model split them
         ("datetime", r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
