@@ -74,6 +74,22 @@ def test_a_number_the_model_wrote_for_a_numbers_slot_gives_way_to_it():
         assert done.text == expected, (src, done.text)
 
 
+def test_a_days_le_after_the_models_own_preposition_is_french():
+    """``The debate began on 2 October.`` came out ``a commencé à le 2 octobre``: the model's "à" before the
+    item's "le 2 octobre"; "à le" before a day is "le", "de le" "du"."""
+    from rnnsearch.data.tokenize import TextCodec
+    from rnnsearch.data.vocab import Vocab
+    codec = TextCodec("fr", "moses", Vocab.build([["commencé", "à", "de", "."]], 10, 1))
+    for tokens, expected in ((["commencé", "à", slots.marker(0), "."], "commencé le 2 octobre."),
+                             (["commencé", "de", slots.marker(0), "."], "commencé du 2 octobre.")):
+        src = ["began", slots.marker(0), ".", "</s>"]
+        rows = np.zeros((5, 4))
+        rows[0, 0], rows[1, 0], rows[2, 1], rows[3, 2], rows[4, 3] = 1, 1, 1, 1, 1
+        t = Translation("x", tokens, src, -1.0, np.full((5, 4), 0.25, dtype=np.float32))
+        done, _ = slots.restore(t, [("on 2 October", "le 2 octobre")], rows, codec, punctuation)
+        assert done.text == expected, done.text
+
+
 def test_a_rendering_that_ends_with_a_full_stop_takes_the_sentences_own():
     """``It is counterproductive 1:30 p.m..``: the rendering's full stop and the sentence's, written once."""
     from rnnsearch.data.tokenize import TextCodec

@@ -125,6 +125,9 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
     for k, (_, rendering) in enumerate(items):
         text = text.replace(marker(k) + "." if rendering.endswith(".") else marker(k), rendering)  # "p.m.." once
         text = text.replace(marker(k), rendering)
+    if tgt_codec.lang == "fr" and items:  # the model's preposition before a day's "le 12 mai": "à le", "de le"
+        text = re.sub(r"\b([àÀ]|[dD]e) le (?=\d)", lambda m: "le " if m.group(1) in "àÀ" else m.group(1)[0] + "u ", text)
+        text = re.sub(r"(^|[.!?] )le (?=\d)", lambda m: m.group(1) + "Le ", text)  # "À le" began the sentence
     shown = [items[slot_index(t)][1] if slot_index(t) is not None else t for t in tokens]
     source_tokens = [items[slot_index(u)][0] if slot_index(u) is not None else u for u in translation.source_tokens]
     replaced = [n for n, i in enumerate(origin) if i is not None and i in translation.replaced and i not in chosen]
