@@ -43,6 +43,8 @@ def test_copied_carried_and_rare_enough_words_are_not_named():
     codec = Codec(["the"])
     t = _translation(["Smith", "called", "3.5", "!"], ["Smith", "a", "appelé"], [3, 1, 1], carried=[2])
     assert uncovered(t, codec, 0.5) == []  # Smith written as the source did, 3.5 a slot, ! no letter
+    capital = _translation(["•", "téléphoner"], ["•", "Téléphoner"], [0, 0])
+    assert uncovered(capital, codec, 0.5) == []  # written, in another case (a sentence's capital)
     half = _translation(["big", "dog"], ["gros", "chien"], [0, 1])
     half.attention[1] = [0.7, 0.3, 0.0]  # "dog" gets 0.3 of the output's attention
     assert uncovered(half, codec, 0.25) == [] and uncovered(half, codec, 0.35) == ["dog"]

@@ -38,7 +38,8 @@ class SettingsError(UsageError):
 class SearchSettings(BaseModel):
     """What one search is asked to do: ``SearchSettings(beam=5, n_best=3)``; a field left out (None) is
     the model's own (its config's decode section); ``sampling`` draws instead of searching. Frozen; a
-    bad value raises a SettingsError naming the field."""
+    bad value raises a SettingsError naming the field once resolved against the model (``resolve``), a
+    value of the wrong type pydantic's ValidationError at once."""
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     beam: int | None = _described("beam")
