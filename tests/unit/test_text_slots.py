@@ -77,3 +77,12 @@ def test_a_known_name_written_for_a_slot_is_the_slots_copy():
     done, put_back = slots.restore(t, [("Solberg", "Solberg")], rows, codec, punctuation)
     assert done.tokens == ["M.", "Solberg", "a", "rencontré", "aujourd'hui"] and put_back == []
     assert done.alignment.shape == (len(done.tokens) + 1, 4)
+
+
+def test_a_rare_name_the_vocabulary_holds_is_carried_beside_another_name():
+    """``Jean-François Bélanger`` came out ``M. Michel Bélanger``: the model held Jean-François only among its
+    rarer units and wrote a first name it knew better; beside another name, such a name is carried."""
+    from rnnsearch.text.segments import _rare_in_full_names
+    assert _rare_in_full_names(["known", "rare name", "known name", "known"]) == ["known", "name", "known name", "known"]
+    assert _rare_in_full_names(["known", "rare name", "known"]) == ["known", "known name", "known"]  # alone: the model's
+    assert _rare_in_full_names(["name", "rare name"]) == ["name", "name"]

@@ -184,8 +184,8 @@ def _names_as_slots(units: list[str], slot_items: list, vocab, text: str) -> lis
         elif i == UNK:
             kinds.append("name" if _name_like(unit, vocab) else "word")
         else:
-            kinds.append("known name" if _name_like(unit, vocab) else "known")
-    kinds = _title_runs(units, kinds)
+            kinds.append(("rare name" if i >= FREQUENT else "known name") if _name_like(unit, vocab) else "known")
+    kinds = _rare_in_full_names(_title_runs(units, kinds))
     out, j = [], 0
     while j < len(units):
         if kinds[j] == "word" and units[j][:1].isupper():
@@ -245,6 +245,17 @@ def _word(unit: str) -> bool:
     """A unit that may be part of a name of several words: letters, hyphens and apostrophes ("Mr." and
     "Dr." are titles the model translates, a unit with a digit a code of its own)."""
     return all(c.isalpha() or c in "-'’" for c in unit)
+
+
+def _rare_in_full_names(kinds: list[str]) -> list[str]:
+    """A name the vocabulary holds only among its rarer units (past ``FREQUENT``) is a name to carry where it
+    stands beside another (a full name: ``Jean-François Bélanger``, which the model wrote ``M. Michel
+    Bélanger``, putting a first name it knew better in its place); alone, it is the model's own."""
+    out = []
+    for n, kind in enumerate(kinds):
+        beside = any(0 <= m < len(kinds) and kinds[m] in ("name", "known name", "rare name") for m in (n - 1, n + 1))
+        out.append(("name" if beside else "known name") if kind == "rare name" else kind)
+    return out
 
 
 def _name_like(unit: str, vocab) -> bool:
