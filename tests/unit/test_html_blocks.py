@@ -258,3 +258,9 @@ def test_a_space_entity_inside_an_item_stays_in_it(tiny_run, tmp_path, capsys):
     (out,) = capsys.readouterr().out.splitlines()
     assert "<b>613&nbsp;555&nbsp;0199</b>" in out and "x&nbsp;&gt;&nbsp;2" in out and out.count("&nbsp;") == 5, out
     assert not damage(path.read_text().strip(), out), out
+
+
+def test_a_stray_end_tag_before_another_tag_adds_no_space():
+    """``<p>The House rose.</b></p>`` came out ``...</b> </p>``: the tag after it is no word to keep apart."""
+    assert read("<p>The House rose.</b></p>").units[0].plain == "The House rose."
+    assert read("<p>The House</b>rose.</p>").units[0].plain == "The House rose."

@@ -164,7 +164,7 @@ class _Builder:
         apart = not self._after_word() and not space  # at the start, or after a space
         into.append(Element(raw, "#", self.length, self.length, left=not apart, space=space,
                             spaced=apart and following.isspace(), spaced_before=apart and bool(self.parts)))
-        if space or (seen and self._after_word() and following.strip()):
+        if space or (seen and self._after_word() and following.strip() and following != "<"):  # "<": a tag, no word
             self.add(" ")
         self.spaced = apart
 
