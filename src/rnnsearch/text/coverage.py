@@ -30,10 +30,11 @@ import numpy as np
 
 from rnnsearch.data.tokenize import SPACE_PIECE
 from rnnsearch.decoding.source import Translation
+from rnnsearch.text.numbers import WRITTEN
 
 COMMON = 100  # the most frequent source units, not counted
 IN_WORDS = 10  # an integer up to this one is as often written in words ("dix ans", "un million"): not named
-NUMBER = re.compile(r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?!\d)|\d+(?:[.,\u00a0\u202f]\d+)*")  # 1 500, 12.5
+NUMBER = WRITTEN  # a number in any grouping (1 500, 12.5)
 
 
 def common_units(codec, n: int = COMMON) -> frozenset[str]:

@@ -140,6 +140,18 @@ def format_time(hour: int, minute: int, half: str | None, lang: str) -> str | No
     return None
 
 
+WRITTEN = re.compile(r"\d{1,3}(?:[ \u00a0\u202f]\d{3})+(?:[.,]\d+)?(?!\d)|\d+(?:[.,\u00a0\u202f]\d+)*")  # 1 500, 12.5
+
+
+def seam(text: str, lang: str) -> str:
+    """A translation with its items in place, the model's own preposition before a day's article joined to it
+    as ``lang`` writes it (French: ``à le 2 octobre`` -> ``le 2 octobre``, ``de le`` -> ``du``)."""
+    if lang != "fr":
+        return text
+    text = re.sub(r"\b([àÀ]|[dD]e) le (?=\d)", lambda m: "le " if m.group(1) in "àÀ" else m.group(1)[0] + "u ", text)
+    return re.sub(r"(^|[.!?] )le (?=\d)", lambda m: m.group(1) + "Le ", text)  # "À le" began the sentence
+
+
 @cache
 def month_names(lang: str) -> dict[str, int]:
     """``lang``'s month names (Babel's, wide, as written in running text) -> month number."""

@@ -13,7 +13,6 @@ replacement gave it, unless that was a copy of a slot (then it is dropped: an it
 """
 from __future__ import annotations
 
-import re
 from dataclasses import replace
 
 import numpy as np
@@ -21,8 +20,8 @@ import numpy as np
 from rnnsearch.data.slotting import BASE, marker  # noqa: F401 (marker: the text stage's name for a slot)
 from rnnsearch.data.tokenize import SPACE_PIECE
 from rnnsearch.data.vocab import UNK, UNK_TOKEN
+from rnnsearch.text import numbers
 
-NUMBER = re.compile(r"\d+(?:[.,\u00a0\u202f ]\d+)*")  # a number the model wrote, one unit
 
 
 
@@ -73,7 +72,7 @@ def _stand_ins(written: list[str], rows: np.ndarray, slots: set[int], source: se
     extra: dict[int, int] = {}
     for i, token in enumerate(written):
         j = int(np.argmax(rows[i, :-1]))
-        number = j in numeric and NUMBER.fullmatch(token) is not None
+        number = j in numeric and numbers.WRITTEN.fullmatch(token) is not None
         if (j not in slots or token == UNK_TOKEN or token in source or not (number or token[:1].isupper())
                 or not number and vocab.encode([token.lower()])[0] != UNK):
             continue
@@ -125,9 +124,7 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
     for k, (_, rendering) in enumerate(items):
         text = text.replace(marker(k) + "." if rendering.endswith(".") else marker(k), rendering)  # "p.m.." once
         text = text.replace(marker(k), rendering)
-    if tgt_codec.lang == "fr" and items:  # the model's preposition before a day's "le 12 mai": "à le", "de le"
-        text = re.sub(r"\b([àÀ]|[dD]e) le (?=\d)", lambda m: "le " if m.group(1) in "àÀ" else m.group(1)[0] + "u ", text)
-        text = re.sub(r"(^|[.!?] )le (?=\d)", lambda m: m.group(1) + "Le ", text)  # "À le" began the sentence
+    text = numbers.seam(text, tgt_codec.lang)  # "à le 2 octobre": the model's "à" before a day's item
     shown = [items[slot_index(t)][1] if slot_index(t) is not None else t for t in tokens]
     source_tokens = [items[slot_index(u)][0] if slot_index(u) is not None else u for u in translation.source_tokens]
     replaced = [n for n, i in enumerate(origin) if i is not None and i in translation.replaced and i not in chosen]
