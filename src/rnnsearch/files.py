@@ -41,6 +41,22 @@ def write_whole(path: str | Path, data: str | bytes) -> None:
         raise
 
 
+@contextmanager
+def file_whole_or_absent(path: str | Path, newline: str = "\n") -> Iterator:
+    """An open text file (UTF-8; ``newline`` ends each line written) on ``.NAME.partial`` beside ``path``, which
+    becomes ``path`` when the block ends normally; on any exception (Ctrl-C, SIGTERM made an exception by the
+    caller) it is removed and ``path`` left as it was."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.partial")
+    try:
+        with open(tmp, "w", encoding="utf-8", newline=newline) as fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
 def writable_file(out: str | Path) -> None:
     """A UsageError naming ``out`` where no file can be written there: a folder, or no folder to put it in."""
     from rnnsearch.errors import UsageError

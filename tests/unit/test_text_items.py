@@ -225,5 +225,43 @@ def test_a_french_time_is_written_on_the_12_hour_clock_in_english():
     assert kinds("Ouvert de 8 h 30 à 16 h 30, puis à 18 h 05, À 0 h 15 ou 12 h.", "fr", "en") == [
         ("time", "de 8 h 30 à 16 h 30", "from 8:30 a.m. to 4:30 p.m."), ("time", "à 18 h 05", "at 6:05 p.m."),
         ("time", "À 0 h 15", "At 12:15 a.m."), ("time", "12 h", "12 p.m.")]
-    assert kinds("à 100 km/h en 24 heures", "fr", "en") == [] and kinds("à 18 h 05", "fr", "de") == []
+    assert kinds("à 100 km/h en 24 heures", "fr", "en") == [("measure", "100 km/h", "100 km/h")]  # no time
+    assert kinds("à 18 h 05", "fr", "de") == []
 
+
+
+def test_a_number_with_its_unit_is_one_item_in_the_targets_convention():
+    """``25°C`` came out ``25 $``, ``1,000 kg`` as ``les 1 000``, ``85 km/h`` as ``85 h 45``, ``180 °C`` as ``180 °``."""
+    nb = "\u202f"
+    assert kinds("It was 25°C, then -40°C; 85 km/h and 1,000 kg, 2.5 GB.") == [
+        ("measure", "25°C", f"25{nb}°C"), ("measure", "-40°C", f"-40{nb}°C"), ("measure", "85 km/h", f"85{nb}km/h"),
+        ("measure", "1,000 kg", f"1{nb}000{nb}kg"), ("measure", "2.5 GB", f"2,5{nb}Go")]
+    assert kinds("Cuire à 180 °C, 6 pi, 3,5 kg.", "fr", "en") == [
+        ("measure", "180 °C", "180°C"), ("measure", "3,5 kg", "3.5 kg")]  # pi: a word too, not read as a unit
+    assert kinds("At 5 in the morning, 3 m away, 2 t.") == []  # a symbol that is a word or a letter is no unit
+
+
+def test_ordinals_and_days_with_an_ordinal_are_items():
+    """``in the 1st quarter and 21% in the 2nd`` came out ``au cours du 1 trimestre``; ``au 3e trimestre`` as
+    ``in the quarter``; ``December 25th`` as ``25th close``."""
+    assert kinds("The 1st, 2nd, 3rd, 11th, 22nd and 101st.") == [
+        ("ordinal", w, r) for w, r in [("1st", "1er"), ("2nd", "2e"), ("3rd", "3e"), ("11th", "11e"), ("22nd", "22e"),
+                                      ("101st", "101e")]]
+    assert kinds("Le 1er, la 1re, le 2e, le 3e, le 12e.", "fr", "en") == [
+        ("ordinal", w, r) for w, r in [("1er", "1st"), ("1re", "1st"), ("2e", "2nd"), ("3e", "3rd"), ("12e", "12th")]]
+    assert kinds("Closed on December 25th, 2024 and the 3rd of May.") == [
+        ("date", "on December 25th, 2024", "le 25 décembre 2024"), ("date", "3rd of May", "3 mai")]
+    assert kinds("December 25 is a holiday.") == []  # a day after its month without a suffix: the model's
+
+
+def test_emoji_french_phone_numbers_and_numbered_references_are_whole():
+    """``👍🏽`` came out ``👍 🏽`` (the family's joiners lost), ``01 42 68 53 00`` as ``01 42 00``, ``order #A-10442``
+    as ``ordonnance A-10442``."""
+    family = "\U0001f468\u200d\U0001f469\u200d\U0001f467"
+    assert kinds(f"Thumbs \U0001f44d\U0001f3fd up, {family} here, \U0001f1e8\U0001f1e6!") == [
+        ("emoji", "\U0001f44d\U0001f3fd", "\U0001f44d\U0001f3fd"), ("emoji", family, family),
+        ("emoji", "\U0001f1e8\U0001f1e6", "\U0001f1e8\U0001f1e6")]
+    assert kinds("tél. : 01 42 68 53 00 ou 06.12.34.56.78", "fr", "en") == [
+        ("phone", "01 42 68 53 00", "01 42 68 53 00"), ("phone", "06.12.34.56.78", "06.12.34.56.78")]
+    assert kinds("Quote order #A-10442 or #12345, not C#.") == [
+        ("identifier", "#A-10442", "#A-10442"), ("identifier", "#12345", "#12345")]

@@ -205,6 +205,27 @@ def test_the_exit_status_and_summary_when_lines_are_not_translated(tiny_run, tmp
     assert main(["translate", str(tiny_run / "best.pt"), "--input", str(tmp_path / "in.jsonl"), "--beam", "2"]) == 0
 
 
+def test_an_output_file_is_written_whole_or_left_as_it_was_and_keeps_crlf(tiny_run, tmp_path, monkeypatch):
+    """A SIGTERM after 20 of 30 lines left the old output file with those 20 lines; CRLF came out as LF."""
+    from rnnsearch.cli import translate as cli_translate
+    source, out = tmp_path / "in.txt", tmp_path / "out.txt"
+    source.write_bytes(b"The dog sees a cat.\r\n\r\nA girl paints.\r\n")
+    assert main(["translate", str(tiny_run / "best.pt"), "--input", str(source), "--output", str(out), "--beam", "2"]) == 0
+    written = out.read_bytes()
+    assert written.count(b"\r\n") == 3 and written.count(b"\n") == 3 and written.split(b"\r\n")[1] == b""
+    real, seen = cli_translate._written, []
+
+    def failing(i, *rest):
+        seen.append(i)
+        if i == 1:
+            raise KeyboardInterrupt
+        return real(i, *rest)
+    monkeypatch.setattr(cli_translate, "_written", failing)
+    assert main(["translate", str(tiny_run / "best.pt"), "--input", str(source), "--output", str(out), "--beam", "2"]) == 130
+    assert seen == [0, 1] and out.read_bytes() == written
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.txt", "out.txt"]
+
+
 def test_a_sentence_the_model_cannot_honour_marks_its_line(tiny):
     [out] = lines_of(tiny, [Source("The dog sees a cat. A girl paints.", constraints=("zzzunknown",))])
     assert out.error and not out.tokens

@@ -90,3 +90,16 @@ def test_abbreviations_the_moses_lists_lack_end_no_sentence():
     assert parts("Call ext. 4412 today. See fig. 3 too.") == ["Call ext. 4412 today.", "See fig. 3 too."]
     assert parts("The minimum is 5 min. The maximum is 10.") == ["The minimum is 5 min.", "The maximum is 10."]
     assert parts("Voir réf. 12 et suiv. pour tout. Merci.", "fr") == ["Voir réf. 12 et suiv. pour tout.", "Merci."]
+
+
+def test_a_blank_line_between_paragraphs_is_spacing_after_the_sentence_before():
+    text = "Dear Sir,\n\nThe committee met today.\nIt will vote tomorrow."
+    assert [text[a:b] for a, b in split(text, "en")] == [
+        "Dear Sir,\n\n", "The committee met today.\n", "It will vote tomorrow."]
+
+
+@given(st.lists(st.sampled_from(["It rose.", "We met", "\n", "\n\n", " ", "Fine!"]), max_size=12))
+def test_only_a_texts_leading_spacing_is_a_span_without_words(parts):
+    text = "".join(parts)
+    spans = split(text, "en")
+    assert all(text[a:b].strip() for a, b in spans[1:])

@@ -198,12 +198,14 @@ def load_translator(args, path: str):
     return translator
 
 
-def read_input(path: str | None) -> list[str]:
-    """The lines of ``path``, or of standard input for None or '-'."""
-    from rnnsearch.data.io import read_lines, split_lines
-    if path in (None, "-"):
-        return split_lines(sys.stdin.buffer.read(), "<stdin>")
-    return read_lines(path)
+def read_input(path: str | None) -> tuple[list[str], str]:
+    """The lines of ``path``, or of standard input for None or '-', and the line end to write them back with:
+    ``"\r\n"`` where the input's first line ends so (a Windows file stays one), else ``"\n"``."""
+    from rnnsearch.data.io import ReadNotes, read_lines, split_lines
+    notes = ReadNotes()
+    lines = split_lines(sys.stdin.buffer.read(), "<stdin>", notes) if path in (None, "-") else read_lines(path, notes)
+    crlf = next(iter(notes.found.values()), {}).get("CRLF line ends", [])
+    return lines, "\r\n" if crlf[:1] == [1] else "\n"
 
 
 def write_text(path: str | None, text: str) -> None:

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import json
+import signal
 import sys
+from contextlib import contextmanager
 
 from rnnsearch.cli.common import (MODEL_HELP, add_decoding_args, add_settings_flags, load_translator,
                                   progress_bar, read_input, search_settings, settings_from_flags)
@@ -52,7 +54,7 @@ def translate(args) -> int:
     translator = load_translator(args, args.checkpoint)
     where = args.input if args.input not in (None, "-") else "<stdin>"
     translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)
-    texts = read_input(args.input)
+    texts, newline = read_input(args.input)
     if args.markup and args.prefix:
         raise UsageError("--markup places tags over the whole output: not with --prefix")
     texts, marked, refused = _read_sources(texts, args, translator)
@@ -68,28 +70,44 @@ def translate(args) -> int:
     if not texts:
         print(f"rnnsearch translate: warning: {where} is empty: nothing to translate", file=sys.stderr)
     sources = [replace(as_source(t), prefix=prefixes[i]) for i, t in enumerate(texts)] if prefixes else texts
-    out, failed = None, len(refused)  # opened once the first part is translated: a refused request leaves no file behind
-    try:
-        with progress_bar(len(texts), "translate") as advance:
-            done = 0
-            for results in _parts(translator, sources, marked, glossary, (settings, text_settings), args, advance):
-                out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)
-                for i, r in enumerate(results, start=done):  # part by part, in input order
-                    failed += i not in refused and _not_translated(i, r, sources[i], marked, translator.warn)
-                    if i in refused:  # --json-output says why, as the warning did
-                        r = replace(r, error=r.error or refused[i], constraints_met=False)
-                    out.write(_written(i, r, settings.n_best, args.json_output, text_settings, translator))
-                done += len(results)
-                out.flush()
-        out = out or (open(args.output, "w", encoding="utf-8") if args.output else sys.stdout)  # empty input
-    finally:
-        if out not in (None, sys.stdout):
-            out.close()
+    failed = len(refused)
+    with _output(args.output, newline) as out, progress_bar(len(texts), "translate") as advance:
+        done = 0
+        for results in _parts(translator, sources, marked, glossary, (settings, text_settings), args, advance):
+            for i, r in enumerate(results, start=done):  # part by part, in input order
+                failed += i not in refused and _not_translated(i, r, sources[i], marked, translator.warn)
+                if i in refused:  # --json-output says why, as the warning did
+                    r = replace(r, error=r.error or refused[i], constraints_met=False)
+                out.write(_written(i, r, settings.n_best, args.json_output, text_settings, translator))
+            done += len(results)
+            out.flush()
     if failed:
         print(f"rnnsearch translate: {failed} of {len(texts)} lines not translated; see the warnings above "
               f"(exit status {NOT_TRANSLATED})", file=sys.stderr)
         return NOT_TRANSLATED
     return 0
+
+
+@contextmanager
+def _output(path: str | None, newline: str):
+    """Standard output (each line ended by ``newline``), or the file ``path`` written whole or not at all: its
+    old text stays until the last line is written, and a stop (an error, Ctrl-C, SIGTERM) leaves it as it was."""
+    if not path:
+        if newline != "\n" and hasattr(sys.stdout, "reconfigure"):
+            sys.stdout.reconfigure(newline=newline)
+        yield sys.stdout
+        return
+    from rnnsearch.files import file_whole_or_absent
+
+    def stopped(signum, frame):
+        print(f"rnnsearch translate: stopped by a signal: {path} left as it was", file=sys.stderr)
+        raise SystemExit(128 + signum)
+    previous = signal.signal(signal.SIGTERM, stopped)
+    try:
+        with file_whole_or_absent(path, newline) as fh:
+            yield fh
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _written(i: int, r, n_best: int, as_json: bool, text_settings, translator) -> str:

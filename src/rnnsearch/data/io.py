@@ -68,7 +68,8 @@ def decode_line(raw: bytes, number: int, path: str | Path, notes: ReadNotes) -> 
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise DataError(f"{path}:{number}: invalid UTF-8 at byte {exc.start} of the line") from None
+        raise DataError(f"{path}:{number}: invalid UTF-8 at byte {exc.start} of the line: save the file as UTF-8 "
+                        f"(from Windows-1252: iconv -f cp1252 -t utf-8)") from None
     if text.endswith("\r"):
         text = text[:-1]
         notes.add(path, "CRLF line ends", number)

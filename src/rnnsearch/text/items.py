@@ -23,12 +23,14 @@ import unicodedata
 from dataclasses import dataclass
 from functools import cache
 
+import regex
+
 from rnnsearch.data import slotting
-from rnnsearch.text import numbers
+from rnnsearch.text import numbers, units
 
 VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier",
-            "label", "name", "formula", "symbol", "postcode", "menu", "firm")
-NUMERIC = ("amount", "money", "number")
+            "label", "name", "formula", "symbol", "postcode", "menu", "firm", "emoji")
+NUMERIC = ("amount", "money", "measure", "number", "ordinal")
 TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
 TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
 EXTENSIONS = ("txt|pdf|csv|tsv|docx?|xlsx?|pptx?|odt|json|ya?ml|xml|html?|zip|gz|tgz|bz2|xz|tar|py|js|ts|java|"
@@ -47,9 +49,11 @@ TIME = {  # a time of the clock as each language writes it: 11:59 p.m. (12-hour)
     "fr": r"(?:(?P<from>\b[Dd]e\s)(?P<hour0>[01]?\d|2[0-3])\s?h\s?(?P<minute0>[0-5]\d)?\sà\s|(?P<at>\b[àÀ]\s))?"
           r"(?<![\w:.,])(?P<hour>[01]?\d|2[0-3])\s?h\s?(?P<minute>[0-5]\d)?(?![\w])",  # à 18 h 05, de 8 h à 16 h 30
 }
+EMOJI = r"(?:(?=[\p{Extended_Pictographic}\p{Regional_Indicator}])\X)+"  # grapheme clusters (regex's \X)
 MONEY_WORDS = "dollars?|euros?|cents?"  # "25 dollars": the model wrote "25 cents", "10 dollars": "10"
 PER_CENT = r"[ \u00a0\u202f]?%"  # a per cent sign after a number, as French spaces it or not
 OPERATOR = r"(?:[<>]=?|!=|==|[=≠≤≥±×÷])"  # a comparison or an operation: the model wrote 7 > 2 as "7 est 2"
+ORDINAL = {"en": r"(?<![\w.,])\d+(?:st|nd|rd|th)(?!\w)", "fr": r"(?<![\w.,])\d+(?:er|re|ère|e|ème|nde?|es|èmes)(?!\w)"}
 NAME = {  # a name with an apostrophe the tokenizer would cut (French: not an elision, L'Europe, Qu'Ottawa)
     "en": rf"(?<![\w'’-])(?:{WORD}-)*[A-Z][a-z]{{0,3}}['’]{WORD}(?:-{WORD})*(?![\w'’])",  # McAllister-O'Neill
     "fr": rf"(?<![\w'’-])(?:{WORD}-)*(?!(?:Qu|Jusqu|Lorsqu|Puisqu|Quoiqu|Presqu)['’])(?:[A-Z][a-z]{{1,3}}|O|N)['’]{WORD}"
@@ -81,6 +85,7 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
     abbrs = "|".join(sorted(map(re.escape, numbers.scale_abbreviations(lang)), key=len, reverse=True)) or "(?!x)x"
     sign = rf"(?:[A-Z]{{1,2}})?[{_currency_signs()}]"
     found = [
+        ("emoji", EMOJI),  # 👍🏽 and 👨‍👩‍👧 whole: the tokenizer cut them at the modifier and the joiners
         ("email", r"\b[\w.+-]+(?:['’][\w.+-]+)*@[\w-]+(?:\.[\w-]+)+"),  # o'neil@x.ie: an apostrophe inside
         ("doi", r"\b10\.\d{4,9}/[^\s<>\"]+"),
         ("url", rf"\b(?:https?|ftp)://[^\s<>\"]+|\bwww\.[^\s<>\"]+|(?<![@\w.-])[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:{TLDS})\b(?:/[^\s<>\"]*)?"),
@@ -96,14 +101,18 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         ("postcode", r"(?<![\w-])[A-CEGHJ-NPR-TVXY]\d[A-CEGHJ-NPR-TV-Z][ \u00a0]?\d[A-CEGHJ-NPR-TV-Z]\d(?![\w-])"  # K1A 0A6
                      r"|(?<![\w-])[A-Z]{1,2}\d[A-Z\d]? \d[ABD-HJLNP-UW-Z]{2}(?![\w-])"),  # SW1A 2AA: the model split them
         ("datetime", r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
-        ("identifier", r"(?<![\w-])\d+(?:-[\dX]+){3,}(?![\w-])|(?<![\w-])\d+-[A-Z]{1,2}(?![\w-])"),  # ISBN, room 237-C
+        ("identifier", r"(?<![\w-])\d+(?:-[\dX]+){3,}(?![\w-])|(?<![\w-])\d+-[A-Z]{1,2}(?![\w-])"  # ISBN, room 237-C
+                       r"|(?<![\w&#])#[A-Za-z]{0,3}-?\d+(?:-\d+)*(?![\w-])"),  # order #A-10442: the model dropped "#"
         ("phone", r"(?<![\w+])\+\d{1,3}(?:[\s.-]\(?\d{1,4}\)?){2,5}(?![\w-])"
                   r"|(?<![\w+])(?:\(\d{2,4}\)[\s.-]?|\d{1,4}[.-])(?:\d{2,4}[\s.-]){1,3}\d{2,4}(?![\w-])"
                   r"|(?<![\w+.,])(?:1[\s.-])?\d{3}[\s.-]\d{3}[\s.-]\d{4}(?![\w-])"  # 613 555 0199, 1 800 555-0123
-                  r"|(?<![\w+.,-])\d{3}-\d{4}(?![\w-])"),  # 555-0142: a number would read 555 and 0142 apart
+                  r"|(?<![\w+.,-])\d{3}-\d{4}(?![\w-])"  # 555-0142: a number would read 555 and 0142 apart
+                  r"|(?<![\w+.,])0\d(?:[ .\u00a0]\d{2}){4}(?![\w-])"),  # 01 42 68 53 00: the model kept "01 42 00"
         ("time", TIME.get(lang, "(?!x)x")),
-        ("date", rf"(?<![\w.,/-])(?:(?P<on>[Oo]n) )?(?P<day>[0-3]?\d) (?P<month>{months})(?: (?P<year>\d{{4}}))?(?![\w])"
-                 if lang in DAY_FIRST else "(?!x)x"),  # 12 May 2024: the model wrote "12 2024", "2024 mai"
+        ("date", rf"(?<![\w.,/-])(?:(?P<on>[Oo]n) )?(?:(?P<day>[0-3]?\d)(?:st|nd|rd|th)?(?: of)? (?P<month>{months})"
+                 rf"|(?P<month2>{months}) (?P<day2>[0-3]?\d)(?:st|nd|rd|th))(?:,? (?P<year>\d{{4}}))?(?![\w])"
+                 if lang in DAY_FIRST else "(?!x)x"),  # 12 May 2024: the model wrote "12 2024", "2024 mai"; May 12th
+        ("ordinal", ORDINAL.get(lang, "(?!x)x")),  # 1st, 2e: the model wrote "1 trimestre", "3e" as "quarter"
         ("name", NAME.get(lang, "(?!x)x")),  # O'Rourke-Nakamura, N'Diaye: one name, not O' and 'Rourke
         ("version", rf"\b[vV]\d+(?:\.\d+)+{PRERELEASE}\b|\b\d+(?:\.\d+){{2,}}{PRERELEASE}\b"
                     rf"|\b{REFERENCE_WORDS} (?P<ref>\d+(?:[.,]\d+)+{PRERELEASE})\b"),
@@ -112,9 +121,10 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
                    rf"|(?P<num2>{num})(?:\s(?P<scale2>{scales})\b|\s?(?P<abbr2>{abbrs})(?=\s?[$€£]))?\s?(?P<sign2>{sign})"
                    rf"(?!\w)"),  # $21 billion, $120M, 3,5 M$
         ("money", rf"(?<![\w.,])(?P<num3>{num})\s(?P<word>{MONEY_WORDS})\b"),  # both languages write it so
+        ("measure", rf"(?<![\w.,])(?P<num5>{num})[ \u00a0\u202f]?{units.pattern(lang)}"),  # 25°C: "25 $"
         ("number", rf"(?<![\w.,]){num}(?![\w])"),
     ]
-    return [(kind, re.compile(p)) for kind, p in found]
+    return [(kind, regex.compile(p) if kind == "emoji" else re.compile(p)) for kind, p in found]
 
 
 def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, known=None,
@@ -192,9 +202,9 @@ def _formula(text: str, src_lang: str, tgt_lang: str) -> str:
 def _date(text: str, m: re.Match, src_lang: str, tgt_lang: str) -> list[Item]:
     """A day written day first (``12 May 2024``) as an item in the target's convention; none where this does not
     know it, or for no such day (the model's)."""
-    month = numbers.month_names(src_lang)[m.group("month")]
+    month = numbers.month_names(src_lang)[m.group("month") or m.group("month2")]
     year = int(m.group("year")) if m.group("year") else None
-    rendering = numbers.format_day(int(m.group("day")), month, year, tgt_lang)
+    rendering = numbers.format_day(int(m.group("day") or m.group("day2")), month, year, tgt_lang)
     if rendering is not None and m.group("on"):  # "on 12 May": "le 12 mai" (the model wrote "sur les 12 mai")
         rendering = numbers.on_day(rendering, tgt_lang, m.group("on")[0].isupper())
     return [] if rendering is None else [Item(m.start(), m.end(), "date", m.group(), rendering)]
@@ -237,11 +247,15 @@ def _trimmed(text: str, start: int, end: int) -> int:
 def _render(kind: str, m: re.Match, src_lang: str, tgt_lang: str) -> str | None:
     """A number or amount in the target's convention (None: as written)."""
     groups = {k: v for k, v in m.groupdict().items() if v is not None}
-    written = groups.get("num") or groups.get("num2") or groups.get("num3") or m.group(0)
+    written = groups.get("num") or groups.get("num2") or groups.get("num3") or groups.get("num5") or m.group(0)
+    if kind == "ordinal":
+        return numbers.format_ordinal(int(re.match(r"\d+", written).group()), tgt_lang)
     value = numbers.parse(written, src_lang)
     if value is None:
         return None
     amount, decimals = value
+    if kind == "measure":
+        return units.format_measure(amount, decimals, m.group("unit"), src_lang, tgt_lang)
     if kind == "money":
         space = m.group(0)[len(written):m.start("word") - m.start()]  # as the source spaces it (&nbsp;)
         number = written if written.isdigit() else numbers.format_number(amount, decimals, tgt_lang)

@@ -174,6 +174,16 @@ def format_day(day: int, month: int, year: int | None, lang: str) -> str | None:
     return f"{'1er' if day == 1 else day} {written}"
 
 
+def format_ordinal(n: int, lang: str) -> str | None:
+    """The ordinal ``n`` in figures as ``lang`` writes it (French: ``1er``, ``2e``; English: ``1st``, ``11th``,
+    ``22nd``); None where this does not know the convention (written as the source does)."""
+    if lang == "fr":
+        return "1er" if n == 1 else f"{n}e"
+    if lang == "en":
+        return f"{n}th" if n % 100 in (11, 12, 13) else f"{n}{ {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
+    return None
+
+
 def on_day(day: str, lang: str, capital: bool) -> str:
     """A day as ``lang`` writes "on" that day (French: ``le 12 mai``; ``capital``: ``Le``, beginning a sentence)."""
     return _capitalised({"fr": "le"}[lang], capital) + " " + day

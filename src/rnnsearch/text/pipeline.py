@@ -25,7 +25,7 @@ from rnnsearch.text import sentences, slots
 from rnnsearch.text.segments import Segment, items_of, segments_of, translated_whole
 from rnnsearch.text.settings import TextSettings
 
-BLANKS = " \t\u00a0\u3000"  # spacing a line may begin or end with, kept around its translation
+BLANKS = " \t\r\n\u00a0\u3000"  # spacing a text begins or ends with (an API text's newlines too), kept around it
 
 
 @dataclass

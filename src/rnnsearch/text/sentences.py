@@ -65,7 +65,10 @@ def split(text: str, lang: str, keep: list[tuple[int, int]] = ()) -> list[tuple[
             spans[-1] = (spans[-1][0], found)  # characters it left out go with the sentence before
         elif found > at:
             found = at
-        spans.append((found, found + len(sentence)))
+        if spans and not sentence.strip():  # a blank line between paragraphs: spacing after the sentence before
+            spans[-1] = (spans[-1][0], found + len(sentence))
+        else:
+            spans.append((found, found + len(sentence)))
         at = found + len(sentence)
     spans[-1] = (spans[-1][0], len(text))
     return _at_tabs(original, _labelled(original, _closed(original, _merged(original, spans, lang, keep), lang, keep)))
