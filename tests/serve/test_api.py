@@ -226,6 +226,65 @@ def test_timeout_and_full_queue_give_503_and_the_server_recovers(translator):
     assert metrics["errors_by_kind"] == {"max_queue": 1, "timeout_s": 2}
 
 
+def test_a_request_whose_client_left_leaves_the_queue(translator):
+    """Three clients that gave up after 0.5 s kept 120 sentences queued and translated; the next request
+    waited 30 s and got a 503."""
+    import asyncio
+    from rnnsearch.serve.batcher import CLIENT_GONE, Batcher, ClientGone, translating
+    from rnnsearch.serve.metrics import Metrics
+    gated = GatedTranslator(translator)
+    units = gated.src_codec.units("The dog .")
+    search = translating(SearchSettings(beam=2))
+
+    async def scenario():
+        batcher = Batcher(gated, ServeSettings(timeout_s=30.0, batching=False), Metrics())
+        batcher.start()
+        running = asyncio.ensure_future(batcher.submit([(units, [], ((), ()))], search))
+        while not gated.entered.is_set():
+            await asyncio.sleep(0.01)
+        left = asyncio.Event()
+
+        async def gone():
+            return left.is_set()
+        CLIENT_GONE.set(gone)
+        waiting = asyncio.ensure_future(batcher.submit([(units, [], ((), ()))] * 40, search))
+        await asyncio.sleep(0.1)
+        queued_before = batcher.queued
+        left.set()
+        with pytest.raises(ClientGone):
+            await waiting
+        queued_after = batcher.queued
+        gated.gate.set()
+        await running
+        await batcher.stop()
+        return queued_before, queued_after
+    assert asyncio.run(scenario()) == (40, 0)
+
+
+def test_a_drain_out_of_time_answers_what_waits_and_runs_503(translator):
+    """A request still running when --drain-timeout ran out got a plain-text 500 and a traceback in the log."""
+    import asyncio
+    from rnnsearch.serve.batcher import Batcher, ShuttingDown, translating
+    from rnnsearch.serve.metrics import Metrics
+    gated = GatedTranslator(translator)
+    units, search = gated.src_codec.units("The dog ."), translating(SearchSettings(beam=2))
+
+    async def scenario():
+        batcher = Batcher(gated, ServeSettings(timeout_s=30.0, batching=False), Metrics())
+        batcher.start()
+        running = asyncio.ensure_future(batcher.submit([(units, [], ((), ()))], search))
+        while not gated.entered.is_set():
+            await asyncio.sleep(0.01)
+        waiting = asyncio.ensure_future(batcher.submit([(units, [], ((), ()))] * 3, search))
+        await asyncio.sleep(0.05)
+        batcher.abort()
+        outcomes = await asyncio.gather(running, waiting, return_exceptions=True)
+        gated.gate.set()
+        await batcher.stop()
+        return [type(o) for o in outcomes], batcher.queued
+    assert asyncio.run(scenario()) == ([ShuttingDown, ShuttingDown], 0)
+
+
 def test_a_failing_model_gives_500_json_and_the_server_survives(translator, caplog):
     class Broken(GatedTranslator):
         calls = 0

@@ -54,6 +54,18 @@ def test_libretranslate_limits_multipart_and_repeated_q(client):
     assert many.status_code == 400 and many.json() == {"error": "Invalid request: alternatives parameter must be <= 19"}
 
 
+def test_a_form_that_is_not_utf8_is_refused_and_detection_keeps_to_the_servers_languages(client):
+    """``q=The%FF%FEHouse`` came back 200 ``Le � �`` ("House" lost); a server of en->fr alone detected ``Hello``
+    among all of py3langid's languages and answered "br is not supported"."""
+    for content in ("q=The%FF%FEHouse&source=en&target=fr", b"q=The\xff\xfeHouse&source=en&target=fr"):
+        got = client.post("/translate", content=content, headers={"content-type": "application/x-www-form-urlencoded"})
+        assert got.status_code == 400 and got.json() == {"error": "Invalid request: the form is not valid UTF-8"}
+    ranked = client.post("/detect", data={"q": "Hello"}).json()
+    assert {r["language"] for r in ranked} == {"en", "fr"}
+    french = client.post("/translate", json={"q": "Le chien voit la maison et le chat.", "source": "auto", "target": "fr"})
+    assert french.status_code == 400 and french.json() == {"error": "fr is not supported"}  # not read as English
+
+
 def test_languages_detect_settings_and_files(client):
     assert client.get("/languages").json() == [{"code": "en", "name": "English", "targets": ["fr"]}]
     assert client.post("/detect", data={"q": "The dog sees a cat."}).json()[0]["language"] == "en"

@@ -105,6 +105,21 @@ def test_onnx_backend_reproduces_the_n_best_lists(tiny_run, synth_dir, tmp_path,
         assert max(diffs) < 1e-4
 
 
+def test_an_export_replaces_unk_as_the_translator_it_was_exported_from(tiny_run, tmp_path):
+    """A release's export folder wrote raw ``<unk>`` (``n' <unk> pas``): its replacement was not exported."""
+    from rnnsearch.decoding.export import export
+    exported = Translator.from_checkpoint(tiny_run / "best.pt")
+    exported.set_unk_replacement("dict", {"zebra": "zèbre"})
+    export(exported, tmp_path / "replacing")
+    export(Translator.from_checkpoint(tiny_run / "best.pt"), tmp_path / "keeping")
+    replacing = Translator.from_checkpoint(tmp_path / "replacing", backend="onnx")
+    keeping = Translator.from_checkpoint(tmp_path / "keeping", backend="onnx")
+    assert (replacing.replace_unk, replacing.lexicon) == ("dict", {"zebra": "zèbre"})
+    assert (keeping.replace_unk, keeping.lexicon) == (None, None)
+    out = replacing.translate(["The zebra and the okapi sleep ."])[0]
+    assert "<unk>" not in out.tokens
+
+
 def test_cli_export_then_translate_the_directory(tiny_run, synth_dir, tmp_path, capsys):
     ckpt, out = str(tiny_run / "best.pt"), tmp_path / "export"
     assert main(["export", ckpt, "--out", str(out), "--quantize", "int8"]) == 0

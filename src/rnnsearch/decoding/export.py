@@ -159,6 +159,7 @@ def export(translator, out_dir: str | Path) -> Path:
             state["sp_proto"] = base64.b64encode(state["sp_proto"]).decode("ascii")
         codecs[side] = state
     meta = {"format": FORMAT, "version": VERSION, "config": translator.config.model_dump(), "codecs": codecs,
-            "train_state": translator.train_state, "parameters": sum(p.numel() for p in model.parameters())}
+            "train_state": translator.train_state, "parameters": sum(p.numel() for p in model.parameters()),
+            "replace_unk": translator.replace_unk, "lexicon": translator.lexicon}  # the translator's <unk> replacement
     (out / "model.json").write_text(json.dumps(meta), encoding="utf-8")
     return out

@@ -12,15 +12,15 @@ import torch
 from rnnsearch import checkpoint
 from rnnsearch.decoding import backends, pretrained, shortlist, unk, workers
 from rnnsearch.config import Config, from_dict, replace
-from rnnsearch.data.batching import pad, source_batch
 from rnnsearch.model import evaluating, load_model
-from rnnsearch.model.align_head import load_head
 from rnnsearch.decoding.constraints import per_sentence
 from rnnsearch.decoding.sampling import search_or_sample
 from rnnsearch.decoding.scoring import Score, score_texts
 from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source, Translation, as_source
 from rnnsearch.decoding.search import Hypothesis
+from rnnsearch.model.align_head import load_head
+from rnnsearch.data.batching import pad, source_batch
 from rnnsearch.data.tokenize import TextCodec
 from rnnsearch.data.vocab import EOS_TOKEN, UNK_TOKEN
 from rnnsearch.errors import UsageError
@@ -106,16 +106,17 @@ class Translator:
         """The graphs of ``rnnsearch export`` under onnxruntime."""
         model = backends.OnnxModel(directory, int8=quantize == "int8")
         src, tgt = backends.export_codecs(model.meta)
-        return cls(model, src, tgt, from_dict(model.meta["config"]), "cpu", model.meta.get("train_state"),
-                   {"backend": "onnx", "quantize": quantize})
+        translator = cls(model, src, tgt, from_dict(model.meta["config"]), "cpu", model.meta.get("train_state"),
+                         {"backend": "onnx", "quantize": quantize})
+        translator.set_unk_replacement(model.meta.get("replace_unk"), model.meta.get("lexicon"))  # as exported, by attention
+        return translator
 
     def _onnx(self, quantize: str | None) -> Translator:
         from rnnsearch.decoding.export import export
         self._export_dir = tempfile.TemporaryDirectory(prefix="rnnsearch-onnx-")  # removed with the translator
         export(self, self._export_dir.name)
         onnx = Translator.from_export(self._export_dir.name, quantize)
-        onnx._export_dir, onnx.name = self._export_dir, self.name
-        onnx.replace_unk, onnx.lexicon = self.replace_unk, self.lexicon  # from the attention there
+        onnx._export_dir, onnx.name = self._export_dir, self.name  # <unk> replaced as here (model.json)
         return onnx
 
     def add_ensemble(self, paths: list[str]) -> None:
@@ -129,8 +130,7 @@ class Translator:
         self.model = backends.Ensemble(members)
 
     @property
-    def decode_cfg(self):
-        """The decode section: beam, length penalty, length limits, batch size."""
+    def decode_cfg(self):  # the decode section: beam, length penalty, length limits, batch size
         return self.config.decode
 
     @decode_cfg.setter

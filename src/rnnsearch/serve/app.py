@@ -21,7 +21,8 @@ from rnnsearch.errors import UsageError
 from rnnsearch.serve import checks, errors, libretranslate, transfer
 from rnnsearch.serve.access import Access
 from rnnsearch.decoding.settings import SettingsError
-from rnnsearch.serve.batcher import Batcher, Overloaded, TimedOut, scoring, translating
+from rnnsearch.serve.batcher import (CLIENT_GONE, Batcher, ClientGone, Overloaded, ShuttingDown, TimedOut, scoring,
+                                     translating)
 from rnnsearch.serve.errors import ServeError
 from rnnsearch.serve.guard import Guard
 from rnnsearch.serve.markup import read_texts, where as _where, with_errors_named
@@ -47,6 +48,7 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
                          lifespan=_lifespan([b for _, b in routes.values()], settings), redoc_url=None,
                          description="Translations with their soft alignments (Bahdanau et al. 2014).")
     app.state.batcher, app.state.metrics, app.state.draining = batcher, metrics, False
+    app.state.batchers = [b for _, b in routes.values()]
     app.add_middleware(Guard, metrics=metrics, max_body_bytes=settings.max_body_bytes, state=app.state)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     errors.install(app)
@@ -60,6 +62,7 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
         """Translate one or more sentences; optionally with n-best lists and attention matrices, or
         with outputs drawn from the model's distribution (``sample``: n_best draws per sentence)."""
         _admit(access, req.api_key, request)
+        CLIENT_GONE.set(request.is_disconnected)
         return await _translate(req, translator, batcher, settings)
 
     @app.post("/score", response_model=ScoreResponse,
@@ -69,6 +72,7 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
         """log p(target | source) of given translations, read with teacher forcing: to rerank
         candidates from elsewhere or to filter pairs by the model's belief in them."""
         _admit(access, req.api_key, request)
+        CLIENT_GONE.set(request.is_disconnected)
         return await _score(req, translator, batcher, settings)
 
     @app.get("/health", responses={503: {"model": HealthResponse}})
@@ -205,6 +209,11 @@ async def _submit(batcher: Batcher, settings: ServeSettings, items: list, key: t
     except TimedOut:
         raise ServeError(503, "timeout_s", f"no answer within {settings.timeout_s} s", "timeout_s",
                          settings.timeout_s) from None
+    except ShuttingDown:
+        raise ServeError(503, "draining", "the server stopped before this request was translated: send it again") \
+            from None
+    except ClientGone:  # no one reads the answer; counted in the metrics as client_gone
+        raise ServeError(499, "client_gone", "the client closed the connection: its sentences left the queue") from None
 
 
 

@@ -12,6 +12,7 @@ its own; so does every sampling job with a seed, whose draws then depend on its 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from collections import deque
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -30,6 +31,19 @@ class Overloaded(Exception):
 
 class TimedOut(Exception):
     """A request waited longer than ``timeout_s``."""
+
+
+class ShuttingDown(Exception):
+    """The server stopped before the request's sentences were translated (a drain that ran out of time)."""
+
+
+class ClientGone(Exception):
+    """The client closed its connection while its request waited: its sentences left the queue."""
+
+
+CLIENT_GONE: contextvars.ContextVar = contextvars.ContextVar("client_gone", default=None)  # the request's
+# ``is_disconnected`` (an endpoint sets it), read while its job waits
+POLL_S = 0.5  # how often a waiting job asks whether its client is still there
 
 
 def scoring(details: bool = False) -> tuple:
@@ -67,6 +81,7 @@ class Batcher:
         self._arrived: asyncio.Event | None = None
         self._task: asyncio.Task | None = None
         self._executor: ThreadPoolExecutor | None = None
+        self._running: list[Job] = []  # the jobs of the batch the model is on
 
     def start(self) -> None:
         """At the app's startup (each time: an app can be started again after a shutdown)."""
@@ -82,9 +97,15 @@ class Batcher:
             except asyncio.CancelledError:
                 pass
         self._executor.shutdown(wait=True)
-        for job in self.queue:
+        self.abort()
+
+    def abort(self) -> None:
+        """Every waiting and running job fails with ShuttingDown (its request answers 503), the queue emptied."""
+        for job in [*self.queue, *self._running]:
             if not job.future.done():
-                job.future.set_exception(RuntimeError("the server is shutting down"))
+                job.future.set_exception(ShuttingDown())
+        self.queue.clear()
+        self.queued = 0
 
     async def submit(self, items: list, key: tuple):
         """The results for ``items`` (translations, or scores with a ``scoring`` key), in order; raises
@@ -96,11 +117,19 @@ class Batcher:
         self.queue.append(job)
         self.queued += len(items)
         self._arrived.set()
-        try:
-            return await asyncio.wait_for(asyncio.shield(job.future), s.timeout_s)
-        except asyncio.TimeoutError:
-            self._abandon(job)
-            raise TimedOut() from None
+        loop, gone = asyncio.get_running_loop(), CLIENT_GONE.get()
+        deadline = loop.time() + s.timeout_s
+        while True:
+            wait = deadline - loop.time()
+            try:
+                return await asyncio.wait_for(asyncio.shield(job.future), min(wait, POLL_S) if gone else wait)
+            except asyncio.TimeoutError:
+                if loop.time() >= deadline:
+                    self._abandon(job)
+                    raise TimedOut() from None
+                if await gone():  # a client that left: its sentences are no one's to wait for
+                    self._abandon(job)
+                    raise ClientGone() from None
 
     def _abandon(self, job: Job) -> None:
         """A timed-out job leaves the queue at once, so its sentences stop counting against max_queue."""
@@ -160,6 +189,7 @@ class Batcher:
 
     async def _work(self, loop, jobs: list[Job]) -> None:
         items, key = [x for job in jobs for x in job.items], jobs[0].key
+        self._running = jobs
         try:
             results = await loop.run_in_executor(self._executor, lambda: self._call(key, items))
         except Exception as exc:  # the model failed: every request of the batch gets the error
@@ -167,6 +197,8 @@ class Batcher:
                 if not job.future.done():
                     job.future.set_exception(exc)
             return
+        finally:
+            self._running = []
         if key[0] == "score":
             self.metrics.record_scoring(len(items))
         else:

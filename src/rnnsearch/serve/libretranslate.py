@@ -21,6 +21,7 @@ from fastapi.responses import JSONResponse
 from pydantic import ValidationError
 
 from rnnsearch.serve.access import Access
+from rnnsearch.serve.batcher import CLIENT_GONE
 from rnnsearch.serve.errors import ServeError
 from rnnsearch.serve.schemas import TranslateRequest
 
@@ -67,11 +68,14 @@ async def params(request: Request) -> dict:
         return row
     pairs = list(request.query_params.multi_items())
     kind = request.headers.get("content-type", "")
-    if "multipart/form-data" in kind.lower():
-        pairs += _multipart(kind, await request.body())
-    elif "form" in kind.lower():
-        body = (await request.body()).decode("utf-8", errors="replace")
-        pairs += [(k, v) for k, vs in parse_qs(body, keep_blank_values=True).items() for v in vs]
+    try:  # bytes that are not UTF-8 are refused, as in JSON (read with replacement, "The%FF%FEHouse" lost "House")
+        if "multipart/form-data" in kind.lower():
+            pairs += _multipart(kind, await request.body())
+        elif "form" in kind.lower():
+            body = (await request.body()).decode("utf-8")
+            pairs += [(k, v) for k, vs in parse_qs(body, keep_blank_values=True, errors="strict").items() for v in vs]
+    except UnicodeDecodeError:
+        raise ServeError(400, "encoding", "Invalid request: the form is not valid UTF-8") from None
     values: dict = {}
     for key, value in pairs:  # the first of a repeated parameter, as LibreTranslate (Flask) reads it; a repeated
         if key == "q" and key in values:  # q is each of its texts, none dropped
@@ -93,8 +97,7 @@ def _multipart(content_type: str, body: bytes) -> list[tuple[str, str]]:
     for part in message.iter_parts():
         name = part.get_param("name", header="content-disposition")
         if name:
-            fields.append((str(name), part.get_payload(decode=True).decode(part.get_content_charset() or "utf-8",
-                                                                             errors="replace")))
+            fields.append((str(name), part.get_payload(decode=True).decode(part.get_content_charset() or "utf-8")))
     return fields
 
 
@@ -118,6 +121,7 @@ def install(app, routes: dict, settings, access: Access, translate) -> None:
             values = await params(request)
         except ServeError as exc:
             return error(400, exc.body.error)
+        CLIENT_GONE.set(request.is_disconnected)
         return refused(request, values) or await _translate(values, routes, sources, settings, translate)
 
     @app.get("/languages", tags=["LibreTranslate"])
@@ -128,7 +132,7 @@ def install(app, routes: dict, settings, access: Access, translate) -> None:
 
     @app.post("/detect", tags=["LibreTranslate"])
     async def detect(request: Request):
-        """The languages the text may be in, the likeliest first, among those this server translates from."""
+        """The languages the text may be in, the likeliest first, among those this server translates from or into."""
         try:
             values = await params(request)
         except ServeError as exc:
@@ -136,7 +140,7 @@ def install(app, routes: dict, settings, access: Access, translate) -> None:
         if not values.get("q"):
             return error(400, "Invalid request: missing q parameter")
         return refused(request, values) or [{"confidence": round(100 * p, 1), "language": code}
-                                            for code, p in detected(str(values["q"]), tuple(sources))]
+                                            for code, p in detected(str(values["q"]), known(routes))]
 
     @app.get("/frontend/settings", tags=["LibreTranslate"])
     async def frontend_settings() -> dict:
@@ -151,6 +155,13 @@ def install(app, routes: dict, settings, access: Access, translate) -> None:
     async def translate_file():
         """Files are not translated through this API (``rnnsearch translate-file`` is the command's)."""
         return error(403, "Files translation are disabled on this server.")
+
+
+def known(routes: dict) -> tuple[str, ...]:
+    """The languages this server reads or writes: where a text is in one, which (a server of en->fr alone detected
+    among all of py3langid's, and answered "br is not supported" for "Hello"; a French text now reads as fr, which
+    it does not translate from, rather than as English)."""
+    return tuple(sorted({lang for pair in routes for lang in pair}))
 
 
 def detected(text: str, languages: tuple[str, ...]) -> list[tuple[str, float]]:
@@ -191,7 +202,7 @@ async def _translate(values: dict, routes: dict, sources: list[str], settings, t
             return error(400, f"Invalid request: request ({size}) exceeds text limit ({limit})")
     found = None
     if source == "auto":
-        found = detected(" ".join(texts), tuple(sources))[0]
+        found = detected(" ".join(texts), known(routes))[0]
         source = found[0]
     if source not in sources:
         return error(400, f"{source} is not supported")

@@ -34,13 +34,16 @@ class DrainingServer(uvicorn.Server):
         self._loop.call_soon_threadsafe(lambda: self._loop.create_task(self._drain()))
 
     async def _drain(self) -> None:
-        metrics, batcher = self.app.state.metrics, self.app.state.batcher
+        metrics, batchers = self.app.state.metrics, self.app.state.batchers
         start = time.monotonic()
         log.warning("draining: %d request(s) in flight, %d sentence(s) queued; new requests get 503",
-                    metrics.active, batcher.queued)
-        while (metrics.active or batcher.queued) and time.monotonic() - start < self.drain_s:
+                    metrics.active, sum(b.queued for b in batchers))
+        while (metrics.active or any(b.queued for b in batchers)) and time.monotonic() - start < self.drain_s:
             await asyncio.sleep(0.02)
         left = metrics.active
+        if left:  # out of time: what is still waiting or running is answered 503 "draining", not cut off
+            for b in self.app.state.batchers:
+                b.abort()
         await asyncio.sleep(self.linger)
         log.warning("drained in %.1f s (%s); shutting down", time.monotonic() - start,
                     "every accepted request answered" if not left else f"{left} request(s) still open at drain_s")

@@ -60,6 +60,9 @@ def install(app, routes: dict, default: tuple, settings, admit) -> None:
             raise ServeError(400, "unsupported_pair", f"no model here translates {pair[0]} to {pair[1]}; this "
                              f"server holds {', '.join(f'{a}->{b}' for a, b in routes)}")
         translator = routes[pair][0]
+        if not translator.can_score:  # forced alignment reads the PyTorch model, as /score does
+            raise ServeError(501, "not_supported", "transferring tags force-aligns with the PyTorch model; this "
+                             f"server runs the {type(translator.model).__name__} backend")
         reverse = routes.get(pair[::-1], (None,))[0]
         if req.reading == "symmetrised" and reverse is None:
             raise ServeError(422, "invalid_request", f"the symmetrised reading needs a {pair[1]}->{pair[0]} model "
