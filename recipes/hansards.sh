@@ -424,7 +424,7 @@ report_all() {
     $BIN/rnnsearch report "${models[@]}" "${given[@]}" "${figure3[@]}" "${notes[@]}" --src "$OUT/test/$set.en" --ref "$OUT/test/$set.fr" \
       --out "$OUT/report_$set" --beam "$BEAM" --device "$device" \
       --sentence "The agreement on the European Economic Area was signed in August 1992 ."
-    cp "$OUT/recipe.txt" "$OUT/report_$set/recipe.txt"
+    if [ -f "$OUT/recipe.txt" ]; then cp "$OUT/recipe.txt" "$OUT/report_$set/recipe.txt"; fi  # the models' training, where it ran here
   done
   echo "reports: $OUT/report_*/report.md"
 }

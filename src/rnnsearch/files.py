@@ -57,10 +57,13 @@ def file_whole_or_absent(path: str | Path, newline: str = "\n") -> Iterator:
         raise
 
 
-def writable_file(out: str | Path) -> None:
-    """A UsageError naming ``out`` where no file can be written there: a folder, or no folder to put it in."""
+def writable_file(out: str | Path, inputs=()) -> None:
+    """A UsageError naming ``out`` where no file can be written there: a folder, no folder to put it in, or one
+    of the command's ``inputs`` (``translate --input F --output F`` wrote French over the English)."""
     from rnnsearch.errors import UsageError
     out = Path(out)
+    if any(str(i) not in ("", "-") and out.resolve() == Path(i).resolve() for i in inputs if i is not None):
+        raise UsageError(f"{out}: the output would overwrite an input; name another file")
     if out.is_dir():
         raise UsageError(f"{out}: a folder; name the file to write")
     if not out.resolve().parent.is_dir():

@@ -17,3 +17,49 @@ def test_an_output_in_no_folder_or_a_folder_is_one_line(command, tiny_run, tmp_p
         err = capsys.readouterr().err.strip().splitlines()
         assert len(err) == 1 and str(out) in err[0] and said in err[0] and "Errno" not in err[0]
     assert not (tmp_path / "none").exists()
+
+
+def test_an_output_that_is_an_input_is_refused_and_the_input_kept(tiny_run, tmp_path, capsys):
+    """``translate --input m3.en --output m3.en`` exited 0 with French in m3.en; so did score, align, average."""
+    src, tgt, ckpt = tmp_path / "in.en", tmp_path / "in.fr", str(tiny_run / "best.pt")
+    src.write_text("the dog .\n")
+    tgt.write_text("le chien .\n")
+    copy = tmp_path / "copy.pt"
+    copy.write_bytes((tiny_run / "best.pt").read_bytes())
+    for argv, kept in ((["translate", ckpt, "--input", str(src), "--output", str(src)], src),
+                       (["score", ckpt, "--src", str(src), "--tgt", str(tgt), "--output", str(tgt)], tgt),
+                       (["align", ckpt, "--src", str(src), "--tgt", str(tgt), "--out", str(tgt)], tgt),
+                       (["average", str(copy), ckpt, "--out", str(copy)], copy)):
+        before = kept.read_bytes()
+        assert main(argv) == 2, argv
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and "would overwrite an input" in err[0] and kept.read_bytes() == before
+
+
+@pytest.mark.parametrize("flags, said", [(["--device", "tpu"], "expected cpu, cuda or cuda:N"),
+                                         (["--backend", "onnx", "--shortlist", "x.tsv"], "not with --backend onnx")])
+def test_a_device_or_backend_it_cannot_use_is_one_line_before_the_model_loads(flags, said, tiny_run, tmp_path, capsys):
+    (tmp_path / "in.en").write_text("the dog .\n")
+    with pytest.raises(SystemExit) if flags[0] == "--device" else _no_raise():
+        assert main(["translate", str(tiny_run / "best.pt"), "--input", str(tmp_path / "in.en"), *flags]) == 2
+    assert said in capsys.readouterr().err
+
+
+def _no_raise():
+    from contextlib import nullcontext
+    return nullcontext()
+
+
+def test_serve_refuses_a_port_out_of_range_or_in_use_before_the_model_loads(tiny_run, capsys):
+    """``--port 99999`` was an OverflowError after the model had loaded; a port in use, uvicorn's Errno 98 after it."""
+    import socket
+    with pytest.raises(SystemExit):
+        main(["serve", str(tiny_run / "best.pt"), "--port", "99999"])
+    assert "a port is a number from 1 to 65535" in capsys.readouterr().err
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        assert main(["serve", str(tiny_run / "nothing.pt"), "--port", str(port)]) == 2  # refused before loading
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and f"cannot listen on 127.0.0.1:{port}" in err[0]

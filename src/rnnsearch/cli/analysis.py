@@ -163,6 +163,9 @@ def align(args) -> int:
     from rnnsearch.decoding.translator import Translator
     if args.format == "npz" and not args.out:
         raise UsageError("--format npz needs --out FILE")
+    if args.out:
+        from rnnsearch.files import writable_file
+        writable_file(args.out, [args.src, args.tgt])
     if args.record and not args.gold:
         raise UsageError("--record needs --gold: it records the AER against those links")
     check_reading(args.extract, args.balance, args.threshold)

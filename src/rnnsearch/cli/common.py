@@ -1,6 +1,8 @@
 """Flags and helpers shared by several subcommands."""
 from __future__ import annotations
 
+import argparse
+
 import contextlib
 import sys
 import typing
@@ -90,7 +92,25 @@ def add_unk_args(p) -> None:
 
 
 def add_device_arg(p, what: str = "the model runs") -> None:
-    p.add_argument("--device", default="cpu", help=f"cpu, cuda or cuda:N: where {what} (default: cpu)")
+    p.add_argument("--device", default="cpu", type=device_name, help=f"cpu, cuda or cuda:N: where {what} (default: cpu)")
+
+
+def device_name(text: str) -> str:
+    """--device's value, refused by argparse in one line before a model loads where this PyTorch cannot run
+    there (``cuda`` on a CPU build was an AssertionError traceback after the model had loaded)."""
+    import torch
+    try:
+        device = torch.device(text)
+    except (RuntimeError, ValueError):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected cpu, cuda or cuda:N") from None
+    if device.type not in ("cpu", "cuda"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected cpu, cuda or cuda:N")
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise argparse.ArgumentTypeError(f"{text!r}: this PyTorch sees no CUDA device (a CPU build, or no GPU): "
+                                         "use cpu")
+    if device.type == "cuda" and (device.index or 0) >= torch.cuda.device_count():
+        raise argparse.ArgumentTypeError(f"{text!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    return text
 
 
 def add_backend_args(p, ensemble: bool = True) -> None:
@@ -116,6 +136,12 @@ def add_shortlist_args(p) -> None:
                    help="with --shortlist: the most frequent target words every sentence may write")
     p.add_argument("--shortlist-best", type=int, default=BEST, metavar="N",
                    help="with --shortlist: translations per source word, most frequent first")
+
+
+def no_shortlist_on_onnx(args) -> None:
+    """A UsageError before any model loads: a shortlist narrows the torch backend's output layer."""
+    if getattr(args, "shortlist", None) and getattr(args, "backend", "torch") == "onnx":
+        raise UsageError("--shortlist narrows the torch backend's output layer: not with --backend onnx")
 
 
 def set_shortlist(args, translator) -> None:
@@ -156,7 +182,7 @@ SAMPLING_FLAGS = {"topk": "--sampling-topk", "temperature": "--temperature", "se
 def search_settings(args, translator):
     """The SearchSettings the flags ask for, resolved against ``translator``'s model; a bad value
     is one line naming its flag."""
-    return translator.search_settings(flag, beam=args.beam, n_best=getattr(args, "n_best", None),
+    return translator.search_settings(name=flag, beam=args.beam, n_best=getattr(args, "n_best", None),
                                       length_penalty=args.length_penalty, max_len_ratio=args.max_len_ratio,
                                       coverage_penalty=getattr(args, "coverage_penalty", None),
                                       batch_size=args.batch_size, sampling=_sampling(args))
@@ -187,6 +213,7 @@ def load_translator(args, path: str):
         raise UsageError("--lexicon goes with --replace-unk dict")
     if args.keep_unk and args.replace_unk:
         raise UsageError("--keep-unk and --replace-unk ask for opposite things: give one")
+    no_shortlist_on_onnx(args)
     translator = Translator.from_pretrained(path, device=args.device, backend=args.backend, quantize=args.quantize,
                                             dtype=args.dtype)
     if getattr(args, "ensemble", None):

@@ -53,6 +53,8 @@ def export(args) -> int:
 
 def average(args) -> int:
     from rnnsearch.decoding.average import average_checkpoints
+    from rnnsearch.files import writable_file
+    writable_file(args.out, args.checkpoints)  # average A.pt B.pt --out A.pt wrote over A.pt
     average_checkpoints(args.checkpoints, args.out)
     print(f"averaged {len(args.checkpoints)} checkpoints into {args.out}")
     return 0

@@ -60,7 +60,7 @@ def score(args) -> int:
     if args.units and not args.json:
         raise UsageError("--units adds fields to the JSON lines: give --json too")
     if args.output:
-        writable_file(args.output)
+        writable_file(args.output, [args.src, args.tgt])
     srcs, tgts = read_parallel(args.src, args.tgt)
     translator = Translator.from_pretrained(args.checkpoint, device=args.device, dtype=args.dtype)
     scores = translator.score(srcs, tgts, batch_size=args.batch_size, details=args.units)
@@ -151,11 +151,13 @@ def plot_alignment(args) -> int:
     else:
         lines = read_lines(args.input)
         if not 1 <= args.line <= len(lines):
-            raise UsageError(f"--line {args.line}: {args.input} has {len(lines)} lines")
+            raise UsageError(f"--line {args.line}: {args.input} has {len(lines)} lines (the first is line 1)")
         text = lines[args.line - 1]
+    if not text.strip():
+        raise UsageError("the sentence is empty: nothing to translate and plot")
     from rnnsearch.cli.common import flag
     translator = Translator.from_pretrained(args.checkpoint, device=args.device)
-    result = translator.translate([text], translator.search_settings(flag, beam=args.beam))[0]
+    result = translator.translate([text], translator.search_settings(name=flag, beam=args.beam))[0]
     if result.attention is None:
         raise UsageError("this model has no attention (arch: rnnencdec): nothing to plot")
     plot(result.attention, result.source_tokens, result.tokens + [EOS_TOKEN], args.out, title=result.text)

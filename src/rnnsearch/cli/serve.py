@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import sys
 
-from rnnsearch.cli.common import (MODEL_HELP, add_backend_args, add_device_arg, add_settings_flags, set_shortlist,
-                                  settings_from_flags)
+from rnnsearch.cli.common import (MODEL_HELP, add_backend_args, add_device_arg, add_settings_flags, no_shortlist_on_onnx,
+                                  set_shortlist, settings_from_flags)
 
 FLAGS = {"timeout_s": "--timeout", "drain_s": "--drain-timeout"}  # fields whose flag is not --field-name
 
@@ -23,7 +23,7 @@ def register(sub) -> None:
     p.add_argument("--req-limit", type=int, default=0, metavar="N", help="requests per minute per client (its key, "
                    "else its address) before 429, on every route that translates or scores (default 0: no limit)")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (0.0.0.0: every interface)")
-    p.add_argument("--port", type=int, default=8000, help="the port to listen on")
+    p.add_argument("--port", type=port_number, default=8000, help="the port to listen on")
     add_device_arg(p)
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],
                    help="uvicorn's log level")
@@ -45,6 +45,8 @@ def serve(args) -> int:
         raise UsageError(f"--req-limit must be 0 (no limit) or more, got {args.req_limit}")
     if args.shortlist and args.more:
         raise UsageError("--shortlist is one model's lexicon (one direction): serve a single model with it")
+    no_shortlist_on_onnx(args)
+    free_port(args.host, args.port)  # before the models load, not after
     access = Access(read_api_keys(args.api_keys) if args.api_keys else None, args.req_limit)
     models = []
     for name in [args.checkpoint, *args.more]:
@@ -61,3 +63,24 @@ def serve(args) -> int:
           f"{'on' if access.keys_on else 'off'}, {args.req_limit or 'no'} limit)", file=sys.stderr)
     run_server(app, args.host, args.port, args.log_level, settings.drain_s)
     return 0
+
+
+def port_number(text: str) -> int:
+    """--port's value: a TCP port, 1 to 65535 (99999 was an OverflowError after the model had loaded)."""
+    import argparse
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r}: a port is a number from 1 to 65535")
+    return int(text)
+
+
+def free_port(host: str, port: int) -> None:
+    """A UsageError where the server could not listen on ``host``:``port`` (another server holds it)."""
+    import socket
+    from rnnsearch.errors import UsageError
+    try:
+        with socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+            probe.bind((host, port))
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; another server may hold it: "
+                         "choose another --port") from None

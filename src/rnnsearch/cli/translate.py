@@ -50,7 +50,7 @@ def translate(args) -> int:
     from rnnsearch.text.pipeline import TextSettings
     text_settings = settings_from_flags(TextSettings, args)
     if args.output:
-        writable_file(args.output)  # before the model loads: a path that cannot be written says so in one line
+        writable_file(args.output, [args.input, args.prefix, args.glossary])  # before the model loads, in one line
     translator = load_translator(args, args.checkpoint)
     where = args.input if args.input not in (None, "-") else "<stdin>"
     translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)

@@ -103,8 +103,7 @@ class Translator:
 
     @classmethod
     def from_export(cls, directory, quantize: str | None = None) -> Translator:
-        """The graphs of ``rnnsearch export`` under onnxruntime."""
-        model = backends.OnnxModel(directory, int8=quantize == "int8")
+        model = backends.OnnxModel(directory, int8=quantize == "int8")  # the graphs of `rnnsearch export`, onnxruntime
         src, tgt = backends.export_codecs(model.meta)
         translator = cls(model, src, tgt, from_dict(model.meta["config"]), "cpu", model.meta.get("train_state"),
                          {"backend": "onnx", "quantize": quantize})
@@ -137,18 +136,19 @@ class Translator:
     def decode_cfg(self, value) -> None:
         self.config = replace(self.config, decode=value)
 
-    def search_settings(self, name=str, **given) -> SearchSettings:
-        """Resolved SearchSettings: ``given`` (None: unset) over this model's decode section; a
-        SettingsError names a field as ``name(field)`` (decoding/settings.py)."""
-        return SearchSettings(**given).resolve(self.decode_cfg, name)
+    def search_settings(self, settings: SearchSettings | None = None, *, name=str, **given) -> SearchSettings:
+        """Resolved SearchSettings: ``settings`` or ``given`` fields (None: unset) over this model's decode section;
+        a SettingsError names a field as ``name(field)`` (decoding/settings.py)."""
+        if settings is not None and (given or not isinstance(settings, SearchSettings)):
+            raise TypeError("search_settings takes a SearchSettings or its fields by name, not both or other things")
+        return (settings or SearchSettings(**given)).resolve(self.decode_cfg, name)
 
     def translate(self, texts: Sequence[str | Source], settings: SearchSettings | None = None,
                   progress=None) -> list[Translation]:
-        """Translate sentences, each text one (strings, or Sources: a prefix the output begins with, constraints
-        it must contain, words it must avoid; running text: ``rnnsearch.translate_text``); blank ones give empty
-        translations; order is kept. ``settings``: SearchSettings (decoding/settings.py), unset fields the model's
-        decode section's; with sampling, ``n_best`` draws per sentence, the best-scored first. ``progress``:
-        called with the sentences done."""
+        """Translate sentences, each text one (strings, or Sources: a prefix the output begins with, constraints it must
+        contain, words it must avoid; running text: ``rnnsearch.translate_text``); blank ones give empty translations;
+        order is kept. ``settings``: SearchSettings (decoding/settings.py), unset fields the model's decode section's;
+        with sampling, ``n_best`` draws per sentence, the best-scored first. ``progress``: called with sentences done."""
         return [t for part in self.translate_parts(texts, settings, progress=progress) for t in part]
 
     def translate_parts(self, texts: Sequence[str | Source], settings: SearchSettings | None = None,
