@@ -227,12 +227,24 @@ def read_glossary(path) -> list[tuple[str, str]]:
     """A glossary file: one ``source term<TAB>target term`` a line (blank lines and lines starting
     with # skipped); a malformed line is a DataError naming the file and line."""
     from rnnsearch.data.io import DataError, read_lines
-    terms = []
+    terms, seen = [], {}
     for n, line in enumerate(read_lines(path), 1):
         if not line.strip() or line.startswith("#"):
             continue
         parts = line.split("\t")
         if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
             raise DataError(f"{path}:{n}: expected 'source term<TAB>target term', got {line!r}")
-        terms.append((parts[0].strip(), parts[1].strip()))
+        source, target = parts[0].strip(), parts[1].strip()
+        if not terms and not seen and {source.lower(), target.lower()} <= HEADER_WORDS:
+            seen[""] = n  # a header naming the columns (source<TAB>target, en<TAB>fr), not a term
+            continue
+        if source.lower() in seen and terms[seen[source.lower()]][1] != target:
+            first = terms[seen[source.lower()]]
+            raise DataError(f"{path}:{n}: {source!r} is given {target!r} here and {first[1]!r} before: keep one")
+        seen.setdefault(source.lower(), len(terms))
+        terms.append((source, target))
     return terms
+
+
+HEADER_WORDS = {"source", "target", "src", "tgt", "term", "terms", "source term", "target term", "translation",
+                "en", "fr", "english", "french", "de", "es", "it", "german", "spanish", "italian", "anglais", "français"}

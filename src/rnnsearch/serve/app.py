@@ -231,6 +231,11 @@ async def _submit(batcher: Batcher, settings: ServeSettings, items: list, key: t
 def _with_glossary(translator, req: TranslateRequest, part: list) -> list:
     """Each text as a Source with the request's glossary terms its source holds (text/glossary.py)."""
     from rnnsearch.text.glossary import apply, entries
+    given: dict[str, str] = {}
+    for n, t in enumerate(req.glossary):
+        if given.setdefault(t.source.strip().lower(), t.target) != t.target:
+            raise ServeError(422, "invalid_request", f"{t.source!r} is given {t.target!r} here and "
+                             f"{given[t.source.strip().lower()]!r} before: keep one", field=f"glossary[{n}]")
     glossary = entries(translator, [(t.source, t.target) for t in req.glossary])
     return [apply(translator, glossary, s) for s in part]
 
