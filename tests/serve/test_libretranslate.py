@@ -112,3 +112,13 @@ def test_a_client_over_its_limit_is_told_when_to_come_back(tiny_run):
     with TestClient(app, raise_server_exceptions=False) as c:
         first, second = c.post("/translate", data=body), c.post("/translate", data=body)
     assert first.status_code == 200 and second.status_code == 429 and second.headers["retry-after"] == "60"
+
+
+def test_suggest_negative_alternatives_and_head_requests(client):
+    """/suggest was a 404 (LibreTranslate: 403), ``alternatives: -1`` was taken, ``HEAD /health`` was a 405
+    (an uptime checker reads the server as down)."""
+    assert client.post("/suggest", data={"q": "a", "s": "b", "source": "en", "target": "fr"}).json() == {
+        "error": "Suggestions are disabled on this server."}
+    negative = client.post("/translate", json={"q": "A dog.", "source": "en", "target": "fr", "alternatives": -1})
+    assert negative.status_code == 400 and "must be 0 or more" in negative.json()["error"]
+    assert client.head("/health").status_code == 200 and client.head("/metrics").status_code == 200

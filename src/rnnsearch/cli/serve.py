@@ -24,6 +24,9 @@ def register(sub) -> None:
                    "else its address) before 429, on every route that translates or scores (default 0: no limit)")
     p.add_argument("--host", default="127.0.0.1", help="the address to listen on (0.0.0.0: every interface)")
     p.add_argument("--port", type=port_number, default=8000, help="the port to listen on")
+    p.add_argument("--forwarded-allow-ips", metavar="IPS", help="behind a reverse proxy: the proxies' addresses "
+                   "(comma-separated, or *) whose X-Forwarded-For names the client, for --req-limit (default: "
+                   "none, the connection's address)")
     add_device_arg(p)
     p.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"],
                    help="uvicorn's log level")
@@ -61,7 +64,7 @@ def serve(args) -> int:
           f"{' int8' if args.quantize else ''}{' bf16' if args.dtype == 'bf16' else ''}"
           f"{' shortlist ' + args.shortlist if args.shortlist else ''}; LibreTranslate API: keys "
           f"{'on' if access.keys_on else 'off'}, {args.req_limit or 'no'} limit)", file=sys.stderr)
-    run_server(app, args.host, args.port, args.log_level, settings.drain_s)
+    run_server(app, args.host, args.port, args.log_level, settings.drain_s, args.forwarded_allow_ips)
     return 0
 
 

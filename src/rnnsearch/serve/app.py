@@ -41,14 +41,10 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
     (API keys and request limits; default: none)."""
     settings, access, metrics = settings or ServeSettings(), access or Access(), Metrics()
     routes, pair = _routes((translator, *others), settings, metrics), (translator.src_codec.lang, translator.tgt_codec.lang)
-    batcher = routes[pair][1]
-
-    error_body = {"model": ErrorBody}
-    app = FastAPIOffline(title="rnnsearch", version=__version__,
-                         lifespan=_lifespan([b for _, b in routes.values()], settings), redoc_url=None,
+    batcher, error_body, batchers = routes[pair][1], {"model": ErrorBody}, [b for _, b in routes.values()]
+    app = FastAPIOffline(title="rnnsearch", version=__version__, lifespan=_lifespan(batchers, settings), redoc_url=None,
                          description="Translations with their soft alignments (Bahdanau et al. 2014).")
-    app.state.batcher, app.state.metrics, app.state.draining = batcher, metrics, False
-    app.state.batchers = [b for _, b in routes.values()]
+    app.state.batcher, app.state.batchers, app.state.metrics, app.state.draining = batcher, batchers, metrics, False
     app.add_middleware(Guard, metrics=metrics, max_body_bytes=settings.max_body_bytes, state=app.state)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     errors.install(app)
@@ -75,13 +71,13 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
         CLIENT_GONE.set(request.is_disconnected)
         return await _score(req, translator, batcher, settings)
 
-    @app.get("/health", responses={503: {"model": HealthResponse}})
+    @app.api_route("/health", methods=["GET", "HEAD"], responses={503: {"model": HealthResponse}})
     async def health() -> HealthResponse:
         """The model, its configuration summary, the server's settings and uptime; 503 while draining."""
         body = _health(translator, settings, metrics, checkpoint, app.state.draining)
         return JSONResponse(body.model_dump(), status_code=503) if app.state.draining else body
 
-    @app.get("/metrics", response_class=Response)
+    @app.api_route("/metrics", methods=["GET", "HEAD"], response_class=Response)
     async def prometheus() -> Response:
         """Prometheus text format: responses by status, errors by kind, latency and batch-size
         histograms, queue depth, requests in flight, sentences translated."""

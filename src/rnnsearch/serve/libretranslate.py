@@ -156,6 +156,11 @@ def install(app, routes: dict, settings, access: Access, translate) -> None:
         """Files are not translated through this API (``rnnsearch translate-file`` is the command's)."""
         return error(403, "Files translation are disabled on this server.")
 
+    @app.post("/suggest", tags=["LibreTranslate"])
+    async def suggest():
+        """Suggestions are not taken (``"suggestions": false`` in /frontend/settings), as LibreTranslate answers."""
+        return error(403, "Suggestions are disabled on this server.")
+
 
 def known(routes: dict) -> tuple[str, ...]:
     """The languages this server reads or writes: where a text is in one, which (a server of en->fr alone detected
@@ -186,9 +191,11 @@ async def _translate(values: dict, routes: dict, sources: list[str], settings, t
         if not value:
             return error(400, f"Invalid request: missing {name} parameter")
     try:
-        alternatives = max(0, int(values.get("alternatives") or 0))
+        alternatives = int(values.get("alternatives") or 0)
     except (TypeError, ValueError):
         return error(400, "Invalid request: alternatives parameter is not a number")
+    if alternatives < 0:
+        return error(400, "Invalid request: alternatives parameter must be 0 or more")
     if alternatives + 1 > settings.max_beam:
         return error(400, f"Invalid request: alternatives parameter must be <= {settings.max_beam - 1}")
     form = values.get("format") or "text"

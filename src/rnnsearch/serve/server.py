@@ -50,7 +50,11 @@ class DrainingServer(uvicorn.Server):
         self.should_exit = True
 
 
-def serve(app, host: str, port: int, log_level: str, drain_s: float) -> None:
+def serve(app, host: str, port: int, log_level: str, drain_s: float, forwarded_allow_ips: str | None = None) -> None:
+    """``forwarded_allow_ips``: the proxies whose X-Forwarded-For names the client (its address keys the request
+    limit); None: no proxy, the connection's own address (uvicorn's default trusted 127.0.0.1, so that anything
+    local could pass the limit with a header of its choice)."""
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=drain_s)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level, timeout_graceful_shutdown=drain_s,
+                            proxy_headers=forwarded_allow_ips is not None, forwarded_allow_ips=forwarded_allow_ips)
     DrainingServer(config, app, drain_s).run()
