@@ -30,6 +30,25 @@ def test_po(tiny_run, tmp_path):
     assert all(u.target and u.isfuzzy() for u in units[:2])  # machine translated: marked for review
 
 
+def test_a_po_accelerator_comes_back_once_and_the_headers_fuzzy_stays(tiny_run, tmp_path):
+    """``Press &Quit to exit.`` came out ``Press and Quit de exit.``; the header's ``#, fuzzy`` was dropped."""
+    from translate.filters.checks import CheckerConfig, StandardChecker
+    from translate.storage import pypo
+    store = pypo.pofile()
+    store.init_headers(charset="UTF-8", encoding="8bit")
+    store.units[0].markfuzzy(True)
+    for s in ("The &dog sees a cat.", "_A old blue hat takes a hat.", "The tired table & the pretty letter."):
+        store.addsourceunit(s)
+    (tmp_path / "in.po").write_bytes(bytes(store))
+    assert run(tiny_run, tmp_path / "in.po", tmp_path / "out.po") == 0
+    out = pypo.pofile.parsefile(str(tmp_path / "out.po"))
+    units = [u for u in out.units if not u.isheader()]
+    assert out.units[0].isheader() and out.units[0].isfuzzy()
+    assert [u.target.count(m) for u, m in zip(units, "&_&")] == [1, 1, 1], [u.target for u in units]
+    for unit, marker in zip(units[:2], "&_"):  # translate-toolkit's own check (pofilter's)
+        assert StandardChecker(CheckerConfig(accelmarkers=[marker])).accelerators(unit.source, unit.target)
+
+
 def test_a_fuzzy_msgstr_is_a_translation_left_alone(tiny_run, tmp_path):
     """A fuzzy unit's msgstr (a person's draft, or a translation to review) was overwritten, and a second run
     translated again everything the first had marked fuzzy."""
@@ -265,7 +284,9 @@ def test_a_file_not_in_utf8_is_named_with_the_line_and_byte_where_it_stops(tiny_
     assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}") == 2
     err = capsys.readouterr().err.strip()
     at = data.index(0xe9)
-    assert f"line {data.count(10, 0, at) + 1}, byte {at} is 0xe9" in err and "save it as UTF-8" in err, err
+    in_line = at - data.rfind(10, 0, at) - 1  # the byte of its line (it was the file's, beside "line 3")
+    assert f"line {data.count(10, 0, at) + 1}, byte {in_line} of the line ({at} of the file) is 0xe9" in err, err
+    assert "save it as UTF-8" in err
     assert len(err.splitlines()) == 1 and not (tmp_path / f"out{suffix}").exists()
 
 

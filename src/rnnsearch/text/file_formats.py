@@ -12,7 +12,11 @@ translate and a ``write(outputs)`` that gives the file's bytes with each output 
   translation is marked fuzzy, for review. Placeholders
   (printf's ``%s``, ``%1$d``, Python's ``%(name)s``, Qt's ``%1``, ``{0}``, ``{name}``, ``@@x@@``: the
   patterns of translate-toolkit's placeables) are slots the model copies, restored verbatim; a
-  ``%`` pattern with a space in it (``% d``) only in a unit flagged c-format or python-format.
+  ``%`` pattern with a space in it (``% d``) only in a unit flagged c-format or python-format. An
+  accelerator (``&Quit``, ``_File``: the key of a menu item) is taken out before translating (the model
+  wrote ``Press &Quit`` as ``Press and Quit``) and put back before the translation's word that begins with
+  its letter, else before its first letter (``&Quitter``), as translate-toolkit's accelerator check asks:
+  one marker in the translation for one in the source. The header's ``#, fuzzy`` is kept.
 """
 from __future__ import annotations
 
@@ -103,18 +107,23 @@ def read_po(path: Path, lang: str, retranslate: bool) -> Document:
             skipped += 1
             continue
         sources = [str(s) for s in unit.source.strings] if unit.hasplural() else [unit.source]
-        todo.append((unit, len(pieces), len(sources)))
+        keys = [_accelerator(s) for s in sources]
+        sources = [s if key is None else s[:key[0]] + s[key[0] + 1:] for s, key in zip(sources, keys)]
+        todo.append((unit, len(pieces), len(sources), keys))
         printf = unit.hastypecomment("c-format") or unit.hastypecomment("python-format")
         where = f"msgid at {unit.getlocations()[0]}" if unit.getlocations() else "msgid"
         pieces += [Piece(s, None, f"{where} ({s[:30]!r})", slots=_placeholders(s, printf)) for s in sources]
     if store.units and store.units[0].isheader():
+        fuzzy = store.units[0].isfuzzy()
         store.updateheader(add=True, Language=lang)
+        store.units[0].markfuzzy(fuzzy)  # updateheader drops it: a template's header is still to fill in
 
     def write(outputs: list) -> bytes:
-        for unit, first, count in todo:
+        for unit, first, count, keys in todo:
             done = outputs[first:first + count]
             if any(o is None for o in done):
                 continue
+            done = [o if key is None else _with_accelerator(o, *key[1:]) for o, key in zip(done, keys)]
             if unit.hasplural():
                 unit.target = done + [done[-1]] * max(0, len(unit.target.strings or []) - len(done))
             else:
@@ -128,3 +137,24 @@ def _has_msgstr(unit) -> bool:
     """Whether a PO unit has a translation, fuzzy or not (translate-toolkit's ``istranslated`` says no for a
     fuzzy one, whose msgstr a person wrote or is to review: it was overwritten)."""
     return any(str(s).strip() for s in unit.target.strings) if unit.hasplural() else bool(str(unit.target or "").strip())
+
+
+ACCELERATOR = re.compile(r"(?<![\w&_~])([&_~])(?=[^\W\d_])")  # &Quit, _File, ~Save at a word's start; not "a & b"
+
+
+def _accelerator(text: str) -> tuple[int, str, str] | None:
+    """(where, marker, letter) of the one accelerator of a msgid; None without one, or with more than one."""
+    found = [m for m in ACCELERATOR.finditer(text) if not re.match(r"&\w+;", text[m.start():])]
+    if len(found) != 1 or len({m.group(1) for m in ACCELERATOR.finditer(text)}) > 1:
+        return None
+    return found[0].start(), found[0].group(1), text[found[0].end()]
+
+
+def _with_accelerator(text: str, marker: str, letter: str) -> str:
+    """``text`` with ``marker`` before its word that begins with ``letter`` (any case), else before the letter
+    inside a word, else before its first letter."""
+    for pattern in (rf"\b{re.escape(letter)}", re.escape(letter), r"[^\W\d_]"):
+        m = re.search(pattern, text, flags=re.IGNORECASE)
+        if m:
+            return text[:m.start()] + marker + text[m.start():]
+    return text

@@ -89,13 +89,13 @@ def _detail(exc: Exception, limit: int = 120) -> str:
 
 def _first_bad_byte(path: Path) -> str:
     """Where a file stops being UTF-8, counted in the whole file (a library's own error counts from
-    the line or chunk it was decoding): ``line 3, byte 53 is 0xe9``."""
+    the line or chunk it was decoding): ``line 3, byte 7 of the line (53 of the file) is 0xe9``."""
     data = path.read_bytes()
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        return f"line {line}, byte {exc.start} is 0x{data[exc.start]:02x}"
+        line, start = data.count(b"\n", 0, exc.start) + 1, data.rfind(b"\n", 0, exc.start) + 1
+        return f"line {line}, byte {exc.start - start} of the line ({exc.start} of the file) is 0x{data[exc.start]:02x}"
     return "a library read it otherwise"
 
 
