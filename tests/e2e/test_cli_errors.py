@@ -41,6 +41,14 @@ def test_existing_run_needs_resume(synth_dir, tmp_path, capsys):
     assert code == 2 and "--resume" in capsys.readouterr().err
 
 
+def test_resume_without_a_run_leaves_nothing_behind(synth_dir, tmp_path, capsys):
+    """``train --resume --out runs/fresh`` said "last.pt: checkpoint not found" and left runs/fresh/.lock."""
+    code = main(["train", str(REPO / "configs" / "demo.yaml"), "--set", f"data.dir={synth_dir}", "--resume",
+                 "--out", str(tmp_path / "fresh")])
+    err = capsys.readouterr().err
+    assert code == 2 and "no run to resume" in err and err.count("\n") == 1 and not (tmp_path / "fresh").exists()
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["paper_rnnsearch50", "paper_rnnencdec50", "paper_rnnsearch30", "paper_rnnencdec30"])
 def test_paper_configs_build_paper_sizes_and_train_a_step(name, capsys):

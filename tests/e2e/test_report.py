@@ -104,3 +104,17 @@ def test_a_system_given_by_its_output_is_a_row_scored_as_the_models(tiny_run, sy
         err = capsys.readouterr().err
         assert rc == 2 and message in err and len(err.strip().splitlines()) == 1, err
     assert not (tmp_path / "refused").exists()
+
+
+def test_figure3s_random_sentences_are_others_than_the_given_one(tiny_run, synth_dir):
+    """On a 3-line test set the first (given) sentence was drawn again as a "random" one."""
+    from rnnsearch import Translator
+    from rnnsearch.analysis.report import figure3_sentences
+    translator = Translator.from_checkpoint(tiny_run / "best.pt")
+    codec = translator.src_codec
+    fit = [s for s in (synth_dir / "test.en").read_text().splitlines()
+           if 10 <= len(codec.words(s)) <= 20 and not codec.has_unk(s)][:3]
+    assert len(fit) == 3
+    for given in (None, fit[1]):
+        picked = figure3_sentences(translator, fit * 2, given, seed=1)  # each sentence twice
+        assert len(picked) == len(set(picked)) == 3, picked

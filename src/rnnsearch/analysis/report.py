@@ -38,11 +38,11 @@ PAPER_TABLE1 = {  # Bahdanau et al. (2014), Table 1: BLEU on newstest2014, All /
 
 
 def figure3_sentences(translator, srcs: list[str], given: str | None, seed: int, k: int = 3) -> list[str]:
-    """The given sentence (default: the first) and ``k`` random ones of 10-20 words, no UNK."""
-    codec = translator.src_codec
-    pool = [s for s in srcs if 10 <= len(codec.words(s)) <= 20 and not codec.has_unk(s)]
+    """The given sentence (default: the first) and ``k`` random others of 10-20 words, no UNK (none the given)."""
+    codec, first = translator.src_codec, given if given is not None else srcs[0]
+    pool = [s for s in dict.fromkeys(srcs) if 10 <= len(codec.words(s)) <= 20 and not codec.has_unk(s) and s != first]
     picked = random.Random(seed).sample(pool, min(k, len(pool)))
-    return [given if given is not None else srcs[0]] + picked
+    return [first] + picked
 
 
 def long_examples(srcs, refs, hyps: dict[str, list[str]], codec, n: int, seed: int, over: int = 30) -> list[str]:

@@ -86,8 +86,7 @@ class Trainer:
         self.log(f"model {cfg.model.arch}: {count_parameters(self.model):,} parameters ({where})")
         if t.guided_alignment:
             self.log(f"guided alignment: weight {t.guided_alignment_weight}, cost {t.guided_alignment_cost}")
-        message = emulated_warning("train.bf16", EMULATED_TRAINING) if t.bf16 and self.ctx.device.type == "cpu" else None
-        if message:
+        if t.bf16 and self.ctx.device.type == "cpu" and (message := emulated_warning("train.bf16", EMULATED_TRAINING)):
             self.log(f"warning: {message}")
         self._stop_signal = None
 
@@ -95,10 +94,11 @@ class Trainer:
     def _open_run_dir(self, resume: bool, explicit: frozenset[str] = frozenset()) -> dict | None:
         """Lock the run directory (rank 0), check it, and read last.pt when resuming."""
         last = self.out / "last.pt"
+        if resume and not last.exists():  # before the folder and its lock are made: nothing is left behind
+            raise TrainError(f"{self.out}: no run to resume (no last.pt there): start one without --resume")
         if self.ctx.is_main:
             self.rundir.check_writable()
-            note = self.rundir.lock()
-            if note:
+            if note := self.rundir.lock():
                 self.log(note)
         if not resume:
             if last.exists():
@@ -257,10 +257,10 @@ class Trainer:
             self.close()
             restore_signals(previous)
         s = self.state
-        hint = f"; continue with --resume --out {self.out}" if self._stop_signal else ""
+        hint = f"; continue with: rnnsearch train CONFIG --resume --out {self.out}" if self._stop_signal else ""
+        best = f"best dev BLEU {s.best_bleu:.2f} at step {s.best_step}" if s.best_step else "no validation yet"
         self.log(f"{reason}. step {s.step}, {s.elapsed_s / 60:.1f} min, {s.cpu_s / 3600:.2f} core-hours; "
-                 f"best dev BLEU {s.best_bleu:.2f} at step {s.best_step}; {s.nonfinite_total} non-finite updates skipped; "
-                 f"checkpoints in {self.out}{hint}")
+                 f"{best}; {s.nonfinite_total} non-finite updates skipped; checkpoints in {self.out}{hint}")
         return {"reason": reason, **dataclasses.asdict(s)}
 
     def _loop(self, runlog: RunLog) -> str:
