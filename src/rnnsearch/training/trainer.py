@@ -51,10 +51,8 @@ class Trainer:
         self.rundir = RunDir(self.out)
         payload = self._open_run_dir(resume, explicit)
         cfg = self.cfg  # with a parent's (--init's or a resumed adapted run's) architecture and vocabularies
-        codecs = None
-        if payload is not None or self.parent is not None:
-            source = payload if payload is not None else self.parent.payload
-            codecs = (TextCodec.from_state(source["src_codec"]), TextCodec.from_state(source["tgt_codec"]))
+        source = payload if payload is not None else self.parent.payload if self.parent is not None else None
+        codecs = (TextCodec.from_state(source["src_codec"]), TextCodec.from_state(source["tgt_codec"])) if source else None
         self.head = (payload or {}).get("align_head") or (inherited_head(self.parent, self.log) if self.parent else None)
         random.seed(t.seed)
         np.random.seed(t.seed)
@@ -82,6 +80,7 @@ class Trainer:
             loss = nn.parallel.DistributedDataParallel(loss, device_ids=ids)
         self.loss_fn = loss
         self.translator = Translator(self.model, self.src_codec, self.tgt_codec, cfg, self.ctx.device)
+        self.translator.warn = lambda message: self.log(f"dev BLEU: warning: the dev pairs kept, {message}")
         where = f"{self.ctx.device}" + (f", {self.ctx.world} processes" if self.ctx.enabled else "")
         self.log(f"model {cfg.model.arch}: {count_parameters(self.model):,} parameters ({where})")
         if t.guided_alignment:
