@@ -180,6 +180,14 @@ def _unit_output(translator, unit: blocks.Unit, t: Translation) -> str:
     return put_back(unit.plain, unit.elements, t.source_tokens[:-1], t, rows, unit.entities)
 
 
+def _prepared(translator, marked: Sequence[Marked], search, settings: TextSettings | None) -> None:
+    """The pages' items kept whole across ``&nbsp;`` and, on request, their attributes translated."""
+    with_item_spaces(translator, marked, settings)
+    if settings is not None and settings.translate_attributes:
+        from rnnsearch.text.attributes import translate_attributes
+        translate_attributes(translator, marked, search, settings)
+
+
 def translate_marked(translator, sources: Sequence[Source], marked: Sequence[Marked],
                      search: SearchSettings | None = None, settings: TextSettings | None = None,
                      part_size: int | None = None, progress=None, terms=None) -> Iterator[list[Translation]]:
@@ -187,7 +195,7 @@ def translate_marked(translator, sources: Sequence[Source], marked: Sequence[Mar
     lines (None: one part) yielded in order, each part's units searched together; ``terms``: the
     unit Sources with a glossary's terms added (matched unit by unit)."""
     size = part_size or max(len(sources), 1)
-    with_item_spaces(translator, marked, settings)
+    _prepared(translator, marked, search, settings)
     for first in range(0, len(sources), size):
         lines, part = list(sources[first:first + size]), list(marked[first:first + size])
         units = unit_sources(lines, part)
@@ -205,7 +213,7 @@ def translate_units(translator, marked: Sequence[Marked], search: SearchSettings
     """For each line read (``marked``), each unit's output with its tags put back and None, or its
     source as written and why it was not translated: the units of every line searched together, so a
     document can keep the units translated where one fails (``text/files.py``)."""
-    with_item_spaces(translator, marked, settings)
+    _prepared(translator, marked, search, settings)
     units = [u for m in marked for u in m.units]
     sources = [s for m in marked for s in m.sources()]
     found = next(translate_lines(translator, sources, search, settings, progress=progress, alignments=True),

@@ -1,0 +1,51 @@
+"""HTML attributes a reader sees, translated on request (``TextSettings.translate_attributes``,
+``--translate-attributes``): the values of ``alt``, ``title``, ``placeholder`` and ``aria-label`` in the
+tags of a page read by ``--markup html`` (``text/documents.read``), each value translated once as running
+text, its entities read and written again (``&quot;`` inside a quoted value). Every other attribute, and
+these by default, stays as the source wrote it. A value that could not be translated stays as written.
+"""
+from __future__ import annotations
+
+import html
+import re
+from collections.abc import Sequence
+
+ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
+TAG = re.compile(r"<[A-Za-z][^<>]*>")  # a start tag (end tags, comments and text hold no such attribute)
+VALUE = re.compile(r"(\s(?:" + "|".join(ATTRIBUTES) + r")\s*=\s*)(?:\"([^\"]*)\"|'([^']*)')", re.IGNORECASE)
+
+
+def translate_attributes(translator, marked: Sequence, search, settings) -> None:
+    """The pages of ``marked`` (``text/documents.Marked``) with those attribute values translated in place,
+    all of them searched together as plain lines (``text/pipeline.translate_lines``)."""
+    from rnnsearch.text.pipeline import translate_lines
+    holders = [(m.page.pieces, k) for m in marked if not m.error for k, p in enumerate(m.page.pieces)
+               if isinstance(p, str)]
+    elements = [e for m in marked if not m.error for u in m.units for e in _all(u.elements)]
+    values = list(dict.fromkeys(html.unescape(v) for text in [p[k] for p, k in holders] + [e.start_tag for e in elements]
+                                for tag in TAG.findall(text) for _, *quoted in VALUE.findall(tag)
+                                for v in [quoted[0] or quoted[1]] if v.strip()))
+    if not values:
+        return
+    plain = settings.model_copy(update={"translate_attributes": False}) if settings is not None else None
+    found = next(translate_lines(translator, values, search, plain), [])
+    done = {v: t.text for v, t in zip(values, found) if t.text and not t.error}
+
+    def value(m: re.Match) -> str:
+        written = m.group(2) if m.group(2) is not None else m.group(3)
+        quote = '"' if m.group(2) is not None else "'"
+        out = done.get(html.unescape(written))
+        return m.group(0) if out is None else f"{m.group(1)}{quote}{html.escape(out, quote=True)}{quote}"
+
+    def retagged(text: str) -> str:
+        return TAG.sub(lambda t: VALUE.sub(value, t.group(0)), text)
+    for pieces, k in holders:
+        pieces[k] = retagged(pieces[k])
+    for element in elements:
+        element.start_tag = retagged(element.start_tag)
+
+
+def _all(elements: list):
+    for e in elements:
+        yield e
+        yield from _all(e.children)
