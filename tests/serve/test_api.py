@@ -95,6 +95,7 @@ def test_health_metrics_page_docs(translator):
     assert health["status"] == "ok" and health["model"] == "tiny" and health["checkpoint"] == "best.pt"
     assert health["config"]["arch"] == "rnnsearch" and health["parameters"] > 0 and health["uptime_s"] >= 0
     assert health["settings"]["max_batch"] == 32 and health["attention"] is True
+    assert health["pairs"] == [{"source": "en", "target": "fr", "model": "tiny"}]  # each direction served
     assert metrics["requests"] >= 1 and metrics["sentences"] == 1 and metrics["latency_ms"]["p50"] > 0
     assert set(metrics["latency_ms"]) >= {"p50", "p95", "p99"}
     assert page.status_code == 200 and 'id="heatmap"' in page.text and "/static/page.js" in page.text

@@ -122,3 +122,13 @@ def test_suggest_negative_alternatives_and_head_requests(client):
     negative = client.post("/translate", json={"q": "A dog.", "source": "en", "target": "fr", "alternatives": -1})
     assert negative.status_code == 400 and "must be 0 or more" in negative.json()["error"]
     assert client.head("/health").status_code == 200 and client.head("/metrics").status_code == 200
+
+
+def test_tagged_text_sent_as_plain_text_says_so(client):
+    """``Hello <b>world</b>`` with LibreTranslate's default format=text came back as ``<`` with no signal."""
+    body = {"q": "The <b>dog</b> sees a cat.", "source": "en", "target": "fr"}
+    plain = client.post("/translate", json=body)
+    assert plain.status_code == 200 and "<b>" in plain.headers["x-rnnsearch-warning"]
+    assert "x-rnnsearch-warning" not in client.post("/translate", json={**body, "format": "html"}).headers
+    ours = client.post("/translate", json={"text": "The <b>dog</b> sees a cat."}).json()["translations"][0]
+    assert any("holds markup (<b>)" in w for w in ours["warnings"]), ours

@@ -75,6 +75,7 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
     async def health() -> HealthResponse:
         """The model, its configuration summary, the server's settings and uptime; 503 while draining."""
         body = _health(translator, settings, metrics, checkpoint, app.state.draining)
+        body.pairs = [{"source": a, "target": b, "model": t.name} for (a, b), (t, _) in routes.items()]
         return JSONResponse(body.model_dump(), status_code=503) if app.state.draining else body
 
     @app.api_route("/metrics", methods=["GET", "HEAD"], response_class=Response)
@@ -135,7 +136,7 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     others', each text's translation joined again; a text that cannot be translated gets its error
     in its own entry (the others are translated), a blank one an empty translation."""
     from rnnsearch.decoding.source import Source
-    from rnnsearch.text.documents import assemble, unit_sources
+    from rnnsearch.text.documents import assemble, markup_kinds, unit_sources
     from rnnsearch.text.pipeline import finish, segment_lines
     sources = req.sources()
     texts, field = [t.text for t in sources], ("text" if req.text is not None else "texts")
@@ -166,6 +167,9 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     if req.markup is not None:
         results = with_errors_named(await run_in_threadpool(lambda: assemble(translator, marked, results)), field)
     notes = [list(m.page.warnings) for m in marked] if req.markup is not None else [[] for _ in results]
+    for note, text in zip(notes, texts if req.markup is None else ()):
+        if kinds := markup_kinds(text):  # read as words, which the model translates badly: say so
+            note.append(f"holds markup ({', '.join(kinds[:3])}), read as words: send \"markup\": \"html\" or \"xml\"")
     return _response(translator, search, results, req.return_attention, req.text_handling, notes)
 
 

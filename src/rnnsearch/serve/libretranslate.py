@@ -24,6 +24,7 @@ from rnnsearch.serve.access import Access
 from rnnsearch.serve.batcher import CLIENT_GONE
 from rnnsearch.serve.errors import ServeError
 from rnnsearch.serve.schemas import TranslateRequest
+from rnnsearch.text.documents import markup_kinds
 
 PATH = "/libretranslate/translate"  # where a LibreTranslate request to /translate is sent
 LT_ONLY = {"source", "target", "format", "alternatives"}  # JSON with one of these and no text(s): LibreTranslate's
@@ -237,4 +238,6 @@ async def _translate(values: dict, routes: dict, sources: list[str], settings, t
     if found is not None:
         detected_as = {"confidence": round(100 * found[1], 1), "language": found[0]}
         result["detectedLanguage"] = [detected_as] * len(texts) if isinstance(q, list) else detected_as
-    return JSONResponse(result)
+    kinds = list(dict.fromkeys(k for t in texts for k in markup_kinds(t))) if form == "text" else []
+    return JSONResponse(result, headers={"X-Rnnsearch-Warning": f"q holds markup ({', '.join(kinds[:3])}), read as "
+                                         "words: send format=html"} if kinds else None)

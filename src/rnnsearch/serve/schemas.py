@@ -209,3 +209,5 @@ class HealthResponse(BaseModel):
     score: bool = Field(description="whether POST /score works (the torch backend)")
     settings: dict = Field(description="the server's limits (rnnsearch serve --help)")
     uptime_s: float
+    pairs: list[dict] = Field(default_factory=list, description="every direction served: source, target and its "
+                              "model's name (the fields above describe the first, which rnnsearch's own routes use)")

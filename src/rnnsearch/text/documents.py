@@ -77,15 +77,20 @@ def unmarked_tags(texts: Sequence[str], shown: int = 3) -> str | None:
     """A warning for lines read as plain text that hold tags or entities (``<b>``, ``</a>``, ``&nbsp;``), which
     the model then reads as words and translates badly (``The <b>vote</b> passes`` came out as another sentence,
     ``page&nbsp;12`` as ``page nbsp, 12``); None where none does."""
-    found = [(n, TAG.findall(text)) for n, text in enumerate(texts, 1) if TAG.search(text)]
+    found = [(n, markup_kinds(text)) for n, text in enumerate(texts, 1) if TAG.search(text)]
     if not found:
         return None
     lines = ", ".join(str(n) for n, _ in found[:shown]) + (f" and {len(found) - shown} more" if len(found) > shown else "")
-    kinds = list(dict.fromkeys(m if m.startswith("&") else re.sub(r"^</?([\w:.-]+).*", r"<\1>", m, flags=re.DOTALL)
-                               for _, marks in found for m in marks))
+    kinds = list(dict.fromkeys(k for _, marks in found for k in marks))
     named = ", ".join(kinds[:shown]) + (", ..." if len(kinds) > shown else "")
     return (f"line{'s' * (len(found) > 1)} {lines} hold{'s' * (len(found) == 1)} markup ({named}), read as words: "
             "give --markup html or --markup xml to keep the markup out of the sentence and put it back")
+
+
+def markup_kinds(text: str) -> list[str]:
+    """The kinds of tag and entity ``text`` holds, each once (``<b>``, ``&nbsp;``)."""
+    return list(dict.fromkeys(m if m.startswith("&") else re.sub(r"^</?([\w:.-]+).*", r"<\1>", m, flags=re.DOTALL)
+                              for m in TAG.findall(text)))
 
 
 def with_item_spaces(translator, marked: Sequence[Marked], settings: TextSettings | None) -> None:
