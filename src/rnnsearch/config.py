@@ -277,6 +277,9 @@ def load(path: str | Path, overrides: list[str] | None = None) -> Config:
         raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: top level must be a mapping")
+    if not raw:  # an empty file: every value the default (the paper's sizes), which no one means by it
+        raise ConfigError(f"{path}: holds no settings; start from one of configs/*.yaml (configs/demo.yaml: a small "
+                          "model in minutes)")
     try:
         from_dict(raw)
     except ConfigError as exc:

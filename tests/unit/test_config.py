@@ -93,3 +93,11 @@ def test_every_bad_override_is_named_at_once(tmp_path):
     problems = str(caught.value).split("; ")
     assert [p.split(":")[0] for p in problems] == ["--set model.emb=-3", "--set train.lr=abc", "--set nokey"]
     assert load(good, ["model.emb=8", "train.lr=0.1"]).train.lr == 0.1
+
+
+def test_an_empty_config_file_is_refused(tmp_path):
+    """An empty file trained a 31.7M-parameter paper-size model without a word."""
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("# nothing yet\n")
+    with pytest.raises(ConfigError, match="holds no settings; start from one of configs"):
+        load(empty)

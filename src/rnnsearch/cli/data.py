@@ -22,8 +22,9 @@ def register(sub) -> None:
     q = data_sub.add_parser("check", help="read a corpus as training does and report what is filtered")
     q.add_argument("--src", required=True, help="source side, one sentence per line (plain or .gz)")
     q.add_argument("--tgt", required=True, help="target side, line i pairs with source line i")
-    q.add_argument("--max-len", type=int, default=fields["max_len"].default,
-                   help="longest pair kept, in tokens (as data.max_len)")
+    q.add_argument("--max-len", type=_positive, default=fields["max_len"].default,
+                   help="longest pair kept, in words as the tokenizer reads them (as data.max_len with a word "
+                        "vocabulary; a SentencePiece one counts pieces, which are more)")
     q.add_argument("--tokenizer", choices=get_args(fields["tokenizer"].annotation),
                    default=fields["tokenizer"].default, help="how tokens are counted (as data.tokenizer)")
     q.add_argument("--json", action="store_true", help="print the report as JSON")
@@ -75,6 +76,12 @@ def check(args) -> int:
     if not result.usable:
         raise DataError(result.problem)
     return 0
+
+
+def _positive(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give a length of 1 or more (as data.max_len)")
+    return int(text)
 
 
 def _count(text: str) -> int:

@@ -31,7 +31,8 @@ class CheckResult:
     def text(self) -> str:
         r = self.report
         lines = [f"source {self.src}", f"target {self.tgt}",
-                 f"pairs read: {r.read}", f"pairs kept: {r.kept} (max length {self.max_len} tokens)"]
+                 f"pairs read: {r.read}", f"pairs kept: {r.kept} (max length {self.max_len} words as the tokenizer reads them; with a "
+                 "SentencePiece vocabulary training counts pieces, which are more, and keeps fewer)"]
         lines.extend(r.drops(first=10))
         lines.extend(self.notes.lines())
         lines.append("usable" if self.usable else f"NOT usable: {self.problem}")
