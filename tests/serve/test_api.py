@@ -100,6 +100,9 @@ def test_health_metrics_page_docs(translator):
     assert set(metrics["latency_ms"]) >= {"p50", "p95", "p99"}
     assert page.status_code == 200 and 'id="heatmap"' in page.text and "/static/page.js" in page.text
     assert script.status_code == 200 and "drawHeatmap" in script.text
+    import re
+    missing = set(re.findall(r'\$\("([\w-]+)"\)', script.text)) - set(re.findall(r'id="([\w-]+)"', page.text))
+    assert not missing, missing  # every element the script reads is on the page (the API key's field too)
     assert docs.status_code == 200 and "http" not in docs.text.split("<script>")[0].replace("http-equiv", "")
     assert "/translate" in schema["paths"] and "TranslateRequest" in str(schema["components"])
     for name in ("/health", "/metrics", "/metrics.json"):

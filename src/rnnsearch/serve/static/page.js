@@ -53,6 +53,7 @@ async function translate(event) {
   const glossary = glossaryEntries($("glossary").value);
   if (glossary === null) { setStatus("Write each glossary line as: source term = target term", true); return; }
   if (glossary.length) request.glossary = glossary;
+  if ($("api-key").value.trim()) request.api_key = $("api-key").value.trim();  // --api-keys: this page's own
   setStatus("translating…", false);
   $("submit").disabled = true;
   try {
@@ -82,7 +83,8 @@ async function scoreTarget(event) {
   try {
     const response = await fetch("/score", {
       method: "POST", headers: {"Content-Type": "application/json"},
-      body: JSON.stringify({source: source, target: target, return_units: true, return_attention: true}),
+      body: JSON.stringify(Object.assign({source: source, target: target, return_units: true, return_attention: true},
+                                         $("api-key").value.trim() ? {api_key: $("api-key").value.trim()} : {})),
     });
     const body = await response.json();
     if (!response.ok) { setStatus(`${response.status}: ${body.error}`, true, "score-status"); return; }
