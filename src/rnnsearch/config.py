@@ -260,9 +260,7 @@ def apply_overrides(raw: dict, overrides: list[str]) -> dict:
         node = raw
         for part in path[:-1]:
             child = node.get(part)
-            child = dict(child) if isinstance(child, dict) else {}
-            node[part] = child
-            node = child
+            node[part] = node = dict(child) if isinstance(child, dict) else {}
         node[path[-1]] = value
     return raw
 
@@ -275,11 +273,9 @@ def load(path: str | Path, overrides: list[str] | None = None) -> Config:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{path}: not valid YAML: {_yaml_problem(exc)}") from None
-    if not isinstance(raw, dict):
-        raise ConfigError(f"{path}: top level must be a mapping")
-    if not raw:  # an empty file: every value the default (the paper's sizes), which no one means by it
-        raise ConfigError(f"{path}: holds no settings; start from one of configs/*.yaml (configs/demo.yaml: a small "
-                          "model in minutes)")
+    if not isinstance(raw, dict) or not raw:  # empty: every value the default (the paper's sizes), not what one means
+        raise ConfigError(f"{path}: top level must be a mapping" if raw else f"{path}: holds no settings; start from one "
+                          "of configs/*.yaml (configs/demo.yaml: a small model in minutes)")
     try:
         from_dict(raw)
     except ConfigError as exc:
