@@ -31,10 +31,16 @@ def whole_or_absent(out: str | Path) -> Iterator[Path]:
 
 def write_whole(path: str | Path, data: str | bytes) -> None:
     """``data`` (text as UTF-8) into ``path`` through ``.NAME.partial`` beside it: the file whole, or as it was."""
-    path = Path(path)
+    path, data = Path(path), data.encode("utf-8") if isinstance(data, str) else data
+    if path.exists() and not path.is_file():  # a device or a pipe written as it is
+        path.write_bytes(data)
+        return
+    path = path.resolve()  # through a symbolic link
     tmp = path.with_name(f".{path.name}.partial")
     try:
-        tmp.write_bytes(data.encode("utf-8") if isinstance(data, str) else data)
+        tmp.write_bytes(data)
+        if path.exists():
+            shutil.copymode(path, tmp)
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
@@ -47,10 +53,17 @@ def file_whole_or_absent(path: str | Path, newline: str = "\n") -> Iterator:
     becomes ``path`` when the block ends normally; on any exception (Ctrl-C, SIGTERM made an exception by the
     caller) it is removed and ``path`` left as it was."""
     path = Path(path)
+    if path.exists() and not path.is_file():  # a device or a pipe (/dev/stdout): written through, as it goes
+        with open(path, "w", encoding="utf-8", newline=newline) as fh:
+            yield fh
+        return
+    path = path.resolve()  # a symbolic link: the file it names is the one written
     tmp = path.with_name(f".{path.name}.partial")
     try:
         with open(tmp, "w", encoding="utf-8", newline=newline) as fh:
             yield fh
+        if path.exists():
+            shutil.copymode(path, tmp)  # the file's permissions stay its own
         os.replace(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -57,7 +57,7 @@ def test_a_glossary_for_all_texts(translator):
         response = client.post("/translate", json={"texts": SOURCES, "glossary": glossary, "beam": 4})
     assert response.status_code == 200, response.text
     assert [t["text"] for t in response.json()["translations"]] == [t.text for t in expected]
-    conflicting = glossary + [{"source": "chair", "target": "chaise"}]
+    conflicting = glossary + [{"source": "CHAIR", "target": "chaise"}]  # chair and CHAIR: two terms
     with TestClient(create_app(translator), raise_server_exceptions=False) as client:
         refused = client.post("/translate", json={"texts": SOURCES, "glossary": conflicting})
     assert refused.status_code == 422 and refused.json()["field"] == "glossary[2]", refused.text

@@ -63,3 +63,28 @@ def test_serve_refuses_a_port_out_of_range_or_in_use_before_the_model_loads(tiny
         assert main(["serve", str(tiny_run / "nothing.pt"), "--port", str(port)]) == 2  # refused before loading
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and f"cannot listen on 127.0.0.1:{port}" in err[0]
+
+
+def test_an_output_through_a_link_writes_the_file_it_names_and_keeps_its_mode(tiny_run, tmp_path):
+    """``--output link.txt`` replaced the link by a file (the target kept its old text), and ``--output /dev/stdout``
+    replaced the device by a file."""
+    import os
+    (tmp_path / "in.en").write_text("the dog .\n")
+    target = tmp_path / "real" / "target.txt"
+    target.parent.mkdir()
+    target.write_text("old\n")
+    target.chmod(0o600)
+    (tmp_path / "link.txt").symlink_to(target)
+    assert main(["translate", str(tiny_run / "best.pt"), "--input", str(tmp_path / "in.en"),
+                 "--output", str(tmp_path / "link.txt"), "--beam", "2"]) == 0
+    assert (tmp_path / "link.txt").is_symlink() and target.read_text() != "old\n"
+    assert oct(os.stat(target).st_mode & 0o777) == "0o600"
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = os.open(fifo, os.O_RDONLY | os.O_NONBLOCK)  # a reader, so that writing does not block
+    try:
+        assert main(["translate", str(tiny_run / "best.pt"), "--input", str(tmp_path / "in.en"),
+                     "--output", str(fifo), "--beam", "2"]) == 0
+        assert fifo.exists() and not fifo.is_file() and os.read(reader, 1000).strip()  # still a pipe, written through
+    finally:
+        os.close(reader)

@@ -233,12 +233,14 @@ def test_a_french_time_is_written_on_the_12_hour_clock_in_english():
 def test_a_number_with_its_unit_is_one_item_in_the_targets_convention():
     """``25°C`` came out ``25 $``, ``1,000 kg`` as ``les 1 000``, ``85 km/h`` as ``85 h 45``, ``180 °C`` as ``180 °``."""
     nb = "\u202f"
-    assert kinds("It was 25°C, then -40°C; 85 km/h and 1,000 kg, 2.5 GB.") == [
+    assert kinds("It was 25°C, then -40°C; 85 km/h and 1,000 kg, 2.5 GB, 6 ft.") == [
         ("measure", "25°C", f"25{nb}°C"), ("measure", "-40°C", f"-40{nb}°C"), ("measure", "85 km/h", f"85{nb}km/h"),
-        ("measure", "1,000 kg", f"1{nb}000{nb}kg"), ("measure", "2.5 GB", f"2,5{nb}Go")]
+        ("number", "1,000", f"1{nb}000"), ("measure", "2.5 GB", f"2,5{nb}Go"), ("measure", "6 ft", f"6{nb}pi")]
     assert kinds("Cuire à 180 °C, 6 pi, 3,5 kg.", "fr", "en") == [
-        ("measure", "180 °C", "180°C"), ("measure", "3,5 kg", "3.5 kg")]  # pi: a word too, not read as a unit
+        ("measure", "180 °C", "180°C"), ("number", "3,5", "3.5")]  # pi: a word too, not read as a unit
     assert kinds("At 5 in the morning, 3 m away, 2 t.") == []  # a symbol that is a word or a letter is no unit
+    # a unit of letters the target writes the same (kg, km) is the model's, which copies it: as an item with its
+    # number, "300 kg de fromage chaque semaine" came out "300 kg au fromage chaque année"
 
 
 def test_ordinals_and_days_with_an_ordinal_are_items():
@@ -252,6 +254,11 @@ def test_ordinals_and_days_with_an_ordinal_are_items():
     assert kinds("Closed on December 25th, 2024 and the 3rd of May.") == [
         ("date", "on December 25th, 2024", "le 25 décembre 2024"), ("date", "3rd of May", "3 mai")]
     assert kinds("December 25 is a holiday.") == []  # a day after its month without a suffix: the model's
+    assert kinds("The 35th Parliament, the 101st.", known=lambda w: w == "35th") == [("ordinal", "101st", "101e")]
+    # an ordinal the vocabulary holds is the model's ("la première session de la 35e législature"; as items it
+    # came out "La session 1er du Parlement 35e")
+    assert kinds("Page 30 of March's report, 1 of May's cousins; 1e-5 au 3e.") == [] and \
+        kinds("La tolérance est de 1e-5.", "fr", "en") == []
 
 
 def test_emoji_french_phone_numbers_and_numbered_references_are_whole():
@@ -261,6 +268,9 @@ def test_emoji_french_phone_numbers_and_numbered_references_are_whole():
     assert kinds(f"Thumbs \U0001f44d\U0001f3fd up, {family} here, \U0001f1e8\U0001f1e6!") == [
         ("emoji", "\U0001f44d\U0001f3fd", "\U0001f44d\U0001f3fd"), ("emoji", family, family),
         ("emoji", "\U0001f1e8\U0001f1e6", "\U0001f1e8\U0001f1e6")]
+    assert kinds("Press 1\ufe0f\u20e3 or 5\ufe0f\u20e35\ufe0f\u20e3.") == [
+        ("emoji", "1\ufe0f\u20e3", "1\ufe0f\u20e3"), ("emoji", "5\ufe0f\u20e35\ufe0f\u20e3", "5\ufe0f\u20e35\ufe0f\u20e3")]
+    assert kinds("Use snake_case names, not snake case.") == [("code", "snake_case", "snake_case")]
     assert kinds("tél. : 01 42 68 53 00 ou 06.12.34.56.78", "fr", "en") == [
         ("phone", "01 42 68 53 00", "01 42 68 53 00"), ("phone", "06.12.34.56.78", "06.12.34.56.78")]
     assert kinds("Quote order #A-10442 or #12345, not C#.") == [

@@ -96,6 +96,8 @@ def test_a_blank_line_between_paragraphs_is_spacing_after_the_sentence_before():
     text = "Dear Sir,\n\nThe committee met today.\nIt will vote tomorrow."
     assert [text[a:b] for a, b in split(text, "en")] == [
         "Dear Sir,\n\n", "The committee met today.\n", "It will vote tomorrow."]
+    assert sentences("One.\n\n\nThank you.") == ["One.\n\n\n", "Thank you."]  # the third newline was lost
+    assert sentences("Agenda\nThe committee met.") == ["Agenda\n", "The committee met."]  # "Agenda" was lost
 
 
 @given(st.lists(st.sampled_from(["It rose.", "We met", "\n", "\n\n", " ", "Fine!"]), max_size=12))

@@ -165,7 +165,7 @@ def align(args) -> int:
         raise UsageError("--format npz needs --out FILE")
     if args.out:
         from rnnsearch.files import writable_file
-        writable_file(args.out, [args.src, args.tgt])
+        writable_file(args.out, [args.src, args.tgt, args.pairs, args.gold])
     if args.record and not args.gold:
         raise UsageError("--record needs --gold: it records the AER against those links")
     check_reading(args.extract, args.balance, args.threshold)

@@ -50,13 +50,16 @@ def translate(args) -> int:
     from rnnsearch.text.pipeline import TextSettings
     text_settings = settings_from_flags(TextSettings, args)
     if args.output:
-        writable_file(args.output, [args.input, args.prefix, args.glossary])  # before the model loads, in one line
+        inputs = [args.input, args.prefix, args.glossary, args.lexicon, args.shortlist]
+        writable_file(args.output, inputs)  # before the model loads, in one line
     translator = load_translator(args, args.checkpoint)
     where = args.input if args.input not in (None, "-") else "<stdin>"
     translator.warn = lambda message: print(f"rnnsearch translate: warning: {where} {message}", file=sys.stderr)
     texts, newline = read_input(args.input)
     if args.markup and args.prefix:
         raise UsageError("--markup places tags over the whole output: not with --prefix")
+    if text_settings.translate_attributes and args.markup != "html":
+        raise UsageError("--translate-attributes translates HTML's attributes: give --markup html too")
     texts, marked, refused = _read_sources(texts, args, translator)
     glossary = _read_glossary(args.glossary, translator) if args.glossary else None
     if glossary and not marked:

@@ -238,10 +238,10 @@ def read_glossary(path) -> list[tuple[str, str]]:
         if not terms and not seen and {source.lower(), target.lower()} <= HEADER_WORDS:
             seen[""] = n  # a header naming the columns (source<TAB>target, en<TAB>fr), not a term
             continue
-        if source.lower() in seen and terms[seen[source.lower()]][1] != target:
-            first = terms[seen[source.lower()]]
-            raise DataError(f"{path}:{n}: {source!r} is given {target!r} here and {first[1]!r} before: keep one")
-        seen.setdefault(source.lower(), len(terms))
+        if source in seen and terms[seen[source]][1] != target:  # House and house are two terms: a name's and a word's
+            raise DataError(f"{path}:{n}: {source!r} is given {target!r} here and {terms[seen[source]][1]!r} before: "
+                            "keep one")
+        seen.setdefault(source, len(terms))
         terms.append((source, target))
     return terms
 

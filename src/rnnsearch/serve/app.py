@@ -151,6 +151,9 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     if search.sampling is not None and any(t.constraints or t.avoid for t in sources):
         raise ServeError(422, "invalid_request", "constraints go with beam search, not sampling", field="sample")
     part = [Source(text, prefix, tuple(t.constraints), tuple(t.avoid)) for text, prefix, t in zip(texts, prefixes, sources)]
+    if req.text_handling.translate_attributes and req.markup != "html":
+        raise ServeError(422, "invalid_request", "translate_attributes translates HTML's attributes: give "
+                         "\"markup\": \"html\" too", field="text_handling.translate_attributes")
     if req.markup is not None:
         lines, marked = part, read_texts(translator, texts, req.markup)
         part = unit_sources(lines, marked)
@@ -232,10 +235,10 @@ def _with_glossary(translator, req: TranslateRequest, part: list) -> list:
     """Each text as a Source with the request's glossary terms its source holds (text/glossary.py)."""
     from rnnsearch.text.glossary import apply, entries
     given: dict[str, str] = {}
-    for n, t in enumerate(req.glossary):
-        if given.setdefault(t.source.strip().lower(), t.target) != t.target:
+    for n, t in enumerate(req.glossary):  # House and house are two terms (a name's and a word's)
+        if given.setdefault(t.source.strip(), t.target) != t.target:
             raise ServeError(422, "invalid_request", f"{t.source!r} is given {t.target!r} here and "
-                             f"{given[t.source.strip().lower()]!r} before: keep one", field=f"glossary[{n}]")
+                             f"{given[t.source.strip()]!r} before: keep one", field=f"glossary[{n}]")
     glossary = entries(translator, [(t.source, t.target) for t in req.glossary])
     return [apply(translator, glossary, s) for s in part]
 

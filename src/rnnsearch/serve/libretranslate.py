@@ -13,6 +13,7 @@ it where files are off). Answers and errors are LibreTranslate's: ``{"translated
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from urllib.parse import parse_qs
 
@@ -72,11 +73,13 @@ async def params(request: Request) -> dict:
     try:  # bytes that are not UTF-8 are refused, as in JSON (read with replacement, "The%FF%FEHouse" lost "House")
         if "multipart/form-data" in kind.lower():
             pairs += _multipart(kind, await request.body())
-        elif "form" in kind.lower():
-            body = (await request.body()).decode("utf-8")
+        elif "form" in kind.lower():  # in its declared charset, else UTF-8 (a form's own default)
+            charset = re.search(r"charset=\"?([\w.:-]+)", kind, re.IGNORECASE)
+            body = (await request.body()).decode(_codec(charset.group(1)) if charset else "utf-8")
             pairs += [(k, v) for k, vs in parse_qs(body, keep_blank_values=True, errors="strict").items() for v in vs]
     except UnicodeDecodeError:
-        raise ServeError(400, "encoding", "Invalid request: the form is not valid UTF-8") from None
+        raise ServeError(400, "encoding", "Invalid request: the form is not valid UTF-8 (nor the charset it "
+                         "declares)") from None
     values: dict = {}
     for key, value in pairs:  # the first of a repeated parameter, as LibreTranslate (Flask) reads it; a repeated
         if key == "q" and key in values:  # q is each of its texts, none dropped
@@ -84,6 +87,15 @@ async def params(request: Request) -> dict:
         else:
             values.setdefault(key, value)
     return values
+
+
+def _codec(charset: str) -> str:
+    """A declared charset as Python names it; UTF-8 where Python knows none of that name."""
+    import codecs
+    try:
+        return codecs.lookup(charset).name
+    except LookupError:
+        return "utf-8"
 
 
 def _multipart(content_type: str, body: bytes) -> list[tuple[str, str]]:

@@ -87,8 +87,8 @@ def _cased(entry: Entry, text: str, at: int, translator) -> str:
     where the output begins), where the model can write it so."""
     target, first = entry.target, text[:at].rstrip()
     inside = bool(first) and first[-1] not in ".!?:;\"»”("
-    if (inside and text[at:at + 1].isupper()) or not target[:1].isupper() or target[1:2].isupper() or \
-            entry.capital or any(w[:1].isupper() for w in target.split()[1:]):
+    if (inside and text[at:at + 1].isupper()) or not target[:1].isupper() or entry.capital or \
+            any(c.isupper() for c in target[1:]):  # YouTube, Member of Parliament: a name as written
         return target
     lowered = target[:1].lower() + target[1:]
     codec = translator.tgt_codec
@@ -107,7 +107,7 @@ def apply(translator, glossary: list[Entry], text: str | Source) -> Source:
     lang = translator.src_codec.lang
     found = stems(units, lang)
     terms, slots = list(source.terms), list(source.slots)
-    for entry in sorted(glossary, key=lambda e: -len(e.stems)):  # the longest term over the same words
+    for entry in sorted(glossary, key=lambda e: (-len(e.stems), not e.capital)):  # the longest, then a name's
         n = len(entry.stems)
         for i in (i for i in range(len(found) - n + 1) if tuple(found[i:i + n]) == entry.stems):
             a, b = spans[i][0], spans[i + n - 1][1]

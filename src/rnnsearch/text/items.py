@@ -21,6 +21,7 @@ import re
 import sys
 import unicodedata
 from dataclasses import dataclass
+from decimal import Decimal
 from functools import cache
 
 import regex
@@ -49,11 +50,13 @@ TIME = {  # a time of the clock as each language writes it: 11:59 p.m. (12-hour)
     "fr": r"(?:(?P<from>\b[Dd]e\s)(?P<hour0>[01]?\d|2[0-3])\s?h\s?(?P<minute0>[0-5]\d)?\sà\s|(?P<at>\b[àÀ]\s))?"
           r"(?<![\w:.,])(?P<hour>[01]?\d|2[0-3])\s?h\s?(?P<minute>[0-5]\d)?(?![\w])",  # à 18 h 05, de 8 h à 16 h 30
 }
-EMOJI = r"(?:(?=[\p{Extended_Pictographic}\p{Regional_Indicator}])\X)+"  # grapheme clusters (regex's \X)
+EMOJI = r"(?:(?=[\p{Extended_Pictographic}\p{Regional_Indicator}])\X|[0-9#*]\uFE0F?\u20E3)+"  # grapheme clusters
+# (regex's \X), keycaps (1️⃣: a digit, its variation selector and the combining keycap) among them
 MONEY_WORDS = "dollars?|euros?|cents?"  # "25 dollars": the model wrote "25 cents", "10 dollars": "10"
 PER_CENT = r"[ \u00a0\u202f]?%"  # a per cent sign after a number, as French spaces it or not
 OPERATOR = r"(?:[<>]=?|!=|==|[=≠≤≥±×÷])"  # a comparison or an operation: the model wrote 7 > 2 as "7 est 2"
-ORDINAL = {"en": r"(?<![\w.,])\d+(?:st|nd|rd|th)(?!\w)", "fr": r"(?<![\w.,])\d+(?:er|re|ère|e|ème|nde?|es|èmes)(?!\w)"}
+ORDINAL = {"en": r"(?<![\w.,])\d+(?:st|nd|rd|th)(?!\w)",  # 1er, 3e; not 1e-5 (a power of ten)
+           "fr": r"(?<![\w.,])\d+(?:er|re|ère|e|ème|nde?|es|èmes)(?![\w]|[-+\u2212]?\d)"}
 NAME = {  # a name with an apostrophe the tokenizer would cut (French: not an elision, L'Europe, Qu'Ottawa)
     "en": rf"(?<![\w'’-])(?:{WORD}-)*[A-Z][a-z]{{0,3}}['’]{WORD}(?:-{WORD})*(?![\w'’])",  # McAllister-O'Neill
     "fr": rf"(?<![\w'’-])(?:{WORD}-)*(?!(?:Qu|Jusqu|Lorsqu|Puisqu|Quoiqu|Presqu)['’])(?:[A-Z][a-z]{{1,3}}|O|N)['’]{WORD}"
@@ -89,7 +92,7 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         ("email", r"\b[\w.+-]+(?:['’][\w.+-]+)*@[\w-]+(?:\.[\w-]+)+"),  # o'neil@x.ie: an apostrophe inside
         ("doi", r"\b10\.\d{4,9}/[^\s<>\"]+"),
         ("url", rf"\b(?:https?|ftp)://[^\s<>\"]+|\bwww\.[^\s<>\"]+|(?<![@\w.-])[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:{TLDS})\b(?:/[^\s<>\"]*)?"),
-        ("code", r"`[^`\n]+`"),
+        ("code", r"`[^`\n]+`|(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w-])"),  # snake_case: "_ snake"
         ("path", rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/[\w.+-]+){{2,}}/?|\b[A-Za-z]:\\[^\s<>\"]+|\b[\w-]+\.(?:{EXTENSIONS})\b"),
         ("handle", r"(?<![\w@])[@#][A-Za-z_]\w+"),
         ("acronym", r"(?<![\w&])[A-Z][A-Za-z]{0,3}&[A-Z][A-Za-z]{0,3}(?![\w&])"),  # AT&T, R&D: one name, not "AT & T"
@@ -109,8 +112,8 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
                   r"|(?<![\w+.,-])\d{3}-\d{4}(?![\w-])"  # 555-0142: a number would read 555 and 0142 apart
                   r"|(?<![\w+.,])0\d(?:[ .\u00a0]\d{2}){4}(?![\w-])"),  # 01 42 68 53 00: the model kept "01 42 00"
         ("time", TIME.get(lang, "(?!x)x")),
-        ("date", rf"(?<![\w.,/-])(?:(?P<on>[Oo]n) )?(?:(?P<day>[0-3]?\d)(?:st|nd|rd|th)?(?: of)? (?P<month>{months})"
-                 rf"|(?P<month2>{months}) (?P<day2>[0-3]?\d)(?:st|nd|rd|th))(?:,? (?P<year>\d{{4}}))?(?![\w])"
+        ("date", rf"(?<![\w.,/-])(?:(?P<on>[Oo]n) )?(?:(?P<day>[0-3]?\d)(?:(?:st|nd|rd|th)(?: of)?)? (?P<month>{months})"
+                 rf"|(?P<month2>{months}) (?P<day2>[0-3]?\d)(?:st|nd|rd|th))(?:,? (?P<year>\d{{4}}))?(?![\w'’])"
                  if lang in DAY_FIRST else "(?!x)x"),  # 12 May 2024: the model wrote "12 2024", "2024 mai"; May 12th
         ("ordinal", ORDINAL.get(lang, "(?!x)x")),  # 1st, 2e: the model wrote "1 trimestre", "3e" as "quarter"
         ("name", NAME.get(lang, "(?!x)x")),  # O'Rourke-Nakamura, N'Diaye: one name, not O' and 'Rourke
@@ -164,6 +167,8 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
             item_text = text[start - negative:end]
             if kind == "number" and item_text.isdigit() and (frequent(item_text) or _in_time(text, start, end)):
                 continue
+            if kind == "ordinal" and known(item_text) or kind == "measure" and _models_unit(m, src_lang, tgt_lang):
+                continue  # the model's, as it learned them: 35th -> 35e, 300 kg (a number item in it still found)
             rendering = _render(kind, m, src_lang, tgt_lang) if convert_numbers and kind in NUMERIC else \
                 _formula(item_text, src_lang, tgt_lang) if convert_numbers and kind == "formula" else None
             rendering = item_text if rendering is None else text[start - 1] * negative + rendering
@@ -208,6 +213,14 @@ def _date(text: str, m: re.Match, src_lang: str, tgt_lang: str) -> list[Item]:
     if rendering is not None and m.group("on"):  # "on 12 May": "le 12 mai" (the model wrote "sur les 12 mai")
         rendering = numbers.on_day(rendering, tgt_lang, m.group("on")[0].isupper())
     return [] if rendering is None else [Item(m.start(), m.end(), "date", m.group(), rendering)]
+
+
+def _models_unit(m: re.Match, src_lang: str, tgt_lang: str) -> bool:
+    """Whether a measure's unit is the model's: a symbol of letters alone that the target writes the same
+    (``kg``, ``km``: copied through <unk>), not ``°C``, ``km/h``, ``m²`` (cut or lost) or ``GB`` (``Go``)."""
+    symbol = m.group("unit")
+    return symbol.isalpha() and units.symbols(src_lang).get(symbol) is not None and \
+        units.format_measure(Decimal(1), 0, symbol, src_lang, tgt_lang).endswith(symbol)
 
 
 def _in_time(text: str, start: int, end: int) -> bool:

@@ -43,7 +43,7 @@ MORE_PREFIXES = {  # abbreviations the Moses lists lack, which end no sentence (
     "fr": frozenset({"approx", "ex", "cf", "suiv", "réf"}),
 }
 LAST_WORD = re.compile(r"(\S+)\.\s*$")
-TABS = re.compile(r"\t[\t ]*")
+TABS = re.compile(r"\t[\t ]*|[ \t]*\n\s*")  # tabs, or a newline and the spacing after it (an API text's lines)
 LABEL = re.compile(r"[A-Z][\w'’-]*(?: [\w'’-]+)? ?:[ \t]+(?=\S)")  # "Name: John Smith": a field's label
 CLOSED = re.compile(r"[.!?][)\]\"”’»]+\s+(?=[(\[\"“«]?[A-Z0-9À-Ý])")  # "(See the annex.) The": a sentence ends
 
@@ -65,8 +65,12 @@ def split(text: str, lang: str, keep: list[tuple[int, int]] = ()) -> list[tuple[
             spans[-1] = (spans[-1][0], found)  # characters it left out go with the sentence before
         elif found > at:
             found = at
+        lead = len(sentence) - len(sentence.lstrip())
         if spans and not sentence.strip():  # a blank line between paragraphs: spacing after the sentence before
             spans[-1] = (spans[-1][0], found + len(sentence))
+        elif spans and lead:  # the spacing a sentence begins with ("\nThank you.") goes with the one before
+            spans[-1] = (spans[-1][0], found + lead)
+            spans.append((found + lead, found + len(sentence)))
         else:
             spans.append((found, found + len(sentence)))
         at = found + len(sentence)
@@ -99,8 +103,9 @@ def _labelled(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
 
 
 def _at_tabs(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """Each span also cut after every run of tabs inside it that follows some text (the tabs, and
-    any spacing after them, go with the part before)."""
+    """Each span also cut after every run of tabs, and after every newline, inside it that follows some text (the
+    tabs or the newline, and any spacing after them, go with the part before): a line of a text is never the end
+    of the next one's sentence (``Agenda\nThe committee met.`` came out ``Le comité a rencontré le défi.``)."""
     return _cut(text, spans, TABS, lambda at, m: bool(text[at:m.start()].strip()))
 
 
