@@ -349,3 +349,16 @@ def test_html_attributes_a_reader_sees_are_translated_on_request(tiny_run, tmp_p
     for same in ('src="cat.png"', 'width="3"', 'href="x.html"', 'name="The dog sees a cat."'):
         assert same in out  # every other attribute as written
     assert out.replace("alt=", "").count("=") == plain.replace("alt=", "").count("=")
+
+
+def test_a_po_msgid_with_html_keeps_its_tags(tiny_run, tmp_path):
+    """``Click <a href="x.html">here</a> to vote.`` came out ``J'imagine qu'il s'agit d'un x.html de href =.``"""
+    from translate.storage import pypo
+    store = pypo.pofile()
+    store.init_headers(charset="UTF-8", encoding="8bit")
+    store.addsourceunit('The <b>dog</b> sees a <a href="cat.html">cat</a>.')
+    (tmp_path / "in.po").write_bytes(bytes(store))
+    assert run(tiny_run, tmp_path / "in.po", tmp_path / "out.po") == 0
+    [unit] = [u for u in pypo.pofile.parsefile(str(tmp_path / "out.po")).units if not u.isheader()]
+    target = str(unit.target)
+    assert target.count("<b>") == target.count("</b>") == 1 and '<a href="cat.html">' in target, target

@@ -16,7 +16,9 @@ translate and a ``write(outputs)`` that gives the file's bytes with each output 
   accelerator (``&Quit``, ``_File``: the key of a menu item) is taken out before translating (the model
   wrote ``Press &Quit`` as ``Press and Quit``) and put back before the translation's word that begins with
   its letter, else before its first letter (``&Quitter``), as translate-toolkit's accelerator check asks:
-  one marker in the translation for one in the source. The header's ``#, fuzzy`` is kept.
+  one marker in the translation for one in the source. The header's ``#, fuzzy`` is kept. A msgid holding HTML
+  tags and no placeholder is translated as ``--markup html`` reads it (``Click <a href="x.html">here</a>`` came
+  out ``x.html de href =``).
 """
 from __future__ import annotations
 
@@ -112,7 +114,10 @@ def read_po(path: Path, lang: str, retranslate: bool) -> Document:
         todo.append((unit, len(pieces), len(sources), keys))
         printf = unit.hastypecomment("c-format") or unit.hastypecomment("python-format")
         where = f"msgid at {unit.getlocations()[0]}" if unit.getlocations() else "msgid"
-        pieces += [Piece(s, None, f"{where} ({s[:30]!r})", slots=_placeholders(s, printf)) for s in sources]
+        for text in sources:  # a msgid holding HTML and no placeholder goes the markup path (its tags were words)
+            slots = _placeholders(text, printf)
+            mode = "html" if not slots and HTML_TAG.search(text) else None
+            pieces.append(Piece(text, mode, f"{where} ({text[:30]!r})", slots=slots))
     if store.units and store.units[0].isheader():
         fuzzy = store.units[0].isfuzzy()
         store.updateheader(add=True, Language=lang)
@@ -139,6 +144,7 @@ def _has_msgstr(unit) -> bool:
     return any(str(s).strip() for s in unit.target.strings) if unit.hasplural() else bool(str(unit.target or "").strip())
 
 
+HTML_TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")  # <a href="x.html">, </b>, <br/>
 ACCELERATOR = re.compile(r"(?<![\w&_~])([&_~])(?=[^\W\d_])")  # &Quit, _File, ~Save at a word's start; not "a & b"
 
 
