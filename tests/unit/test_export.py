@@ -116,6 +116,7 @@ def test_an_export_replaces_unk_as_the_translator_it_was_exported_from(tiny_run,
     keeping = Translator.from_checkpoint(tmp_path / "keeping", backend="onnx")
     assert (replacing.replace_unk, replacing.lexicon) == ("dict", {"zebra": "zèbre"})
     assert (keeping.replace_unk, keeping.lexicon) == (None, None)
+    assert replacing.name == exported.name  # a release's export served as "hansards_rnnsearch" (its recipe's name)
     out = replacing.translate(["The zebra and the okapi sleep ."])[0]
     assert "<unk>" not in out.tokens
 

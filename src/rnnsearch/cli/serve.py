@@ -85,5 +85,7 @@ def free_port(host: str, port: int) -> None:
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
             probe.bind((host, port))
     except OSError as exc:
-        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}; another server may hold it: "
-                         "choose another --port") from None
+        import errno
+        held = "; another server may hold it: choose another --port" if exc.errno == errno.EADDRINUSE else \
+            ": give an address of this machine as --host (127.0.0.1, or 0.0.0.0 for all)"
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}{held}") from None

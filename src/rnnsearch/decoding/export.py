@@ -158,7 +158,8 @@ def export(translator, out_dir: str | Path) -> Path:
         if state.get("sp_proto") is not None:
             state["sp_proto"] = base64.b64encode(state["sp_proto"]).decode("ascii")
         codecs[side] = state
-    meta = {"format": FORMAT, "version": VERSION, "config": translator.config.model_dump(), "codecs": codecs,
+    config = {**translator.config.model_dump(), "name": translator.name}  # a release's name, not its recipe's
+    meta = {"format": FORMAT, "version": VERSION, "config": config, "codecs": codecs,
             "train_state": translator.train_state, "parameters": sum(p.numel() for p in model.parameters()),
             "replace_unk": translator.replace_unk, "lexicon": translator.lexicon}  # the translator's <unk> replacement
     (out / "model.json").write_text(json.dumps(meta), encoding="utf-8")

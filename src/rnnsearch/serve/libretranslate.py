@@ -204,7 +204,10 @@ async def _translate(values: dict, routes: dict, sources: list[str], settings, t
         if not value:
             return error(400, f"Invalid request: missing {name} parameter")
     try:
-        alternatives = int(values.get("alternatives") or 0)
+        given = values.get("alternatives") or 0
+        alternatives = int(given)
+        if alternatives != float(given):  # 2.5 was read as 2
+            raise ValueError
     except (TypeError, ValueError):
         return error(400, "Invalid request: alternatives parameter is not a number")
     if alternatives < 0:
