@@ -230,28 +230,36 @@ def test_timeout_and_full_queue_give_503_and_the_server_recovers(translator):
     assert metrics["errors_by_kind"] == {"max_queue": 1, "timeout_s": 2}
 
 
+async def _one_search_held(gated):
+    """A Batcher (no batching) whose first job is in the model, held there by ``gated``: (the batcher, that
+    job's task, one sentence's item, the search key)."""
+    import asyncio
+    from rnnsearch.serve.batcher import Batcher, translating
+    from rnnsearch.serve.metrics import Metrics
+    item, search = (gated.src_codec.units("The dog ."), [], ((), ())), translating(SearchSettings(beam=2))
+    batcher = Batcher(gated, ServeSettings(timeout_s=30.0, batching=False), Metrics())
+    batcher.start()
+    running = asyncio.ensure_future(batcher.submit([item], search))
+    while not gated.entered.is_set():
+        await asyncio.sleep(0.01)
+    return batcher, running, item, search
+
+
 def test_a_request_whose_client_left_leaves_the_queue(translator):
     """Three clients that gave up after 0.5 s kept 120 sentences queued and translated; the next request
     waited 30 s and got a 503."""
     import asyncio
-    from rnnsearch.serve.batcher import CLIENT_GONE, Batcher, ClientGone, translating
-    from rnnsearch.serve.metrics import Metrics
+    from rnnsearch.serve.batcher import CLIENT_GONE, ClientGone
     gated = GatedTranslator(translator)
-    units = gated.src_codec.units("The dog .")
-    search = translating(SearchSettings(beam=2))
 
     async def scenario():
-        batcher = Batcher(gated, ServeSettings(timeout_s=30.0, batching=False), Metrics())
-        batcher.start()
-        running = asyncio.ensure_future(batcher.submit([(units, [], ((), ()))], search))
-        while not gated.entered.is_set():
-            await asyncio.sleep(0.01)
+        batcher, running, item, search = await _one_search_held(gated)
         left = asyncio.Event()
 
         async def gone():
             return left.is_set()
         CLIENT_GONE.set(gone)
-        waiting = asyncio.ensure_future(batcher.submit([(units, [], ((), ()))] * 40, search))
+        waiting = asyncio.ensure_future(batcher.submit([item] * 40, search))
         await asyncio.sleep(0.1)
         queued_before = batcher.queued
         left.set()
@@ -268,18 +276,12 @@ def test_a_request_whose_client_left_leaves_the_queue(translator):
 def test_a_drain_out_of_time_answers_what_waits_and_runs_503(translator):
     """A request still running when --drain-timeout ran out got a plain-text 500 and a traceback in the log."""
     import asyncio
-    from rnnsearch.serve.batcher import Batcher, ShuttingDown, translating
-    from rnnsearch.serve.metrics import Metrics
+    from rnnsearch.serve.batcher import ShuttingDown
     gated = GatedTranslator(translator)
-    units, search = gated.src_codec.units("The dog ."), translating(SearchSettings(beam=2))
 
     async def scenario():
-        batcher = Batcher(gated, ServeSettings(timeout_s=30.0, batching=False), Metrics())
-        batcher.start()
-        running = asyncio.ensure_future(batcher.submit([(units, [], ((), ()))], search))
-        while not gated.entered.is_set():
-            await asyncio.sleep(0.01)
-        waiting = asyncio.ensure_future(batcher.submit([(units, [], ((), ()))] * 3, search))
+        batcher, running, item, search = await _one_search_held(gated)
+        waiting = asyncio.ensure_future(batcher.submit([item] * 3, search))
         await asyncio.sleep(0.05)
         batcher.abort()
         outcomes = await asyncio.gather(running, waiting, return_exceptions=True)
