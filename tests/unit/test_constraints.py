@@ -171,3 +171,20 @@ def test_the_onnx_backend_gives_the_same_constrained_outputs(tiny_run, translato
     sources = [Source(SOURCES[0], constraints=("maison",)), SOURCES[1], Source(SOURCES[2], avoid=("chapeau",))]
     settings = translator.search_settings(beam=4)
     assert [t.text for t in onnx.translate(sources, settings)] == [t.text for t in translator.translate(sources, settings)]
+
+
+def test_a_string_where_a_tuple_of_words_is_asked_is_a_type_error_and_a_refused_line_meets_nothing(translator):
+    """``Source(text, constraints="projet")`` was read letter by letter (``o e t j p r``, constraints_met true);
+    a line whose constraint the model cannot write came back with constraints_met true beside its error."""
+    for bad in (dict(constraints="projet"), dict(avoid="loi"), dict(constraints=("a", 3)), dict(slots=((5, 19),))):
+        with pytest.raises(TypeError):
+            Source("The bill was passed .", **bad)
+    [refused] = translator.translate([Source("The dog sees a cat .", constraints=("zzzunknown",))])
+    assert refused.error and not refused.constraints_met
+
+
+def test_translate_text_takes_any_iterable_of_texts(translator):
+    """A generator was used up by the type checks and ``translate_text`` returned ``[]``."""
+    from rnnsearch import translate_text
+    assert [t.text for t in translate_text(translator, (s for s in ["The dog sees a cat .", "A girl paints ."]))] == \
+        [t.text for t in translate_text(translator, ["The dog sees a cat .", "A girl paints ."])]

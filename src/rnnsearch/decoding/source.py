@@ -21,6 +21,16 @@ class Source:
     slots: tuple[tuple[int, int, str], ...] = ()  # (start, end, written as): character spans of text carried
     # by a slot the model copies, written out as given (the span itself: do not translate; text/segments.py)
 
+    def __post_init__(self):
+        for name in ("constraints", "avoid"):  # one string was read letter by letter ("o e t j p r")
+            given = getattr(self, name)
+            if isinstance(given, str) or not all(isinstance(w, str) for w in given):
+                raise TypeError(f"Source {name} must be a tuple of strings, not {given!r}: {name}=({given!r},)"
+                                if isinstance(given, str) else f"Source {name} must be a tuple of strings: {given!r}")
+        for span in self.slots:
+            if len(span) != 3:  # (start, end) alone raised "not enough values to unpack" later
+                raise TypeError(f"Source slots are (start, end, written as) triples, not {span!r}")
+
     @property
     def constrained(self) -> bool:
         return bool(self.constraints or self.avoid or self.terms)

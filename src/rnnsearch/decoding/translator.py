@@ -229,7 +229,7 @@ class Translator:
                 progress(len(chunks[k]))
         for i, why in refused.items():
             self.warn(f"line {line(i)}: not translated: {why}")
-            results[i] = Translation("", [], [], 0.0, None, error=why)
+            results[i] = Translation("", [], [], 0.0, None, error=why, constraints_met=False)  # its constraints refused
         return [r if r is not None else Translation("", [], [], 0.0, None) for r in results]
 
     @property

@@ -69,13 +69,14 @@ def translate_text(translator, texts: Sequence[str | Source], search: SearchSett
     reads each text as one sentence."""
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings, not one string: translate_text(translator, [text])")
+    texts = list(texts)  # a generator was used up by the checks below, and nothing translated
     bad = next((n for n, t in enumerate(texts) if not isinstance(t, (str, Source))), None)
     if bad is not None:
         raise TypeError(f"texts[{bad}] is a {type(texts[bad]).__name__}, not a string (or a Source)")
     for given, kind, where in ((search, SearchSettings, "search, the 3rd"), (settings, TextSettings, "settings, the 4th")):
         if given is not None and not isinstance(given, kind):
             raise TypeError(f"{where} argument, must be a {kind.__name__}, not a {type(given).__name__}")
-    return [t for part in translate_lines(translator, list(texts), search, settings) for t in part]
+    return [t for part in translate_lines(translator, texts, search, settings) for t in part]
 
 
 def segment_lines(translator, part: list[Source], settings: TextSettings) -> list[Segment]:
