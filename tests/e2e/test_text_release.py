@@ -30,7 +30,7 @@ def count(text: str, lang: str) -> int:
     return sum(1 for a, b in sentences.split(text, lang, keep) if text[a:b].strip())
 
 
-@pytest.mark.parametrize("data", ["paragraphs_en", "phones_times_en", "formulas_money_en"])
+@pytest.mark.parametrize("data", ["paragraphs_en", "phones_times_en", "formulas_money_en", "units_emoji_en"])
 def test_held_out_paragraphs_keep_every_sentence_and_item(data):
     rows = [json.loads(line) for line in (REPO / f"experiments/data/{data}.jsonl").read_text().splitlines()]
     rows = [r for r in rows if r["split"] == "held-out"]
