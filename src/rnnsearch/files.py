@@ -29,24 +29,6 @@ def whole_or_absent(out: str | Path) -> Iterator[Path]:
         raise
 
 
-def write_whole(path: str | Path, data: str | bytes) -> None:
-    """``data`` (text as UTF-8) into ``path`` through ``.NAME.partial`` beside it: the file whole, or as it was."""
-    path, data = Path(path), data.encode("utf-8") if isinstance(data, str) else data
-    if path.exists() and not path.is_file():  # a device or a pipe written as it is
-        path.write_bytes(data)
-        return
-    path = path.resolve()  # through a symbolic link
-    tmp = path.with_name(f".{path.name}.partial")
-    try:
-        tmp.write_bytes(data)
-        if path.exists():
-            shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-
-
 @contextmanager
 def file_whole_or_absent(path: str | Path, newline: str = "\n") -> Iterator:
     """An open text file (UTF-8; ``newline`` ends each line written) on ``.NAME.partial`` beside ``path``, which
@@ -68,6 +50,12 @@ def file_whole_or_absent(path: str | Path, newline: str = "\n") -> Iterator:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def write_whole(path: str | Path, data: str | bytes) -> None:
+    """``data`` (text as UTF-8) into ``path``, whole or not at all (``file_whole_or_absent``)."""
+    with file_whole_or_absent(path, "") as fh:
+        fh.buffer.write(data.encode("utf-8") if isinstance(data, str) else data)
 
 
 def writable_file(out: str | Path, inputs=()) -> None:
