@@ -4,6 +4,8 @@ units already translated untouched, every piece translated; a file it cannot rea
 and no output."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from lxml import etree
 
@@ -148,6 +150,26 @@ def test_subtitles_keep_their_cues_times_and_lines(tiny_run, tmp_path):
     assert run(tiny_run, tmp_path / "in.vtt", tmp_path / "out.vtt") == 0
     (caption,) = webvtt.read(str(tmp_path / "out.vtt")).captions
     assert caption.raw_text.startswith("<v Roger>") and caption.raw_text.count("<i>") == 1 == caption.raw_text.count("</i>")
+
+
+def test_a_vtt_cues_timestamps_and_classed_spans_come_through(tiny_run, tmp_path, capsys):
+    """``The <00:00:05.500>dog`` came out ``&lt;00 5,500``: a timestamp was read as words; ``<c.loud>`` was an
+    element never closed (``</c>`` closed nothing)."""
+    import webvtt
+    (tmp_path / "in.vtt").write_text("WEBVTT\n\n00:00:05.000 --> 00:00:08.000\nThe <00:00:05.500>dog <00:00:06.500>sees "
+                                     "<c.loud.red>a cat</c>.\n", encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.vtt", tmp_path / "out.vtt") == 0
+    assert "warning" not in capsys.readouterr().err
+    (caption,) = webvtt.read(str(tmp_path / "out.vtt")).captions
+    text = caption.raw_text
+    assert "<00:00:05.500>" in text and "<00:00:06.500>" in text and "&lt;" not in text, text
+    assert text.count("<c.loud.red>") == 1 == text.count("</c>") and "vtt" not in text, text
+
+
+def test_vtt_tags_read_as_html_and_back():
+    from rnnsearch.text.subtitles import vtt_as_html, vtt_from_html
+    for cue in ["a <01:02:03.400>b", "<c.x.y-z>a</c> <v.loud Roger Smith>b</v>", "<lang.q en>a</lang> <ruby>b<rt>c</rt></ruby>"]:
+        assert vtt_from_html(vtt_as_html(cue)) == cue and not re.search(r"<\w+\.|<\d", vtt_as_html(cue))
 
 
 @pytest.mark.parametrize("suffix", [".srt", ".vtt"])

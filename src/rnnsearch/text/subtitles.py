@@ -104,6 +104,25 @@ def read_srt(path: Path, lang: str, retranslate: bool) -> Document:
     return Document(pieces, write)
 
 
+TIMESTAMP = re.compile(r"<((?:\d{2,}:)?\d{2}:\d{2}\.\d{3})>")  # a karaoke timestamp inside a cue (<00:00:05.500>)
+CLASSED = re.compile(r"<([a-z]+)((?:\.[\w-]+)+)(?=[\s>/])")  # a cue span's start tag with classes (<c.loud>)
+TIME_TAG = re.compile(r'<vtt-time t="([^"]*)"/>')
+CLASS_ATTR = re.compile(r'<([a-z]+) data-vtt-class="([^"]*)"')
+
+
+def vtt_as_html(text: str) -> str:
+    """A WebVTT cue's text with its tags as the markup path reads HTML: a timestamp as a self-closing tag that
+    goes where its word goes, a span's classes (``<c.loud>``, closed by ``</c>``) as an attribute."""
+    text = TIMESTAMP.sub(lambda m: f'<vtt-time t="{m.group(1)}"/>', text)
+    return CLASSED.sub(lambda m: f'<{m.group(1)} data-vtt-class="{m.group(2)[1:]}"', text)
+
+
+def vtt_from_html(text: str) -> str:
+    """``vtt_as_html`` undone on a translated cue."""
+    text = TIME_TAG.sub(lambda m: f"<{m.group(1)}>", text)
+    return CLASS_ATTR.sub(lambda m: f"<{m.group(1)}.{m.group(2)}", text)
+
+
 VOICE = re.compile(r"(<v(?:\.[\w-]+)*(?:\s[^>]*)?>)(?!.*</v>)(.*)", re.DOTALL)  # a cue's voice, never closed
 
 
@@ -129,14 +148,14 @@ def read_vtt(path: Path, lang: str, retranslate: bool) -> Document:
     captions = webvtt.read(str(path))
     found = [VOICE.fullmatch(c.raw_text.strip()) for c in captions]
     voices = [m.group(1) if m else "" for m in found]
-    cues = [turns((m.group(2) if m else c.raw_text).strip()) for m, c in zip(found, captions)]
+    cues = [turns(vtt_as_html((m.group(2) if m else c.raw_text).strip())) for m, c in zip(found, captions)]
     pieces = [Piece(t, "html", f"cue {n} ({c.start})") for n, (cue, c) in enumerate(zip(cues, captions), 1)
               for _, t, _ in cue]
 
     def write(outputs: list) -> bytes:
         for c, text in zip(captions, _cue_texts(cues, outputs, voices)):
             if text is not None:
-                c.text = text
+                c.text = vtt_from_html(text)
         return captions.content.encode("utf-8")
     return Document(pieces, write)
 
