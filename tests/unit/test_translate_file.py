@@ -168,7 +168,8 @@ def test_a_vtt_cues_timestamps_and_classed_spans_come_through(tiny_run, tmp_path
 
 def test_vtt_tags_read_as_html_and_back():
     from rnnsearch.text.subtitles import vtt_as_html, vtt_from_html
-    for cue in ["a <01:02:03.400>b", "<c.x.y-z>a</c> <v.loud Roger Smith>b</v>", "<lang.q en>a</lang> <ruby>b<rt>c</rt></ruby>"]:
+    for cue in ["a <01:02:03.400>b", "<c.x.y-z>a</c> <v.loud Roger Smith>b</v>",
+                "<lang.q en>a</lang> <ruby>b<rt>c</rt></ruby>"]:
         assert vtt_from_html(vtt_as_html(cue)) == cue and not re.search(r"<\w+\.|<\d", vtt_as_html(cue))
 
 
@@ -384,3 +385,18 @@ def test_a_po_msgid_with_html_keeps_its_tags(tiny_run, tmp_path):
     [unit] = [u for u in pypo.pofile.parsefile(str(tmp_path / "out.po")).units if not u.isheader()]
     target = str(unit.target)
     assert target.count("<b>") == target.count("</b>") == 1 and '<a href="cat.html">' in target, target
+
+
+@pytest.mark.parametrize("suffix,text", [
+    (".txt", "The dog sees a cat.\n"), (".html", "<p>The dog sees a cat.</p><p>A old blue hat.</p>"),
+    (".srt", "1\n00:00:01,000 --> 00:00:02,000\n<i>The dog sees a cat.</i>\n"),
+    (".vtt", "WEBVTT\n\n00:00:01.000 --> 00:00:02.000\nThe <b>dog</b> sees a cat.\n")])
+def test_every_format_flags_a_unit_below_min_confidence(tiny_run, tmp_path, capsys, suffix, text):
+    """The HTML, subtitle, XLIFF and DOCX paths ignored --min-confidence and never named words left out."""
+    (tmp_path / f"in{suffix}").write_text(text, encoding="utf-8")
+    assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}", "--min-confidence", "0") == 0
+    err = capsys.readouterr().err
+    flagged = err.count("low confidence")
+    assert flagged == (2 if suffix == ".html" else 1) and "below --min-confidence 0" in err, err
+    assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}") == 0
+    assert "low confidence" not in capsys.readouterr().err

@@ -214,10 +214,12 @@ def translate_marked(translator, sources: Sequence[Source], marked: Sequence[Mar
 
 
 def translate_units(translator, marked: Sequence[Marked], search: SearchSettings | None = None,
-                    settings: TextSettings | None = None, progress=None) -> list[list[tuple[str, str | None]]]:
+                    settings: TextSettings | None = None, progress=None
+                    ) -> list[list[tuple[str, str | None, Translation]]]:
     """For each line read (``marked``), each unit's output with its tags put back and None, or its
-    source as written and why it was not translated: the units of every line searched together, so a
-    document can keep the units translated where one fails (``text/files.py``)."""
+    source as written and why it was not translated, with the unit's Translation (its confidence and
+    attention): the units of every line searched together, so a document can keep the units translated
+    where one fails (``text/files.py``)."""
     _prepared(translator, marked, search, settings)
     units = [u for m in marked for u in m.units]
     sources = [s for m in marked for s in m.sources()]
@@ -226,7 +228,7 @@ def translate_units(translator, marked: Sequence[Marked], search: SearchSettings
     done = []
     for unit, t in zip(units, found):
         why = _not_translated(unit, t)
-        done.append((unit.raw, why) if why else (_unit_output(translator, unit, t), None))
+        done.append((unit.raw, why, t) if why else (_unit_output(translator, unit, t), None, t))
     out, k = [], 0
     for m in marked:
         out.append(done[k:k + len(m.units)])

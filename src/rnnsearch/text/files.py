@@ -10,7 +10,9 @@ as the library read it. The pieces are translated through the text stage (``text
 the markup path (``text/documents.py``) as ``rnnsearch translate`` does, and the format writes the
 file again with each translation in its place. A piece not translated stays as it was (an XLIFF or
 PO unit without a target); in an HTML page, each block is a unit of its own and one not translated
-keeps its source. The output is written whole or not at all, and never over the input.
+keeps its source. Each unit translated is checked as ``rnnsearch translate`` checks a line: a warning
+names the source words it may have left out (``min_coverage``) and a confidence below ``min_confidence``.
+The output is written whole or not at all, and never over the input.
 
 The files are read and written by the field's libraries: translate-toolkit (PO, XLIFF 1.2 and 2.x),
 pysrt, webvtt-py and python-docx (``text/file_formats.py``, ``text/xliff_file.py``, ``text/docx_file.py``,
@@ -26,6 +28,7 @@ from rnnsearch.decoding.source import Source
 from rnnsearch.errors import UsageError
 from rnnsearch.files import writable_file, write_whole
 from rnnsearch.text import blocks
+from rnnsearch.text.confidence import confidence
 from rnnsearch.text.coverage import left_out_warning, uncovered
 from rnnsearch.text.documents import NOTHING, Marked, read, translate_units
 from rnnsearch.text.docx_file import read_docx
@@ -147,21 +150,44 @@ def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | N
     (``warn(name, message)``: each fault of markup read through, and a plain piece's source words
     below ``settings.min_coverage``) and put back through the markup path."""
     out: list = [None] * len(pieces)
+    settings = settings or TextSettings()
     plain = [i for i, p in enumerate(pieces) if p.mode is None]
     if plain:
         found = next(translate_lines(translator, [Source(pieces[i].text, slots=pieces[i].slots) for i in plain],
                                      search, settings, progress=progress), [])
-        min_coverage = (settings or TextSettings()).min_coverage
         for i, t in zip(plain, found):
             out[i] = _plain_outcome(pieces[i], t)
-            left_out = uncovered(t, translator.src_codec, min_coverage)
-            if left_out and warn is not None:
-                warn(pieces[i].name, left_out_warning(left_out, min_coverage))
+            for message in _doubts(translator, t, settings) if warn else ():
+                warn(pieces[i].name, message)
     marked = [i for i, p in enumerate(pieces) if p.mode is not None]
     read_in = [_read(pieces[i], warn) for i in marked]
     for i, m, done in zip(marked, read_in, translate_units(translator, read_in, search, settings, progress)):
         out[i] = _marked_outcome(pieces[i], m, done)
+        for name, (_, why, t) in zip(_unit_names(pieces[i], m), done):
+            for message in _doubts(translator, t, settings) if warn and not why else ():
+                warn(name, message)
     return out
+
+
+def _doubts(translator, t, settings: TextSettings) -> list[str]:
+    """The doubts about a translated unit, as ``rnnsearch translate`` words them: the source words it may
+    have left out (below ``min_coverage``) and a confidence below ``min_confidence``."""
+    if t.error:
+        return []
+    left_out = uncovered(t, translator.src_codec, settings.min_coverage)
+    out = [left_out_warning(left_out, settings.min_coverage)] if left_out else []
+    c = confidence(t, settings.min_confidence, left_out)
+    if c is not None and c.low:
+        out.append(f"low confidence: {c.logprob:.3f} per unit, below --min-confidence {settings.min_confidence}: "
+                   "check this translation")
+    return out
+
+
+def _unit_names(piece: Piece, m: Marked) -> list[str]:
+    """Each unit's name in warnings: the piece's, with its block's number and opening where it has several."""
+    if len(m.units) == 1:
+        return [piece.name]
+    return [f"{piece.name}, block {n} ({u.raw[:30]!r})" for n, u in enumerate(m.units, 1)]
 
 
 def _plain_outcome(piece: Piece, t) -> Outcome:
@@ -183,8 +209,6 @@ def _read(piece: Piece, warn) -> Marked:
 def _marked_outcome(piece: Piece, m: Marked, done: list[tuple[str, str | None]]) -> Outcome:
     if m.error:
         return Outcome(None, 1, [(piece.name, m.error)])
-    several = len(done) > 1
-    failed = [(f"{piece.name}, block {n} ({raw[:30]!r})" if several else piece.name, why)
-              for n, (raw, why) in enumerate(done, 1) if why]
+    failed = [(name, why) for name, (_, why, _) in zip(_unit_names(piece, m), done) if why]
     whole = not failed or (piece.partial and len(failed) < len(done))
-    return Outcome(blocks.write(m.page, [text for text, _ in done]) if whole else None, len(done), failed)
+    return Outcome(blocks.write(m.page, [text for text, _, _ in done]) if whole else None, len(done), failed)
