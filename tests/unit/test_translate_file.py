@@ -11,6 +11,7 @@ from lxml import etree
 
 from rnnsearch.cli import main
 
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 SENTENCES = ["The dog sees a cat.", "A old blue hat takes a hat.", "The tired table calls the pretty letter."]
 
 
@@ -217,6 +218,61 @@ def test_docx_runs_keep_their_formatting(tiny_run, tmp_path):
     assert out.tables[0].cell(0, 0).text and out.tables[0].cell(0, 0).text != SENTENCES[1]
 
 
+def _docx_with_every_story(path):
+    """A document with a footnote, a comment, a tracked insertion and a text box Word writes twice (a drawing
+    and its VML fallback), made with python-docx and its OPC parts."""
+    import docx
+    from docx.opc.constants import RELATIONSHIP_TYPE
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    from docx.oxml import parse_xml
+    w = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"'
+    mc = 'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006"'
+    document = docx.Document()
+    paragraph = document.add_paragraph("The dog sees a cat.")
+    paragraph._p.append(parse_xml(f'<w:r {w}><w:footnoteReference w:id="1"/></w:r>'))
+    document.add_comment(paragraph.runs[0], text=SENTENCES[2], author="reviewer")
+    document.add_paragraph()._p.extend([
+        parse_xml(f'<w:r {w}><w:t xml:space="preserve">The dog </w:t></w:r>'),
+        parse_xml(f'<w:ins {w} w:id="7" w:author="a" w:date="2026-01-01T00:00:00Z"><w:r><w:t>sees a cat.</w:t></w:r>'
+                  '</w:ins>'),
+        parse_xml(f'<w:del {w} w:id="8" w:author="a" w:date="2026-01-01T00:00:00Z"><w:r><w:delText>a hat</w:delText>'
+                  '</w:r></w:del>')])
+    box = f'<w:txbxContent><w:p><w:r><w:t>{SENTENCES[1]}</w:t></w:r></w:p></w:txbxContent>'
+    document.add_paragraph()._p.append(parse_xml(
+        f'<w:r {w} {mc}><mc:AlternateContent><mc:Choice Requires="wps"><w:drawing>{box}</w:drawing></mc:Choice>'
+        f'<mc:Fallback><w:pict>{box}</w:pict></mc:Fallback></mc:AlternateContent></w:r>'))
+    notes = (f'<?xml version="1.0" encoding="UTF-8" standalone="yes"?>\n<w:footnotes {w}><w:footnote w:type="separator" '
+             f'w:id="-1"><w:p><w:r><w:separator/></w:r></w:p></w:footnote><w:footnote w:id="1"><w:p><w:r><w:t>'
+             f'{SENTENCES[0]}</w:t></w:r></w:p></w:footnote></w:footnotes>')
+    part = Part(PackURI("/word/footnotes.xml"), "application/vnd.openxmlformats-officedocument.wordprocessingml.footnotes"
+                "+xml", notes.encode(), document.part.package)
+    document.part.relate_to(part, RELATIONSHIP_TYPE.FOOTNOTES)
+    document.save(str(path))
+
+
+def test_docx_footnotes_comments_text_boxes_and_insertions_are_translated(tiny_run, tmp_path, capsys):
+    """A footnote, a comment, a text box and a tracked insertion were left in English and the file reported
+    translated whole; a deletion stays as it was."""
+    import docx
+    from lxml import etree
+    _docx_with_every_story(tmp_path / "in.docx")
+    assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.docx") == 0
+    assert "5 of 5 units translated" in capsys.readouterr().err
+    out = docx.Document(str(tmp_path / "out.docx"))
+    body = out.element.body
+    texts = lambda root, tag: ["".join(t.text for t in p.iter(tag)) for p in root.iter(W + "p")]  # noqa: E731
+    inserted = "".join(t.text for t in body.iter(W + "ins") for t in t.iter(W + "t"))
+    assert inserted and inserted != "sees a cat." and "".join(t.text for t in body.iter(W + "delText")) == "a hat"
+    boxes = [texts(b, W + "t") for b in body.iter(W + "txbxContent")]
+    assert len(boxes) == 2 and boxes[0] == boxes[1] and boxes[0][0] not in ("", SENTENCES[1]), boxes
+    (comment,) = out.comments
+    assert comment.text and comment.text != SENTENCES[2]
+    (notes,) = [p for p in out.part.package.iter_parts() if p.partname == "/word/footnotes.xml"]
+    note = texts(etree.fromstring(notes.blob), W + "t")
+    assert note[0] == "" and note[1] and note[1] != SENTENCES[0], note
+
+
 def test_text_and_html(tiny_run, tmp_path):
     (tmp_path / "in.txt").write_text(f"{SENTENCES[0]}\n\n{SENTENCES[1]}\n", encoding="utf-8")
     assert run(tiny_run, tmp_path / "in.txt", tmp_path / "out.txt") == 0
@@ -400,3 +456,17 @@ def test_every_format_flags_a_unit_below_min_confidence(tiny_run, tmp_path, caps
     assert flagged == (2 if suffix == ".html" else 1) and "below --min-confidence 0" in err, err
     assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}") == 0
     assert "low confidence" not in capsys.readouterr().err
+
+
+def test_a_docx_chart_left_untranslated_is_named(tiny_run, tmp_path, capsys):
+    import docx
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+    document = docx.Document()
+    document.add_paragraph(SENTENCES[0])
+    chart = Part(PackURI("/word/charts/chart1.xml"), "application/vnd.openxmlformats-officedocument.drawingml.chart+xml",
+                 b'<c:chartSpace xmlns:c="c" xmlns:a="a"><a:t>Sales</a:t></c:chartSpace>', document.part.package)
+    document.part.relate_to(chart, "http://schemas.openxmlformats.org/officeDocument/2006/relationships/chart")
+    document.save(str(tmp_path / "in.docx"))
+    assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.docx") == 0
+    assert "/word/charts/chart1.xml: text this reader does not translate" in capsys.readouterr().err

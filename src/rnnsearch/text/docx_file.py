@@ -1,7 +1,8 @@
 """DOCX for ``rnnsearch translate-file`` (``text/files.py``), read and written by python-docx:
 ``read_docx(path, target_lang, retranslate)``.
 
-Each paragraph with text (body, tables, nested tables, headers, footers) is a piece, its runs as
+Each paragraph with text (body, tables, nested tables, text boxes, headers, footers, footnotes, endnotes,
+comments) is a piece, its runs (a tracked insertion's, a hyperlink's, a content control's too) as
 inline elements (``<r0>The committee </r0><r1>met today</r1>``) so that each run's formatting goes
 back around the words aligned to it. The translation is written as runs in its own order: where the
 runs of a paragraph lie side by side, each stretch of output is a copy of the run it came from (so
@@ -21,47 +22,109 @@ from pathlib import Path
 from rnnsearch.text.file_formats import Document, Piece
 
 
-def _paragraphs(document):
-    """Every paragraph of a python-docx Document: body, tables (nested too), headers and footers."""
-    def of(container):
-        yield from container.paragraphs
-        for table in getattr(container, "tables", []):
-            for row in table.rows:
-                for cell in row.cells:
-                    yield from of(cell)
-    yield from of(document)
-    for section in document.sections:
-        for part in (section.header, section.footer):
-            yield from of(part)
+STORIES = {  # the parts whose paragraphs a reader reads, in this order, and how a unit's name says where it is
+    "document.main": "", "header": "header ", "footer": "footer ", "footnotes": "footnote ", "endnotes": "endnote ",
+    "comments": "comment "}
+WML = "application/vnd.openxmlformats-officedocument.wordprocessingml."
+THROUGH = {"hyperlink", "ins", "moveTo", "smartTag", "sdt", "sdtContent", "customXml", "dir", "bdo",  # around runs
+           "fldSimple"}
+MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+LEFT = ("diagramData", "chart")  # parts of text this reader does not translate: named in a warning
+
+
+def _stories(document) -> list[tuple[str, object, object]]:
+    """(name, root element, part) of each part whose paragraphs are read, in STORIES' order; a part python-docx
+    loads as bytes (footnotes, endnotes) parsed here and written back by ``_saved``."""
+    from docx.oxml.parser import parse_xml
+    found = []
+    for part in document.part.package.iter_parts():
+        kind = part.content_type.removeprefix(WML).removesuffix("+xml")
+        if kind in STORIES:
+            root = part.element if hasattr(part, "element") else parse_xml(part.blob)
+            found.append((list(STORIES).index(kind), str(part.partname), STORIES[kind], root, part))
+    return [(name, root, part) for _, _, name, root, part in sorted(found, key=lambda x: x[:2])]
+
+
+def _saved(stories) -> None:
+    """Parts python-docx holds as bytes given the text of their edited elements."""
+    from lxml import etree
+    for _, root, part in stories:
+        if not hasattr(part, "element"):
+            part._blob = etree.tostring(root, xml_declaration=True, encoding="UTF-8", standalone=True)
+
+
+def _owner(element, tag: str):
+    """The nearest ancestor of ``element`` with ``tag`` (a qualified name), or None."""
+    node = element.getparent()
+    while node is not None and node.tag != tag:
+        node = node.getparent()
+    return node
 
 
 def _runs(paragraph) -> list:
-    """A paragraph's runs in order, those of its hyperlinks too."""
-    from docx.text.hyperlink import Hyperlink
-    return [r for item in paragraph.iter_inner_content() for r in (item.runs if isinstance(item, Hyperlink) else [item])]
+    """A paragraph's runs in order: its own, those of its hyperlinks, tracked insertions and content controls
+    and fields' results too; not those of a deletion or of a paragraph inside it (a text box's)."""
+    from docx.oxml.ns import qn
+    from docx.text.run import Run
+    p, out = paragraph._p, []
+    for r in p.iter(qn("w:r")):
+        node = r.getparent()
+        while node is not p and node.tag.split("}")[-1] in THROUGH:
+            node = node.getparent()
+        if node is p:
+            out.append(Run(r, paragraph))
+    return out
+
+
+def _fallbacks(root) -> list[tuple[object, object]]:
+    """(VML fallback's text box, drawing's text box) of each text box Word wrote twice (``mc:AlternateContent``):
+    the drawing's is translated and the fallback given a copy of it."""
+    from docx.oxml.ns import qn
+    pairs = []
+    for alternate in root.iter(f"{{{MC}}}AlternateContent"):
+        boxes = {c.tag: list(c.iter(qn("w:txbxContent"))) for c in alternate}
+        choice, fallback = boxes.get(f"{{{MC}}}Choice", []), boxes.get(f"{{{MC}}}Fallback", [])
+        if choice and len(choice) == len(fallback):
+            pairs += zip(fallback, choice)
+    return pairs
 
 
 def read_docx(path: Path, lang: str, retranslate: bool) -> Document:
     import docx
+    from docx.oxml.ns import qn
+    from docx.text.paragraph import Paragraph
     document = docx.Document(str(path))
-    todo, pieces, seen = [], [], set()
-    for n, paragraph in enumerate(_paragraphs(document), 1):
-        runs = [r for r in _runs(paragraph) if r.text]
-        if not runs or paragraph._p in seen:  # a merged table cell yields its paragraphs again
-            continue
-        seen.add(paragraph._p)
-        marked = "".join(f"<r{k}>{html.escape(r.text, quote=False)}</r{k}>" for k, r in enumerate(runs))
-        todo.append((paragraph, runs))
-        pieces.append(Piece(marked, "xml", f"paragraph {n} ({paragraph.text[:30]!r})"))
+    stories, todo, pieces = _stories(document), [], []
+    fallbacks = [pair for _, root, _ in stories for pair in _fallbacks(root)]
+    skip = {p for box, _ in fallbacks for p in box.iter(qn("w:p"))}  # the elements (held: lxml keeps their proxies)
+    for name, root, _ in stories:
+        for n, p in enumerate(root.iter(qn("w:p")), 1):
+            paragraph = Paragraph(p, None)
+            runs = [r for r in _runs(paragraph) if r.text]
+            if not runs or p in skip:
+                continue
+            box = " in a text box" if _owner(p, qn("w:txbxContent")) is not None else ""
+            marked = "".join(f"<r{k}>{html.escape(r.text, quote=False)}</r{k}>" for k, r in enumerate(runs))
+            todo.append((paragraph, runs))
+            pieces.append(Piece(marked, "xml", f"{name}paragraph {n}{box} ({paragraph.text[:30]!r})"))
 
     def write(outputs: list) -> bytes:
         for (paragraph, runs), output in zip(todo, outputs):
             if output is not None:
                 _write_runs(paragraph, runs, stretches(output, [r.text for r in runs]))
+        for box, drawn in fallbacks:
+            box[:] = [deepcopy(p) for p in drawn]
+        _saved(stories)
         buffer = io.BytesIO()
         document.save(buffer)
         return buffer.getvalue()
-    return Document(pieces, write)
+    return Document(pieces, write, left=_left_out(document))
+
+
+def _left_out(document) -> list[str]:
+    """The parts with text this reader leaves as they are (charts, SmartArt diagrams), for a warning."""
+    return [str(part.partname) for part in document.part.package.iter_parts()
+            if any(k in part.content_type for k in LEFT) and b"<a:t>" in part.blob]
 
 
 def stretches(output: str, sources: list[str]) -> list[tuple[int, str]]:

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 
@@ -43,6 +43,7 @@ class Document:
     pieces: list
     write: Callable[[list], bytes]
     skipped: int = 0
+    left: list = field(default_factory=list)  # what holds text and is left untranslated (a DOCX chart): a warning
 
 
 def read_text(path: Path, lang: str, retranslate: bool) -> Document:

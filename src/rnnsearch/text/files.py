@@ -133,6 +133,9 @@ def translate_file(translator, source: str | Path, out: str | Path, search: Sear
     and is named in the report; ``warn`` is called with each (``FILE: NAME: why``)."""
     kind = check_paths(source, out)
     document = read_file(kind, source, translator.tgt_codec.lang, retranslate)
+    if document.left:
+        warn(f"{source}: {', '.join(document.left)}: text this reader does not translate (charts, diagrams): "
+             "left as it is")
     outcomes = translate_pieces(translator, document.pieces, search, settings, progress,
                                 lambda name, message: warn(f"{source}: {name}: {message}"))
     report = Report(sum(o.units for o in outcomes), document.skipped)
