@@ -105,6 +105,29 @@ def test_xliff_inline_elements_and_translated_units(tiny_run, tmp_path, version)
         assert [s.get("state") for s in root.findall(".//{*}segment")][:2] == ["initial", "initial"]
 
 
+
+@pytest.mark.parametrize("version", ["1.2", "2.0"])
+def test_retranslate_leaves_a_target_signed_off_alone(tiny_run, tmp_path, capsys, version):
+    """--retranslate replaced a target marked final (a person's approved translation)."""
+    from translate.storage import xliff, xliff2
+    store = xliff.xlifffile() if version == "1.2" else xliff2.Xliff2File()
+    store.setsourcelanguage("en")
+    store.addsourceunit(SENTENCES[0]).target = "brouillon"
+    store.addsourceunit(SENTENCES[1]).target = "approuvé"
+    store.addsourceunit(SENTENCES[2]).target = "validé"
+    data = bytes(store).decode()
+    if version == "1.2":
+        data = data.replace('state="translated">approuvé', 'state="final">approuvé').replace(
+            'state="translated">validé', 'state="signed-off">validé')
+    else:
+        plain, final = '<segment xml:space="preserve">', '<segment xml:space="preserve" state="final">'
+        data = data.replace(plain, final).replace(final, plain, 1)
+    (tmp_path / "in.xlf").write_text(data, encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.xlf", tmp_path / "out.xlf", "--retranslate") == 0
+    assert "2 units already translated left as they were" in capsys.readouterr().err
+    targets = [t.text for t in etree.parse(str(tmp_path / "out.xlf")).getroot().iter("{*}target")]
+    assert targets[0] != "brouillon" and targets[1:] == ["approuvé", "validé"], targets
+
 def test_xliff_native_code_comes_back_as_written(tiny_run, tmp_path):
     (tmp_path / "in.xlf").write_text(
         '<?xml version="1.0" encoding="UTF-8"?><xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2">'

@@ -19,7 +19,8 @@ def register(sub) -> None:
     p.add_argument("input", help="the file to translate (its suffix names its format)")
     p.add_argument("output", help="where to write the translation (the same format), whole or not at all")
     p.add_argument("--retranslate", action="store_true", help="translate units already translated too (XLIFF "
-                   "targets, PO msgstrs); by default they are left as they are")
+                   "targets, PO msgstrs); by default they are left as they are; a target signed off (XLIFF state final or "
+                   "signed-off) is left alone even so")
     add_settings_flags(p, TextSettings)
     add_decoding_args(p, n_best=False)
     p.set_defaults(func=translate_file, tune=True)

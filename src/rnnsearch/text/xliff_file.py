@@ -9,7 +9,8 @@ its inline elements (``<g>``, ``<x/>``, ``<bx/>``, ``<ex/>``, 2.x's ``<pc>``, ``
 path as an empty element in its place, placed through the alignment, and comes back whole, its code as
 the source wrote it. A 1.2 target gets ``state="needs-review-translation"`` and
 ``state-qualifier="leveraged-mt"``; a 2.x segment keeps ``state="initial"`` (machine output nobody has
-reviewed) with ``subState="rnnsearch:mt"``.
+reviewed) with ``subState="rnnsearch:mt"``. A target a person signed off (1.2 a ``final`` or
+``signed-off`` state; a 2.x segment ``final``) is left alone even with ``retranslate``.
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from pathlib import Path
 
 from rnnsearch.text.file_formats import Document, Piece
 
+SIGNED_OFF = {"final", "signed-off"}  # a target a person has approved: never replaced
 TO_TRANSLATE = {"new", "needs-translation", "needs-adaptation", "needs-l10n"}  # 1.2: a target still to write
 NATIVE = {"bpt", "ept", "ph", "it"}  # 1.2's elements whose content is the original file's code
 CODE = "rnnsearch-code"               # the attribute that numbers an element standing in for one
@@ -35,7 +37,7 @@ def read_xliff(path: Path, lang: str, retranslate: bool) -> Document:
     for unit in store.units:
         if unit.isheader() or not unit.istranslatable() or not unit.source.strip():
             continue
-        if unit.target and not retranslate and not _to_translate(unit):
+        if unit.target and (_signed_off(unit) or not retranslate and not _to_translate(unit)):
             skipped += 1
             continue
         source = unit.get_source_dom()
@@ -58,6 +60,16 @@ def read_xliff(path: Path, lang: str, retranslate: bool) -> Document:
         out = (declared.group(0) if utf8 else b"<?xml version='1.0' encoding='UTF-8'?>\n" if declared else b"") + out
         return out + b"\n" * (data.endswith(b"\n") and not out.endswith(b"\n"))
     return Document(pieces, write, skipped)
+
+
+def _signed_off(unit) -> bool:
+    """Whether a person has signed a unit's target off (1.2: a target ``final`` or ``signed-off``; 2.x: a
+    segment ``final``): left alone even with ``retranslate``. (1.2's ``approved="yes"`` is not one:
+    translate-toolkit writes it on every target it is given, as "not fuzzy".)"""
+    element = unit.xmlelement
+    states = [t.get("state") for t in element.iter("{*}target")] + [element.get("state")] + [
+        s.get("state") for s in element.iter("{*}segment")]
+    return any(state in SIGNED_OFF for state in states)
 
 
 def _to_translate(unit) -> bool:
