@@ -17,7 +17,7 @@ EXTRAS = {
     "plot": ("matplotlib",),
     "onnx": ("onnx", "onnxruntime"),
     "tensorboard": ("tensorboard",),
-    "files": ("translate", "docx", "pysrt", "webvtt"),  # lxml too, which sacrebleu needs anyway
+    "files": ("translate", "docx", "pysrt", "webvtt", "py3langid"),  # lxml too, which sacrebleu needs anyway
 }
 
 

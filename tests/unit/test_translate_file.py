@@ -493,3 +493,40 @@ def test_a_docx_chart_left_untranslated_is_named(tiny_run, tmp_path, capsys):
     document.save(str(tmp_path / "in.docx"))
     assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.docx") == 0
     assert "/word/charts/chart1.xml: text this reader does not translate" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("suffix,text", [
+    (".txt", "Le comité s'est réuni hier.\nIl a adopté le budget de l'année prochaine sans débat.\n"),
+    (".html", '<html lang="fr"><p>Le comité s\'est réuni hier.</p><p>Il a adopté le budget sans débat.</p></html>'),
+    (".srt", "1\n00:00:01,000 --> 00:00:02,000\nDer Ausschuss hat gestern getagt und den Haushalt angenommen.\n")])
+def test_a_file_in_another_language_than_the_models_source_is_refused(tiny_run, tmp_path, capsys, suffix, text):
+    """A file translated already (the model's own output given back) or one for the other direction's model came
+    out as garbage, reported translated."""
+    (tmp_path / f"in{suffix}").write_text(text, encoding="utf-8")
+    assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}") == 2
+    err = capsys.readouterr().err
+    expected = "German (de" if suffix == ".srt" else "French (fr"
+    assert f"reads as {expected}" in err and "not English" in err and "--any-language" in err, err
+    assert ("translated already?" in err) == (suffix != ".srt") and not (tmp_path / f"out{suffix}").exists()
+    assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}", "--any-language") == 0
+
+
+def test_read_as_other_is_sure_or_silent():
+    from rnnsearch.text.language import read_as_other
+    assert read_as_other("The committee met yesterday and passed the budget.", "en") is None
+    assert read_as_other("Click Save.", "en") is None and read_as_other("", "en") is None
+    assert read_as_other("Le comité s'est réuni hier et a adopté le budget.", "en")[0] == "fr"
+    assert read_as_other("The committee met yesterday and passed the budget.", "fr")[0] == "en"
+    assert read_as_other("anything at all", "qq") is None  # a language the identifier does not know
+
+
+def test_an_html_element_in_another_language_is_left_as_written(tiny_run, tmp_path, capsys):
+    """``<p lang="fr">`` in a page given to an English model was translated as English."""
+    page = ('<p>The dog sees a cat.</p><p lang="fr">Le chien voit un chat.</p><q lang="de-AT">Der Hund</q>'
+            f'<div lang="fr"><p lang="en-GB">{SENTENCES[1]}</p></div><p>{SENTENCES[2]}</p>')
+    (tmp_path / "in.html").write_text(page, encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.html", tmp_path / "out.html") == 0
+    assert "3 of 3 units translated" in capsys.readouterr().err
+    out = (tmp_path / "out.html").read_text(encoding="utf-8")
+    assert '<p lang="fr">Le chien voit un chat.</p><q lang="de-AT">Der Hund</q>' in out
+    assert SENTENCES[1] not in out and '<div lang="fr"><p lang="en-GB">' in out

@@ -21,6 +21,9 @@ def register(sub) -> None:
     p.add_argument("--retranslate", action="store_true", help="translate units already translated too (XLIFF "
                    "targets, PO msgstrs); by default they are left as they are; a target signed off (XLIFF state final or "
                    "signed-off) is left alone even so")
+    p.add_argument("--any-language", action="store_true", help="translate a file even where its text surely reads "
+                   "as another language than the model's source (refused by default: translated already, or the "
+                   "other direction's file?)")
     add_settings_flags(p, TextSettings)
     add_decoding_args(p, n_best=False)
     p.set_defaults(func=translate_file, tune=True)
@@ -59,6 +62,7 @@ def translate_file(args) -> int:
     settings = search_settings(args, translator)
     with progress_bar(0, "translate-file") as advance:
         report = run(translator, args.input, args.output, settings, text_settings, args.retranslate, advance,
+                     any_language=args.any_language,
                      warn=lambda message: print(f"rnnsearch translate-file: warning: {message}", file=sys.stderr))
     done = report.units - len(report.failed)
     if report.units == 0 and not report.skipped:  # as `translate` says of an empty input

@@ -183,18 +183,9 @@ def known(routes: dict) -> tuple[str, ...]:
 
 
 def detected(text: str, languages: tuple[str, ...]) -> list[tuple[str, float]]:
-    """(language, probability) for each of ``languages``, the likeliest first (py3langid)."""
-    identifier = _identifier(languages)
-    return [(code, float(p)) for code, p in identifier.rank(text)]
-
-
-@cache
-def _identifier(languages: tuple[str, ...]):
-    from py3langid.langid import MODEL_DIR, MODEL_FILE, LanguageIdentifier
-    identifier = LanguageIdentifier.from_modelpath(MODEL_DIR / MODEL_FILE, norm_probs=True)
-    if len(languages) > 1:
-        identifier.set_languages(list(languages))
-    return identifier
+    """(language, probability) for each of ``languages``, the likeliest first (py3langid: text/language.py)."""
+    from rnnsearch.text.language import ranked
+    return ranked(text, languages)
 
 
 async def _translate(values: dict, routes: dict, sources: list[str], settings, translate):

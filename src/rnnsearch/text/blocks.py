@@ -30,7 +30,7 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 
 from rnnsearch.decoding.markup import VOID, Element
-from rnnsearch.text.html_tree import BLOCK, Node, bare_ampersand, last_offset, parse_tree, whole
+from rnnsearch.text.html_tree import BLOCK, Node, bare_ampersand, last_offset, mark_foreign, parse_tree, whole
 
 INLINE_KEPT = {"code", "kbd", "samp", "var", "span", "em", "b", "i", "strong", "a", "abbr", "cite", "q", "small",
                "mark", "sub", "sup", "u", "s", "tt", "bdi", "bdo", "data", "time", "dfn"}  # kept as carried text
@@ -48,6 +48,12 @@ class Unit:
     keep: list[tuple[int, int]] = field(default_factory=list)  # spans of plain carried verbatim (Source.slots)
     raw: str = ""  # the unit as the source wrote it (markup and all)
 
+    def has_words(self) -> bool:
+        """Whether it holds a word to translate outside the spans it carries verbatim (a ``<code>`` alone, a
+        quotation in another language alone: nothing to translate)."""
+        kept = {i for a, b in self.keep for i in range(a, b)}
+        return any(c.isalnum() for i, c in enumerate(self.plain) if i not in kept)
+
 
 @dataclass
 class Page:
@@ -58,10 +64,14 @@ class Page:
     warnings: list[str]
 
 
-def read(text: str) -> Page:
-    """The fragment's units and what lies between them, with a warning for each fault of form."""
+def read(text: str, source_lang: str | None = None) -> Page:
+    """The fragment's units and what lies between them, with a warning for each fault of form; given
+    ``source_lang``, an element whose ``lang`` is another language is left as written (``mark_foreign``)."""
     page = Page([], [], [])
-    _flatten(parse_tree(text, page.warnings).children, text, page)
+    root = parse_tree(text, page.warnings)
+    if source_lang:
+        mark_foreign(root, source_lang)
+    _flatten(root.children, text, page)
     return page
 
 

@@ -43,11 +43,12 @@ class Marked:
         return [Source(u.plain, slots=tuple((a, b, u.plain[a:b]) for a, b in u.keep)) for u in self.units]
 
 
-def read(text: str, mode: str) -> Marked:
+def read(text: str, mode: str, source_lang: str | None = None) -> Marked:
     """A line's units and what lies between them (``blocks.Page``; its ``warnings``: faults of form read
-    through); in XML a line not well-formed has its ``error``."""
+    through); in XML a line not well-formed has its ``error``; in HTML an element in another language than
+    ``source_lang`` (its ``lang``) is left as written."""
     if mode == "html":
-        return Marked(blocks.read(text))
+        return Marked(blocks.read(text, source_lang))
     try:
         plain, elements = parse(text, mode)
     except MarkupError as exc:
@@ -218,17 +219,18 @@ def translate_units(translator, marked: Sequence[Marked], search: SearchSettings
                     ) -> list[list[tuple[str, str | None, Translation]]]:
     """For each line read (``marked``), each unit's output with its tags put back and None, or its
     source as written and why it was not translated, with the unit's Translation (its confidence and
-    attention): the units of every line searched together, so a document can keep the units translated
-    where one fails (``text/files.py``)."""
+    attention; None for a unit with nothing to translate, which stays as written): the units of every
+    line searched together, so a document can keep the units translated where one fails (``text/files.py``)."""
     _prepared(translator, marked, search, settings)
     units = [u for m in marked for u in m.units]
-    sources = [s for m in marked for s in m.sources()]
-    found = next(translate_lines(translator, sources, search, settings, progress=progress, alignments=True),
-                 []) if sources else []
+    sources = [s for m in marked for u, s in zip(m.units, m.sources()) if u.has_words()]
+    found = iter(next(translate_lines(translator, sources, search, settings, progress=progress, alignments=True),
+                      []) if sources else [])
     done = []
-    for unit, t in zip(units, found):
-        why = _not_translated(unit, t)
-        done.append((unit.raw, why, t) if why else (_unit_output(translator, unit, t), None, t))
+    for unit in units:
+        t = next(found) if unit.has_words() else None  # a unit of nothing to translate stays as written
+        why = _not_translated(unit, t) if t is not None else None
+        done.append((unit.raw, why, t) if why or t is None else (_unit_output(translator, unit, t), None, t))
     out, k = [], 0
     for m in marked:
         out.append(done[k:k + len(m.units)])

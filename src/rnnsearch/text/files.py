@@ -20,6 +20,7 @@ pysrt, webvtt-py and python-docx (``text/file_formats.py``, ``text/xliff_file.py
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from rnnsearch.text.confidence import confidence
 from rnnsearch.text.coverage import left_out_warning, uncovered
 from rnnsearch.text.documents import NOTHING, Marked, read, translate_units
 from rnnsearch.text.docx_file import read_docx
+from rnnsearch.text.language import language_name, read_as_other
 from rnnsearch.text.file_formats import Document, Piece, read_html, read_po, read_text
 from rnnsearch.text.subtitles import read_srt, read_vtt
 from rnnsearch.text.pipeline import translate_lines
@@ -127,12 +129,16 @@ def check_paths(source: str | Path, out: str | Path) -> str:
 
 def translate_file(translator, source: str | Path, out: str | Path, search: SearchSettings | None = None,
                    settings: TextSettings | None = None, retranslate: bool = False, progress=None,
-                   warn=print) -> Report:
+                   warn=print, any_language: bool = False) -> Report:
     """Translate the file ``source`` into ``out`` (the same format); ``retranslate``: units already
     translated too. A unit that could not be translated keeps its source (XLIFF and PO: no target)
-    and is named in the report; ``warn`` is called with each (``FILE: NAME: why``)."""
+    and is named in the report; ``warn`` is called with each (``FILE: NAME: why``). A file whose text
+    surely reads as another language than the model's source is refused (``text/language.py``) unless
+    ``any_language``."""
     kind = check_paths(source, out)
     document = read_file(kind, source, translator.tgt_codec.lang, retranslate)
+    if not any_language:
+        check_language(source, document.pieces, translator.src_codec.lang, translator.tgt_codec.lang)
     if document.left:
         warn(f"{source}: {', '.join(document.left)}: text this reader does not translate (charts, diagrams): "
              "left as it is")
@@ -145,6 +151,22 @@ def translate_file(translator, source: str | Path, out: str | Path, search: Sear
             warn(f"{source}: {name}: not translated: {why}")
     write_whole(out, document.write([o.text for o in outcomes]))
     return report
+
+
+MARKUP = re.compile(r"<[^<>]*>")
+SAMPLE = 50_000  # characters of a file's text its language is read from
+
+
+def check_language(path, pieces: list[Piece], source: str, target: str) -> None:
+    """A UsageError where the pieces' text (tags left out) surely reads as another language than ``source``."""
+    text = " ".join(MARKUP.sub(" ", p.text) if p.mode else p.text for p in pieces)[:SAMPLE]
+    found = read_as_other(text, source)
+    if found is None:
+        return
+    code, p = found
+    why = "translated already?" if code == target else f"for a model from {language_name(code)}?"
+    raise UsageError(f"{path}: its text reads as {language_name(code)} ({code}, p {p:.2f}), not {language_name(source)}, "
+                     f"the language this model translates from: {why} (--any-language translates it all the same)")
 
 
 def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | None, settings: TextSettings | None,
@@ -163,7 +185,7 @@ def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | N
             for message in _doubts(translator, t, settings) if warn else ():
                 warn(pieces[i].name, message)
     marked = [i for i, p in enumerate(pieces) if p.mode is not None]
-    read_in = [_read(pieces[i], warn) for i in marked]
+    read_in = [_read(pieces[i], warn, translator.src_codec.lang) for i in marked]
     for i, m, done in zip(marked, read_in, translate_units(translator, read_in, search, settings, progress)):
         out[i] = _marked_outcome(pieces[i], m, done)
         for name, (_, why, t) in zip(_unit_names(pieces[i], m), done):
@@ -175,7 +197,7 @@ def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | N
 def _doubts(translator, t, settings: TextSettings) -> list[str]:
     """The doubts about a translated unit, as ``rnnsearch translate`` words them: the source words it may
     have left out (below ``min_coverage``) and a confidence below ``min_confidence``."""
-    if t.error:
+    if t is None or t.error:
         return []
     left_out = uncovered(t, translator.src_codec, settings.min_coverage)
     out = [left_out_warning(left_out, settings.min_coverage)] if left_out else []
@@ -201,8 +223,8 @@ def _plain_outcome(piece: Piece, t) -> Outcome:
     return Outcome(None if why else t.text, int(words), [(piece.name, why)] if why else [])
 
 
-def _read(piece: Piece, warn) -> Marked:
-    m = read(piece.text, piece.mode)
+def _read(piece: Piece, warn, source_lang: str) -> Marked:
+    m = read(piece.text, piece.mode, source_lang)
     for warning in m.page.warnings:
         if warn is not None:
             warn(piece.name, warning)
@@ -214,4 +236,5 @@ def _marked_outcome(piece: Piece, m: Marked, done: list[tuple[str, str | None]])
         return Outcome(None, 1, [(piece.name, m.error)])
     failed = [(name, why) for name, (_, why, _) in zip(_unit_names(piece, m), done) if why]
     whole = not failed or (piece.partial and len(failed) < len(done))
-    return Outcome(blocks.write(m.page, [text for text, _, _ in done]) if whole else None, len(done), failed)
+    units = sum(u.has_words() for u in m.units) if len(m.units) > 1 else len(m.units)
+    return Outcome(blocks.write(m.page, [text for text, _, _ in done]) if whole else None, units, failed)

@@ -44,10 +44,11 @@ class Node:
     end_tag: str = ""              # as written ("": none in the source)
     attrs: list = field(default_factory=list)
     children: list = field(default_factory=list)
+    foreign: bool = False          # in another language than the source (``mark_foreign``): left as written
 
     def opaque(self) -> bool:
         classes = (dict(self.attrs).get("class") or "").split()
-        return self.tag in OPAQUE or dict(self.attrs).get("translate") == "no" or "notranslate" in classes
+        return self.foreign or self.tag in OPAQUE or dict(self.attrs).get("translate") == "no" or "notranslate" in classes
 
     def container(self) -> bool:
         """Whether it bounds units: a block element, or an element holding one."""
@@ -147,6 +148,19 @@ def parse_tree(text: str, warnings: list[str] | None = None) -> Node:
     if warnings is not None:
         warnings += parser.warnings
     return root
+
+
+def mark_foreign(node: Node, source: str, inherited: str = "") -> bool:
+    """Mark each element whose ``lang`` (inherited, its primary subtag) is not ``source`` and that holds nothing
+    in ``source`` as ``foreign``: a quotation in another language, or a part translated already (``<p
+    lang="fr">`` in a page given to an English model). Returns whether ``node`` holds text in ``source``."""
+    given = dict(node.attrs).get("lang") if node.tag and not node.tag.startswith("#") else None
+    lang = (given or "").split("-")[0].strip().lower() or inherited
+    holds = [mark_foreign(c, source, lang) for c in node.children]
+    if lang and lang != source and not any(holds):
+        node.foreign = bool(node.tag) and not node.tag.startswith("#")
+        return False
+    return not lang or lang == source or any(holds)
 
 
 def bare_ampersand(raw: str) -> bool:
