@@ -275,3 +275,16 @@ def test_emoji_french_phone_numbers_and_numbered_references_are_whole():
         ("phone", "01 42 68 53 00", "01 42 68 53 00"), ("phone", "06.12.34.56.78", "06.12.34.56.78")]
     assert kinds("Quote order #A-10442 or #12345, not C#.") == [
         ("identifier", "#A-10442", "#A-10442"), ("identifier", "#12345", "#12345")]
+
+
+def test_a_programs_placeholders_are_items_and_per_cent_signs_are_not():
+    """``translate`` wrote ``The file %s was saved in %d seconds.`` as ``On a économisé jusqu'à 10 p. 100.`` and
+    ``you have {1} new messages`` as ``vous avez {1} messages}``."""
+    cases = [("Hello {0}, you have {1} new messages.", ["{0}", "{1}"]), ("%s saved in %.2f s", ["%s", "%.2f"]),
+             ("Welcome, %(name)s!", ["%(name)s"]), ("{{ user.name }} and ${HOME}", ["{{ user.name }}", "${HOME}"]),
+             ("Arg %1 of %2; %1$d", ["%1", "%2", "%1$d"]),
+             ("{count:d} of {0,number,integer}", ["{count:d}", "{0,number,integer}"])]
+    for text, found in cases:
+        assert [t for k, t, _ in kinds(text) if k == "placeholder"] == found, text
+    for text in ["Prices rose 50% of the time.", "a 20 % rise", "100%s", "50%off", "{ a b }", "La hausse de 5 %de"]:
+        assert "placeholder" not in [k for k, _, _ in kinds(text)], text

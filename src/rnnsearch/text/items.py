@@ -30,7 +30,7 @@ from rnnsearch.data import slotting
 from rnnsearch.text import numbers, units
 
 VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier",
-            "label", "name", "formula", "symbol", "postcode", "menu", "firm", "emoji")
+            "label", "name", "formula", "symbol", "postcode", "menu", "firm", "emoji", "placeholder")
 NUMERIC = ("amount", "money", "measure", "number", "ordinal")
 TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
 TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
@@ -53,6 +53,12 @@ TIME = {  # a time of the clock as each language writes it: 11:59 p.m. (12-hour)
 EMOJI = r"(?:(?=[\p{Extended_Pictographic}\p{Regional_Indicator}])\X|[0-9#*]\uFE0F?\u20E3)+"  # grapheme clusters
 # (regex's \X), keycaps (1️⃣: a digit, its variation selector and the combining keycap) among them
 MONEY_WORDS = "dollars?|euros?|cents?"  # "25 dollars": the model wrote "25 cents", "10 dollars": "10"
+PLACEHOLDER = (  # a program's placeholder: the model wrote "%s was saved" as "On a économisé", "{1} messages" "messages}"
+    r"%\([\w.-]+\)[-+0# ]?\d*(?:\.\d+)?[diouxXeEfFgGcrsa]"  # Python's %(name)s
+    r"|(?<![\w%])%(?:\d+\$)?[-+0#']?(?:\d+|\*)?(?:\.\d+)?(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfFgGcsp@](?![A-Za-z0-9])"  # %1$d
+    r"|(?<![\w%])%\d{1,2}(?![\w.,%])"  # Qt's %1
+    r"|\{\{\s*[\w.\[\]|: '\"]+?\s*\}\}|\$\{[\w.:-]+\}|@@\w+@@"  # {{ user.name }}, ${HOME}, @@name@@
+    r"|\{[\w.\[\]]*(?:![rsa])?(?::[^{}\s]*)?\}|\{\d+,\s*\w+(?:,[^{}]*)?\}")  # {0}, {name:.2f}, {0,number}
 PER_CENT = r"[ \u00a0\u202f]?%"  # a per cent sign after a number, as French spaces it or not
 OPERATOR = r"(?:[<>]=?|!=|==|[=≠≤≥±×÷])"  # a comparison or an operation: the model wrote 7 > 2 as "7 est 2"
 ORDINAL = {"en": r"(?<![\w.,])\d+(?:st|nd|rd|th)(?!\w)",  # 1er, 3e; not 1e-5 (a power of ten)
@@ -89,6 +95,7 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
     sign = rf"(?:[A-Z]{{1,2}})?[{_currency_signs()}]"
     found = [
         ("emoji", EMOJI),  # 👍🏽 and 👨‍👩‍👧 whole: the tokenizer cut them at the modifier and the joiners
+        ("placeholder", PLACEHOLDER),
         ("email", r"\b[\w.+-]+(?:['’][\w.+-]+)*@[\w-]+(?:\.[\w-]+)+"),  # o'neil@x.ie: an apostrophe inside
         ("doi", r"\b10\.\d{4,9}/[^\s<>\"]+"),
         ("url", rf"\b(?:https?|ftp)://[^\s<>\"]+|\bwww\.[^\s<>\"]+|(?<![@\w.-])[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:{TLDS})\b(?:/[^\s<>\"]*)?"),
