@@ -103,3 +103,30 @@ def test_xliff_states_say_what_is_reviewed(tmp_path, states, kept):
     assert len(read_memory(tmp_path / "m.xlf").pairs) == kept
     with pytest.raises(ValueError, match="the file says fr, not de"):
         read_memory(tmp_path / "m.xlf", tgt_lang="de")
+
+
+def test_a_code_between_two_words_leaves_a_space_and_kept_tags_are_the_files(tmp_path):
+    """``The file<x id="1"/>is saved.`` was imported as ``The fileis saved.``; with --keep-tags an XLIFF's
+    ``<g>`` and ``<x/>`` were lost."""
+    tmx = ('<?xml version="1.0"?><tmx version="1.4"><header srclang="en" datatype="plaintext" segtype="sentence" '
+           'adminlang="en" creationtool="t" creationtoolversion="1" o-tmf="t"/><body>'
+           '<tu><tuv xml:lang="en"><seg>Click<ph x="1">&lt;br/&gt;</ph>Save now.</seg></tuv>'
+           '<tuv xml:lang="fr"><seg>Cliquez<ph x="1">&lt;br/&gt;</ph>Enregistrer.</seg></tuv></tu>'
+           '<tu><tuv xml:lang="en"><seg>The file<ph x="2"/>is <bpt i="1">&lt;b&gt;</bpt>saved<ept i="1">&lt;/b&gt;</ept>.'
+           '</seg></tuv><tuv xml:lang="fr"><seg>Le fichier<ph x="2"/>est enregistré.</seg></tuv></tu></body></tmx>')
+    (tmp_path / "m.tmx").write_text(tmx, encoding="utf-8")
+    assert read_memory(tmp_path / "m.tmx").pairs == [("Click Save now.", "Cliquez Enregistrer."),
+                                                     ("The file is saved.", "Le fichier est enregistré.")]
+    assert read_memory(tmp_path / "m.tmx", keep_tags=True).pairs[1][0] == 'The file<ph x="2"/>is <b>saved</b>.'
+    xlf = ('<?xml version="1.0"?><xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2"><file original="x" '
+           'source-language="en" target-language="fr" datatype="plaintext"><body><trans-unit id="1"><source>The file'
+           '<x id="1"/>is <g id="2">saved</g>.</source><target state="translated">Le fichier<x id="1"/>est '
+           '<g id="2">enregistré</g>.</target></trans-unit></body></file></xliff>')
+    (tmp_path / "m.xlf").write_text(xlf, encoding="utf-8")
+    assert read_memory(tmp_path / "m.xlf").pairs == [("The file is saved.", "Le fichier est enregistré.")]
+    assert read_memory(tmp_path / "m.xlf", keep_tags=True).pairs == [
+        ('The file<x id="1"/>is <g id="2">saved</g>.', 'Le fichier<x id="1"/>est <g id="2">enregistré</g>.')]
+    po = tmp_path / "m.po"
+    po.write_text('msgid ""\nmsgstr ""\n"Language: fr\\n"\n\nmsgid "Click<br/>Save."\nmsgstr "Cliquez<br/>Enregistrer."\n',
+                  encoding="utf-8")
+    assert read_memory(po).pairs == [("Click Save.", "Cliquez Enregistrer.")]

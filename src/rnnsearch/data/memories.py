@@ -8,9 +8,11 @@ XLIFF target whose state is not translated, reviewed, final or signed-off (or, w
 its other ``xml:lang``, the segments of each language read by their ``xml:lang``, so that a memory of
 several languages gives the pair asked for; XLIFF's ``source-language`` and ``target-language``
 (2.x: ``srcLang``, ``trgLang``); PO's ``Language`` header, its source English), or those given where
-the file names none: a language given against the file's is refused. Inline markup (XLIFF's elements,
-tags a TMX or PO writes as text) is taken out, its text kept, as the markup path gives the model plain
-text (``keep_tags``: kept as written). Units are split in the file's order: the last ``test`` for the
+the file names none: a language given against the file's is refused. Inline markup (XLIFF's and TMX's
+elements, tags a TMX or PO writes as text) is taken out, its text kept, as the markup path gives the model
+plain text; a code of its own between two words (``<x/>``, ``<ph>``, ``<br/>``) leaves a space, and a code's
+native markup (``<bpt>&lt;b&gt;</bpt>``) is no text (``keep_tags``: the tags kept, a code's native markup where
+it holds one, else the element by its local name). Units are split in the file's order: the last ``test`` for the
 test split, the ``dev`` before them for validation, the rest for training; each pair on one line (a
 line break in a unit becomes a space), the same pair twice kept once.
 """
@@ -114,18 +116,17 @@ def _short(lang: str) -> str:
 REVIEWED = {"translated", "final", "signed-off", "reviewed"}  # XLIFF target (1.2) and segment (2.x) states
 
 
-def _texts(unit, kind: str, src: str, tgt: str) -> tuple[str, str, bool]:
-    """A unit's source and target texts, and whether its translation is reviewed (not fuzzy, not marked
-    for translation or review)."""
+def _texts(unit, kind: str, src: str, tgt: str) -> tuple:
+    """A unit's source and target (a PO's strings; a TMX segment's or XLIFF source's and target's elements, or
+    None), and whether its translation is reviewed (not fuzzy, not marked for translation or review)."""
     if kind == "tmx":
         by_lang = {_short(lang): node for lang, node in zip(_tmx_languages(unit), unit.getlanguageNodes())}
-        text = [unit.getNodeText(by_lang[lang]) if lang in by_lang else "" for lang in (src, tgt)]
-        return text[0] or "", text[1] or "", True
-    source, target = str(unit.source or ""), str(unit.target or "")
+        return *(by_lang[lang].find("{*}seg") if lang in by_lang else None for lang in (src, tgt)), True
     if kind == "po":
-        return source, target, unit.istranslated() and not unit.isfuzzy()
+        return str(unit.source or ""), str(unit.target or ""), unit.istranslated() and not unit.isfuzzy()
     element = unit.xmlelement
-    states = [n.get("state") for n in [element.find("{*}target"), element] if n is not None and n.get("state")]
+    source, target = element.find("{*}source"), element.find("{*}target")
+    states = [n.get("state") for n in [target, element] if n is not None and n.get("state")]
     states += [n.get("state") for n in element.iter("{*}segment") if n.get("state")]
     if states:
         return source, target, all(state in REVIEWED for state in states)
@@ -136,23 +137,66 @@ def _pair(unit, kind: str, src: str, tgt: str, fuzzy: bool, keep_tags: bool):
     """(source, target) of a unit, or None and why it is left out (None, None: a header)."""
     if unit.isheader() or (hasattr(unit, "isobsolete") and unit.isobsolete()):
         return None, None
-    source, target, reviewed = _texts(unit, kind, src, tgt)
-    if not source.strip() or not target.strip():
+    *texts, reviewed = _texts(unit, kind, src, tgt)
+    raw = [_plain(t) if t is not None and not isinstance(t, str) else t or "" for t in texts]
+    if not all(t.strip() for t in raw):
         return None, f"no {src} or no {tgt} text"
     if not fuzzy and not reviewed:
         return None, "fuzzy or not reviewed (--fuzzy takes them)"
-    one = [" ".join(t.split()) for t in (source, target)]
-    if not keep_tags:
-        one = [_untagged(t) for t in one]
+    if keep_tags:
+        one = [" ".join((t if isinstance(t, str) else _kept(t)).split()) for t in texts]
+    else:
+        one = [_untagged(t) for t in raw]  # tags a file writes as text (a TMX's <uicontrol>) out too
     return ((one[0], one[1]), None) if all(one) else (None, "no text once its tags are out")
 
 
 TAG = re.compile(r"</?[A-Za-z_][\w:.-]*(?:\s[^<>]*)?/?>")
+BETWEEN = re.compile(r"(?<=\w)(?:<[A-Za-z_][\w:.-]*(?:\s[^<>]*)?/>|<br\s*>)(?=\w)")  # Click<br/>Save: two words
+NATIVE = {"bpt", "ept", "ph", "it", "ut"}  # TMX's and XLIFF 1.2's elements whose content is the original's code
+STANDALONE = {"x", "ph", "it", "ut"}       # a code of its own (a line break, a variable): between two words, a space
+HOLE = "\x00"
+
+
+def _local(element) -> str:
+    return element.tag.split("}")[-1] if isinstance(element.tag, str) else ""
+
+
+def _plain(element) -> str:
+    """A segment's text: its codes out (a standalone one between two words leaves a space: ``The file<x/>is
+    saved`` was imported ``The fileis saved``), the text of elements around words (``<g>``, ``<hi>``) kept."""
+    def walk(node) -> str:
+        out = [node.text or ""]
+        for child in node:
+            name = _local(child)
+            out.append(HOLE if name in STANDALONE else "" if name in NATIVE else walk(child))
+            out.append(child.tail or "")
+        return "".join(out)
+    return re.sub(rf"(?<=\w){HOLE}+(?=\w)", " ", walk(element)).replace(HOLE, "")
+
+
+def _kept(element) -> str:
+    """A segment with its tags as the markup path reads them: a code's native markup where it holds one (``<b>``),
+    else the element by its local name (``<g id="1">``, ``<x id="1"/>``); text as written (tags a file writes as
+    text kept as they are)."""
+    out = [element.text or ""]
+    for child in element:
+        name, code = _local(child), "".join(child.itertext())
+        attrs = "".join(f' {k.split("}")[-1]}="{html.escape(v)}"' for k, v in child.attrib.items())
+        if name in NATIVE and code:
+            out.append(code)
+        elif len(child) or child.text:
+            out.append(f"<{name}{attrs}>{_kept(child)}</{name}>")
+        else:
+            out.append(f"<{name}{attrs}/>")
+        out.append(child.tail or "")
+    return "".join(out)
 
 
 def _untagged(text: str) -> str:
-    """``text`` without its tags, read as XML where it is (entities unescaped), else the tags alone taken out."""
+    """``text`` without its tags, read as XML where it is (entities unescaped), else the tags alone taken out; a
+    self-closing tag between two words leaves a space (``Click<br/>Save``)."""
     from lxml import etree
+    text = BETWEEN.sub(" ", text)
     try:
         root = etree.fromstring(f"<r>{text}</r>")
         plain = "".join(root.itertext())
