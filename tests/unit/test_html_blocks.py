@@ -57,6 +57,9 @@ def _through(source: str, rng=None) -> str:
     ("<table><tr><td>Name</td><td>Age</td></tr></table>", ["Name", "Age"]),
     ("<ol><li>First step<li>Second step</ol>", ["First step", "Second step"]),  # end tags left out
     ("<p>One.<br>Two.</p>", ["One.", "Two."]),
+    ("<p>The committee<br>met today.</p>", ["The committee met today."]),  # a line broken mid-sentence: one unit
+    ("<p>12 Main Street<br>Ottawa<br>\nCanada</p>", ["12 Main Street", "Ottawa", "Canada"]),  # an address's lines
+    ("<p>Thank you:<br>the committee</p>", ["Thank you:", "the committee"]),
     ("<h2>Title</h2><p>Body <b>bold</b> text.</p>", ["Title", "Body bold text."]),
     ("<div>Intro<p>Para</p>tail</div>", ["Intro", "Para", "tail"]),
     ('<a href="/x"><div>Block in a link</div></a>', ["Block in a link"]),

@@ -82,7 +82,10 @@ def write(page: Page, outputs: list[str]) -> str:
 
 def _flatten(children: list[Node], text: str, page: Page) -> None:
     run: list[Node] = []
-    for child in children:
+    for k, child in enumerate(children):
+        if child.tag == "br" and _mid_sentence(run, children[k + 1:]):
+            run.append(child)  # The committee<br>met today: one sentence, its line break placed as a tag is
+            continue
         if child.tag and not child.tag.startswith("#") and child.container() or (
                 child.tag in BLOCK and child.opaque()):
             _emit(run, text, page)
@@ -96,6 +99,16 @@ def _flatten(children: list[Node], text: str, page: Page) -> None:
         else:
             run.append(child)
     _emit(run, text, page)
+
+
+def _mid_sentence(before: list[Node], after: list[Node]) -> bool:
+    """Whether a ``<br>`` breaks a sentence's line rather than ending a unit: words before it that end with no
+    mark of a sentence's end, and a small letter the first thing after it (an address's or a poem's lines
+    begin with a capital or a digit, and stay units of their own)."""
+    said = "".join(n.raw for n in before if n.tag == "").rstrip()
+    following = next((n for n in after if n.tag != "" or n.raw.strip()), None)
+    return bool(said) and said[-1] not in ".!?:;" and following is not None and following.tag == "" and \
+        following.raw.lstrip()[:1].islower()
 
 
 def _is_element(node: Node) -> bool:
