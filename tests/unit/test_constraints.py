@@ -93,6 +93,14 @@ def test_what_cannot_be_honoured_is_refused_per_sentence_and_the_rest_translated
     assert all("\n" not in w for w in warnings)
 
 
+def test_a_constraint_holding_markup_is_refused_in_one_line(translator):
+    """``<b>enregistrer</b>`` was written ``< b > enregistrer < / b >``, then found missing from the output: exit
+    status 3 with no warning."""
+    got = translator.translate([Source(SOURCES[0], constraints=("<b>maison</b>",)),
+                                Source(SOURCES[0], avoid=("maison&nbsp;bleue",))], translator.search_settings(beam=2))
+    assert "constraint '<b>maison</b>' holds markup (<b>): give its words alone" in got[0].error
+    assert "avoid 'maison&nbsp;bleue' holds markup (&nbsp;)" in got[1].error and not got[1].text
+
 def test_a_constraint_holding_what_the_line_avoids_is_refused(translator):
     got = translator.translate([Source(SOURCES[0], constraints=("maison",), avoid=("maison",)),
                                 Source(SOURCES[0], constraints=("la maison",), avoid=("Maison",)),

@@ -312,3 +312,14 @@ def test_a_line_translated_whole_with_fewer_sentences_out_is_named(tiny):
         tiny.warn = warn
     assert [w.split(":")[0] for w in warned] == ["line 4", "line 6"]
     assert "2 sentences in, 1 out" in warned[0] and "constraints keep it whole" in warned[0]
+
+
+def test_a_constraint_the_search_met_but_the_text_does_not_hold_is_named(tiny_run):
+    """``maison .`` was met unit by unit and written ``maison.``: the line counted as not translated (exit status 3)
+    with no warning saying why."""
+    translator = Translator.from_pretrained(tiny_run / "best.pt")
+    warnings = []
+    translator.warn = warnings.append
+    (t,) = next(translate_lines(translator, [Source("The dog sees a cat.", constraints=("maison .",))]))
+    assert not t.constraints_met and t.text
+    assert warnings == [f"line 1: 'maison .' not in the output as written ({t.text!r}): check this translation"]

@@ -19,6 +19,7 @@ word is barred after its other words (a one-word phrase: always).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import torch
@@ -167,6 +168,9 @@ class Tracker:
         self.rows = [self.rows[r] for r in rows]
 
 
+MARKUP = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>|&(?:[A-Za-z][A-Za-z0-9]{1,30}|#\d{1,7}|#[xX][0-9A-Fa-f]{1,6});")
+
+
 def from_text(include: tuple[str, ...], avoid: tuple[str, ...], tgt_codec, source_units: int,
               max_len_ratio: float) -> Constraints | str:
     """A sentence's constraints as target ids, its units as the model writes them (its tokeniser and
@@ -175,6 +179,10 @@ def from_text(include: tuple[str, ...], avoid: tuple[str, ...], tgt_codec, sourc
     from rnnsearch.data.vocab import UNK
 
     def ids(kind: str, text: str) -> tuple[int, ...] | str:
+        tag = MARKUP.search(text)
+        if tag:  # the model would write "< b > enregistrer < / b >"
+            return (f"{kind} {text!r} holds markup ({tag.group()}): give its words alone (--markup puts the "
+                    "source's tags around them)")
         units = tgt_codec.units(text) if text.strip() else []
         if not units:
             return f"{kind} {text!r} is empty"

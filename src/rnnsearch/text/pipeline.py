@@ -56,9 +56,9 @@ def translate_lines(translator, lines: Sequence[str | Source], search: SearchSet
                                            [(s.constraints, s.avoid) for s in segs],
                                            lines=[numbers[first + s.line] if numbers else first + s.line + 1
                                                   for s in segs])
-        done_lines = finish(translator, part, segs, found, stats, alignments)
-        _fewer_sentences(translator, part, done_lines, settings,
-                         [numbers[first + n] if numbers else first + n + 1 for n in range(len(part))])
+        line_numbers = [numbers[first + n] if numbers else first + n + 1 for n in range(len(part))]
+        done_lines = finish(translator, part, segs, found, stats, alignments, line_numbers)
+        _fewer_sentences(translator, part, done_lines, settings, line_numbers)
         yield done_lines
 
 
@@ -85,10 +85,12 @@ def segment_lines(translator, part: list[Source], settings: TextSettings) -> lis
 
 
 def finish(translator, part: list[Source], segs: list[Segment], found: list[Translation],
-           stats: LineStats | None = None, alignments: bool = False) -> list[Translation]:
+           stats: LineStats | None = None, alignments: bool = False, numbers: list[int] | None = None
+           ) -> list[Translation]:
     """Each line's Translation from its segments' translations (``found``, in the order of ``segs``):
     slots restored, joined; ``constraints_met`` false where a term the line asks for (a constraint, a
-    glossary's term carried by a slot) is not in its output, or the line was not translated."""
+    glossary's term carried by a slot) is not in its output, or the line was not translated, with a
+    warning naming the line (``numbers``) where the search had met them and the text does not hold them."""
     restored = [_restored(translator, s, t, stats, alignments) for s, t in zip(segs, found)]
     by_line: list[list] = [[] for _ in part]
     for s, t in zip(segs, restored):
@@ -97,7 +99,11 @@ def finish(translator, part: list[Source], segs: list[Segment], found: list[Tran
     for n, (source, t) in enumerate(zip(part, joined)):
         terms = source.constraints + tuple(t for _, _, t in source.terms) + tuple(
             w for a, b, w in source.slots if w != source.text[a:b])  # a glossary's, carried by a slot
-        if terms and (not t.tokens or any(term.lower() not in t.text.lower() for term in terms)):
+        missing = [term for term in terms if term.lower() not in t.text.lower()]
+        if terms and (not t.tokens or missing):
+            if t.tokens and t.constraints_met and not t.error:  # the search met them: they are not as written
+                translator.warn(f"line {numbers[n] if numbers else n + 1}: {', '.join(map(repr, missing))} not in the "
+                                f"output as written ({t.text[:60]!r}): check this translation")
             joined[n] = replace(t, constraints_met=False)
     return joined
 
