@@ -225,6 +225,20 @@ def test_average_of_checkpoints(tiny_run, tmp_path, synth_dir):
     assert not (tmp_path / "bad.pt").exists()
 
 
+def test_checkpoints_of_different_trainings_do_not_average(tiny_run, tmp_path):
+    """Two trainings of one config from different initialisations were averaged into a model that translates
+    nothing: same config, same vocabularies, unrelated parameters."""
+    from rnnsearch.model import build_model
+    payload = checkpoint.load(tiny_run / "best.pt")
+    model = payload["model"]
+    other = build_model(from_dict(payload["config"]).model, model["encoder.embed.weight"].shape[0],
+                        payload["model"]["decoder.embed.weight"].shape[0], seed=7, deferred=False).state_dict()
+    checkpoint.save(tmp_path / "other.pt", {**payload, "model": {k: other[k] for k in model}})
+    with pytest.raises(UsageError, match=r"other.pt: its parameters are unrelated to .*best.pt's \(cosine -?0.0"):
+        average_checkpoints([str(tiny_run / "best.pt"), str(tmp_path / "other.pt")], tmp_path / "avg.pt")
+    assert not (tmp_path / "avg.pt").exists()
+
+
 @pytest.mark.slow  # runs the training loop
 def test_keep_last_keeps_the_last_saves(synth_dir, tmp_path):
     from rnnsearch.training.trainer import train
