@@ -76,6 +76,18 @@ def test_a_seed_fixes_the_draws():
     assert draw(1) == draw(1) and draw(1) != draw(2)
 
 
+
+@settings(max_examples=10, deadline=None)
+@given(batch=sentences, others=sentences, seed=st.integers(0, 1000), topk=st.integers(0, 6))
+def test_a_sentences_seeded_draws_do_not_depend_on_the_sentences_beside_it(batch, others, seed, topk):
+    """``translate --sample --seed`` drew another output for a line when other lines shared its batch."""
+    model = small_model(seed=5)
+    drawing = resolved(n_best=3, sampling=Sampling(topk=topk, seed=seed))
+    alone = [[h.tokens for h in hyps] for s in batch for hyps in sample(model, *source_batch([s]), drawing)]
+    src, mask = source_batch(others + batch[::-1])
+    together = [[h.tokens for h in hyps] for hyps in sample(model, src, mask, drawing)][len(others):][::-1]
+    assert together == alone
+
 def test_translator_and_cli(tiny_run, synth_dir, capsys):
     t = Translator.from_checkpoint(tiny_run / "best.pt")
     sources = (synth_dir / "test.en").read_text().splitlines()[:5]

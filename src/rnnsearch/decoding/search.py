@@ -95,8 +95,8 @@ def _hypothesis(tokens: torch.Tensor | list[int], score: float, attn: torch.Tens
     return Hypothesis(toks, score, rank, matrix)
 
 
-def most_probable(logp: torch.Tensor) -> torch.Tensor:
-    """Greedy's choice: the most probable token of each row, (N, V) -> (N,)."""
+def most_probable(logp: torch.Tensor, rows: torch.Tensor | None = None) -> torch.Tensor:
+    """Greedy's choice: the most probable token of each row, (N, V) -> (N,) (``rows``: each row's sentence)."""
     return logp.argmax(1)
 
 
@@ -105,9 +105,9 @@ def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, settings, prefix: t
            pick=most_probable) -> list[Hypothesis]:
     """Most probable next token at each step; one hypothesis per sentence. Finished sentences
     leave the batch. ``settings``: resolved SearchSettings (decoding/settings.py; its length
-    limit and penalty). ``pick`` chooses each step's tokens from the log-probabilities (N, V) ->
-    (N,) (decoding/sampling.py draws them); the scores are the model's log-probabilities of the
-    choices. ``prefix``: see the module's docstring."""
+    limit and penalty). ``pick`` chooses each step's tokens from the log-probabilities (N, V)
+    and each row's sentence (N,) -> (N,) (decoding/sampling.py draws them); the scores are the model's
+    log-probabilities of the choices. ``prefix``: see the module's docstring."""
     settings = settings.require_resolved()
     batch, device = src.size(0), src.device
     enc = model.encode(src, src_mask)
@@ -124,7 +124,7 @@ def greedy(model, src: torch.Tensor, src_mask: torch.Tensor, settings, prefix: t
     while alive.numel():
         logp, state, alpha = model.step(y, state, enc)  # (N, V)
         logp = _force_prefix(_force_eos(logp, t + 1 >= limits[alive], t), prefix, t, alive)
-        y = pick(logp)  # (N,)
+        y = pick(logp, alive)  # (N,)
         scores += logp.gather(1, y[:, None]).squeeze(1)
         tokens.append(y)
         rows_at.append(alive)
