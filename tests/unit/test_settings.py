@@ -81,3 +81,16 @@ def test_evaluate_offers_no_n_best():
         parser.parse_args(["evaluate", "ckpt", "--src", "s", "--ref", "r", "--n-best", "2"])
     helps = {a.dest: a.help for a in parser._subparsers._group_actions[0].choices["evaluate"]._actions}
     assert "--n-best" not in helps["sample"]
+
+
+def test_settings_of_another_type_are_refused_in_one_line(tiny_run):
+    """``translator.translate(texts, {"beam": 2})`` failed deep inside with an AttributeError."""
+    from rnnsearch import Translator
+    from rnnsearch.text.documents import translate_units
+    from rnnsearch.text.settings import TextSettings
+    translator = Translator.from_checkpoint(tiny_run / "best.pt")
+    with pytest.raises(TypeError, match="search settings must be a SearchSettings .*, not dict"):
+        translator.translate(["The dog sees a cat."], {"beam": 2})
+    with pytest.raises(TypeError, match="text settings must be a TextSettings .*, not SearchSettings"):
+        translate_units(translator, [], None, SearchSettings(beam=2))
+    assert TextSettings.given(None) == TextSettings() and SearchSettings.given(None) == SearchSettings()

@@ -52,6 +52,17 @@ class SearchSettings(BaseModel):
     sampling: Sampling | None = Field(None, description="draw the outputs instead of searching (n_best draws "
                                       "per sentence, beam 1)")
 
+    @classmethod
+    def given(cls, value) -> SearchSettings:
+        """``value`` as SearchSettings (None: every field the model's); a TypeError in one line for anything else
+        (a dict was read as settings and failed deep inside with an AttributeError)."""
+        if value is None:
+            return cls()
+        if not isinstance(value, cls):
+            raise TypeError(f"search settings must be a SearchSettings (e.g. SearchSettings(beam=5)), not "
+                            f"{type(value).__name__}")
+        return value
+
     @property
     def resolved(self) -> bool:
         """Whether every field is set (what ``resolve`` returns)."""

@@ -158,7 +158,7 @@ class Translator:
         sampling's draws go on from part to part, and warnings name lines of the whole input."""
         if isinstance(texts, str) or not all(isinstance(t, (str, Source)) for t in texts):  # a str: its letters
             raise TypeError("texts must be a list of sentences (strings or Sources), not one string or other things")
-        settings = (settings or SearchSettings()).resolve(self.decode_cfg)
+        settings = SearchSettings.given(settings).resolve(self.decode_cfg)
         if part_size is not None and part_size < 1:
             raise UsageError(f"part size must be at least 1, got {part_size}")
         generator = settings.sampling.generator(self.device) if settings.sampling else None
@@ -183,7 +183,7 @@ class Translator:
         """Translate sentences given as source units (``source_units``); order is kept. ``prefixes``: the
         output units each begins with (``prefix_units``); ``constraints``: per sentence (include, avoid) texts;
         ``lines``: the input line of each sentence, as warnings name it (default: 1, 2, ...)."""
-        settings = (settings or SearchSettings()).resolve(self.decode_cfg)
+        settings = SearchSettings.given(settings).resolve(self.decode_cfg)
         return self._translate(units, settings, prefixes, progress, constraints=per_sentence(
             units, constraints, self.tgt_codec, settings.max_len_ratio), lines=lines)
 

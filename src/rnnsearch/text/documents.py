@@ -98,7 +98,7 @@ def with_item_spaces(translator, marked: Sequence[Marked], settings: TextSetting
     """Each unit's space entities inside an item (``613&nbsp;555&nbsp;0199``, ``10&nbsp;dollars``) made part of the
     item's text, written back as the source wrote them, rather than tags of no words placed through the alignment
     (which cannot point inside an item's slot: they dangled after it, ``613 555 0199&nbsp;&nbsp;.``)."""
-    settings = settings or TextSettings()
+    settings = TextSettings.given(settings)
     for m in marked:
         m.page.units[:] = [_item_spaces(translator, u, settings) for u in m.units]
 

@@ -175,7 +175,7 @@ def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | N
     (``warn(name, message)``: each fault of markup read through, and a plain piece's source words
     below ``settings.min_coverage``) and put back through the markup path."""
     out: list = [None] * len(pieces)
-    settings = settings or TextSettings()
+    settings = TextSettings.given(settings)
     plain = [i for i, p in enumerate(pieces) if p.mode is None]
     if plain:
         found = next(translate_lines(translator, [Source(pieces[i].text, slots=pieces[i].slots) for i in plain],

@@ -44,8 +44,8 @@ def translate_lines(translator, lines: Sequence[str | Source], search: SearchSet
     ``stats``: counts what the slots did (LineStats); ``alignments``: give every line its
     ``alignment`` (what --markup places tags by), not only those with slots; ``numbers``: each line's
     number in warnings (default: its place, from 1)."""
-    settings = settings or TextSettings()
-    search = (search or SearchSettings()).resolve(translator.decode_cfg)
+    settings = TextSettings.given(settings)
+    search = SearchSettings.given(search).resolve(translator.decode_cfg)
     size = part_size or max(len(lines), 1)
     for first in range(0, len(lines), size):
         part = [as_source(t) for t in lines[first:first + size]]

@@ -25,3 +25,13 @@ class TextSettings(BaseModel):
     min_coverage: float = Field(0.15, ge=0, description="name, with a warning, the source words whose attention summed "
                                 "over the output is below this: words the translation may leave out (0: off; "
                                 "text/coverage.py; docs/text.md says how it was chosen)")
+
+    @classmethod
+    def given(cls, value) -> TextSettings:
+        """``value`` as TextSettings (None: the defaults); a TypeError in one line for anything else."""
+        if value is None:
+            return cls()
+        if not isinstance(value, cls):
+            raise TypeError(f"text settings must be a TextSettings (e.g. TextSettings(split=False)), not "
+                            f"{type(value).__name__}")
+        return value
