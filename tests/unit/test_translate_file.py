@@ -530,3 +530,17 @@ def test_an_html_element_in_another_language_is_left_as_written(tiny_run, tmp_pa
     out = (tmp_path / "out.html").read_text(encoding="utf-8")
     assert '<p lang="fr">Le chien voit un chat.</p><q lang="de-AT">Der Hund</q>' in out
     assert SENTENCES[1] not in out and '<div lang="fr"><p lang="en-GB">' in out
+
+
+def test_an_xliff_target_goes_after_the_seg_source_as_the_schema_orders(tiny_run, tmp_path):
+    """The target was written between ``<source>`` and ``<seg-source>``, which XLIFF 1.2's schema refuses."""
+    xlf = ('<?xml version="1.0"?><xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2"><file original="x" '
+           f'source-language="en" datatype="plaintext"><body><trans-unit id="1"><source>{SENTENCES[0]}</source><seg-source>'
+           f'<mrk mtype="seg" mid="1">{SENTENCES[0]}</mrk></seg-source><note>n</note></trans-unit><trans-unit id="2">'
+           f'<source>{SENTENCES[1]}</source><note>a</note><target state="new"/><note>b</note></trans-unit></body></file>'
+           '</xliff>')
+    (tmp_path / "in.xlf").write_text(xlf, encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.xlf", tmp_path / "out.xlf") == 0
+    units = etree.parse(str(tmp_path / "out.xlf")).getroot().iter("{*}trans-unit")
+    assert [[etree.QName(c).localname for c in u] for u in units] == [["source", "seg-source", "target", "note"],
+                                                                      ["source", "note", "target", "note"]]

@@ -103,7 +103,8 @@ def _inner_xml(element) -> tuple[str, list]:
 
 
 def _put_target(source, output: str, codes: list, two: bool) -> None:
-    """The unit's ``<target>`` after its ``<source>``: ``output`` with each element of native code whole again."""
+    """The unit's ``<target>`` after its ``<source>`` (and its ``<seg-source>``), or in the old target's place:
+    ``output`` with each element of native code whole again."""
     from lxml import etree
     ns = etree.QName(source).namespace
     target = etree.fromstring(f'<target xmlns="{ns}">{output}</target>')
@@ -112,10 +113,13 @@ def _put_target(source, output: str, codes: list, two: bool) -> None:
             whole = deepcopy(codes[int(node.get(CODE))])
             whole.tail = node.tail
             node.getparent().replace(node, whole)
-    old = source.getparent().find(f"{{{ns}}}target")
-    if old is not None:
-        source.getparent().remove(old)
-    source.addnext(target)
+    parent = source.getparent()
+    old, segmented = parent.find(f"{{{ns}}}target"), parent.find(f"{{{ns}}}seg-source")
+    if old is not None:  # in its place
+        old.addprevious(target)
+        parent.remove(old)
+    else:  # 1.2 orders source, seg-source, target
+        (segmented if segmented is not None else source).addnext(target)
     if two:
         source.getparent().set("state", "initial")
         source.getparent().set("subState", "rnnsearch:mt")
