@@ -170,7 +170,8 @@ def test_a_formula_or_an_operator_comes_through_with_its_numbers_in_the_targets_
     assert kinds("Tom & Jerry, Procter & Gamble and AT&T.") == [("firm", "Tom & Jerry", "Tom & Jerry"),
                                                                 ("firm", "Procter & Gamble", "Procter & Gamble"),
                                                                 ("acronym", "AT&T", "AT&T")]
-    assert kinds("Bold <b>x</b> and a-b, 3-4 or well-known.") == []  # a tag's brackets and hyphens are no operators
+    assert kinds("Bold <b>x</b> and a-b, 3-4 or well-known.") == [("tag", "<b>", "<b>"), ("tag", "</b>", "</b>")]  # a
+    # tag's brackets and hyphens are no operators
 
 
 @given(st.text(alphabet="ab xy<>=≤±.,0123456789-/ ", max_size=40))
@@ -288,3 +289,11 @@ def test_a_programs_placeholders_are_items_and_per_cent_signs_are_not():
         assert [t for k, t, _ in kinds(text) if k == "placeholder"] == found, text
     for text in ["Prices rose 50% of the time.", "a 20 % rise", "100%s", "50%off", "{ a b }", "La hausse de 5 %de"]:
         assert "placeholder" not in [k for k, _, _ in kinds(text)], text
+
+
+def test_a_tag_written_as_text_is_one_item():
+    """``Use the &lt;b&gt; tag to make text bold.`` came out ``&lt;``: the model read ``< b >`` as words."""
+    assert [t for k, t, _ in kinds('Use <b>, </b> or <a href="x.html" class=k>; write <br/>.') if k == "tag"] == [
+        "<b>", "</b>", '<a href="x.html" class=k>', "<br/>"]
+    for text in ["If x<y and y>z then stop.", "a < b and c > d", "<- back", "1 <2> 3"]:
+        assert "tag" not in [k for k, _, _ in kinds(text)], text

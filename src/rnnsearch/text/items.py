@@ -30,7 +30,8 @@ from rnnsearch.data import slotting
 from rnnsearch.text import numbers, units
 
 VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier",
-            "label", "name", "formula", "symbol", "postcode", "menu", "firm", "emoji", "placeholder")
+            "label", "name", "formula", "symbol", "postcode", "menu", "firm", "emoji", "placeholder",
+            "tag")
 NUMERIC = ("amount", "money", "measure", "number", "ordinal")
 TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
 TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
@@ -59,6 +60,7 @@ PLACEHOLDER = (  # a program's placeholder: the model wrote "%s was saved" as "O
     r"|(?<![\w%])%\d{1,2}(?![\w.,%])"  # Qt's %1
     r"|\{\{\s*[\w.\[\]|: '\"]+?\s*\}\}|\$\{[\w.:-]+\}|@@\w+@@"  # {{ user.name }}, ${HOME}, @@name@@
     r"|\{[\w.\[\]]*(?:![rsa])?(?::[^{}\s]*)?\}|\{\d+,\s*\w+(?:,[^{}]*)?\}")  # {0}, {name:.2f}, {0,number}
+WRITTEN_TAG = r"(?:(?<!\w)<|</)[A-Za-z][\w:-]*(?:\s+[\w:-]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s<>]+))?)*\s*/?>"  # x<y: none
 PER_CENT = r"[ \u00a0\u202f]?%"  # a per cent sign after a number, as French spaces it or not
 OPERATOR = r"(?:[<>]=?|!=|==|[=≠≤≥±×÷])"  # a comparison or an operation: the model wrote 7 > 2 as "7 est 2"
 ORDINAL = {"en": r"(?<![\w.,])\d+(?:st|nd|rd|th)(?!\w)",  # 1er, 3e; not 1e-5 (a power of ten)
@@ -96,6 +98,7 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
     found = [
         ("emoji", EMOJI),  # 👍🏽 and 👨‍👩‍👧 whole: the tokenizer cut them at the modifier and the joiners
         ("placeholder", PLACEHOLDER),
+        ("tag", WRITTEN_TAG),  # a tag written as text: "Use the &lt;b&gt; tag" came out "&lt;"
         ("email", r"\b[\w.+-]+(?:['’][\w.+-]+)*@[\w-]+(?:\.[\w-]+)+"),  # o'neil@x.ie: an apostrophe inside
         ("doi", r"\b10\.\d{4,9}/[^\s<>\"]+"),
         ("url", rf"\b(?:https?|ftp)://[^\s<>\"]+|\bwww\.[^\s<>\"]+|(?<![@\w.-])[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:{TLDS})\b(?:/[^\s<>\"]*)?"),
