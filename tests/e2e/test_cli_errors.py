@@ -63,7 +63,7 @@ def test_paper_configs_build_paper_sizes_and_train_a_step(name, capsys):
     printed = capsys.readouterr().out
     model = build_model(cfg.model, cfg.vocab.size, cfg.vocab.size, seed=0)
     n = count_parameters(model)
-    assert f"parameters: {n:,}" in printed
+    assert f"parameters: {n:,}" in printed or f"parameters: at most {n:,}" in printed  # a word vocabulary: at most
     assert model.decoder.W_o.out_features == 30000 and model.encoder.embed.embedding_dim == 620
     assert n > 60_000_000
     optimizer = make_optimizer(cfg.train, model)

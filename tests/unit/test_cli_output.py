@@ -88,3 +88,17 @@ def test_an_output_through_a_link_writes_the_file_it_names_and_keeps_its_mode(ti
         assert fifo.exists() and not fifo.is_file() and os.read(reader, 1000).strip()  # still a pipe, written through
     finally:
         os.close(reader)
+
+
+def test_describe_reads_a_trained_models_real_sizes(tiny_run, capsys):
+    """``describe`` read configs only: a config's 30,000-word vocabulary and 80M parameters were taken for a
+    trained model's, whose recipe set smaller sizes and whose corpus had fewer words."""
+    from rnnsearch import checkpoint
+    assert main(["describe", str(tiny_run)]) == 0
+    out = capsys.readouterr().out
+    weights = checkpoint.load(tiny_run / "best.pt")["model"]
+    sizes = [weights[f"{s}.embed.weight"].shape[0] for s in ("encoder", "decoder")]
+    assert f"vocabulary {sizes[0]} source, {sizes[1]} target (word)" in out
+    assert f"parameters: {sum(w.numel() for w in weights.values()):,}" in out
+    assert main(["describe", str(tiny_run / "best.pt"), "--set", "model.emb=3"]) == 2
+    assert "--set changes a config, not a trained model" in capsys.readouterr().err

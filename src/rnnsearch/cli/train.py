@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from rnnsearch.cli.common import add_config_args, add_settings_flags, explicit_keys, settings_from_flags
+from rnnsearch.errors import UsageError
 
 
 HEAD_FLAGS = {"att": "--size"}  # HeadSettings' fields whose flag is not --field-name
@@ -50,8 +52,12 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true", help="one JSON object per run")
     p.set_defaults(func=status)
 
-    p = sub.add_parser("describe", help="build a config's model and print its parameter count")
-    add_config_args(p)
+    p = sub.add_parser("describe", help="a config's model (built) or a trained model's (read): its sizes, "
+                       "vocabularies and parameter count")
+    p.add_argument("config", help="a YAML config (configs/*.yaml), or a trained model: a checkpoint, a run's "
+                   "folder or a release's name")
+    p.add_argument("--set", action="append", default=[], metavar="SECTION.KEY=VALUE", help="override a config "
+                   "value (a config only)")
     p.set_defaults(func=describe)
 
 
@@ -100,13 +106,36 @@ def status(args) -> int:
 
 
 def describe(args) -> int:
+    """A config's model as its config says (a word vocabulary: at most its size, the corpus may have fewer
+    words), or a trained model's as it is: the sizes a recipe's --set gave it, its vocabularies' real sizes."""
     from rnnsearch.config import load
     from rnnsearch.model import build_model
     from rnnsearch.training.optim import count_parameters
+    if not str(args.config).endswith((".yaml", ".yml")):
+        return _describe_trained(args)
     cfg = load(args.config, args.set)
     model = build_model(cfg.model, cfg.vocab.size, cfg.vocab.size)
-    m = cfg.model
+    m, most = cfg.model, "at most " if cfg.vocab.mode == "word" else ""
     print(f"{cfg.name}: {m.arch}, emb {m.emb}, encoder {m.enc_hidden}, decoder {m.dec_hidden}, "
-          f"attention {m.att}, maxout {m.maxout}, vocabulary {cfg.vocab.size} x 2")
-    print(f"parameters: {count_parameters(model):,}")
+          f"attention {m.att}, maxout {m.maxout}, vocabulary {most}{cfg.vocab.size} x 2"
+          + (" (the corpus's most frequent words: fewer where it has fewer)" if most else ""))
+    print(f"parameters: {most}{count_parameters(model):,}" + (" (a trained model's: rnnsearch describe CHECKPOINT)"
+                                                              if most else ""))
+    return 0
+
+
+def _describe_trained(args) -> int:
+    from rnnsearch import checkpoint
+    from rnnsearch.config import from_dict
+    from rnnsearch.decoding.pretrained import resolve
+    if args.set:
+        raise UsageError("--set changes a config, not a trained model: give a YAML config with it")
+    path = Path(args.config) / "best.pt" if (Path(args.config) / "best.pt").is_file() else resolve(args.config)
+    payload = checkpoint.load(path)
+    cfg, weights = from_dict(payload["config"]), payload["model"]
+    m = cfg.model
+    sizes = [weights[f"{side}.embed.weight"].shape[0] for side in ("encoder", "decoder")]
+    print(f"{path}: {m.arch}, emb {m.emb}, encoder {m.enc_hidden}, decoder {m.dec_hidden}, attention {m.att}, "
+          f"maxout {m.maxout}, vocabulary {sizes[0]} source, {sizes[1]} target ({cfg.vocab.mode})")
+    print(f"parameters: {sum(w.numel() for w in weights.values()):,}")
     return 0
