@@ -24,3 +24,16 @@ def test_card_is_what_the_code_writes(folder):
     written = model_card(manifest, checkpoint.load(folder / manifest["weights"]))
     committed = (folder / "README.md").read_text(encoding="utf-8")
     assert committed == written, f"{folder.name}/README.md differs from model_card(): write it again (--record)"
+
+
+def test_a_release_outside_models_says_to_use_its_path(tiny_run, tmp_path):
+    """A release written to another folder told its user ``rnnsearch translate models/NAME`` and
+    ``from_pretrained('NAME')``, which do not find it."""
+    from rnnsearch.cli import main
+    from rnnsearch import Translator
+    assert main(["release", str(tiny_run / "best.pt"), "--out", str(tmp_path / "mine" / "tiny_rel")]) == 0
+    card = (tmp_path / "mine" / "tiny_rel" / "README.md").read_text(encoding="utf-8")
+    path = str((tmp_path / "mine" / "tiny_rel").resolve())
+    assert f"rnnsearch translate {path} --input" in card and f"from_pretrained({path!r})" in card
+    assert "models/tiny_rel" not in card and "torch.hub" not in card
+    assert Translator.from_pretrained(path).translate(["The dog sees a cat."])[0].text

@@ -3,22 +3,43 @@ limits, written from its manifest (release.json) and checkpoint by ``rnnsearch r
 command that records a measurement into it (``record``)."""
 from __future__ import annotations
 
+from pathlib import Path
+
 import yaml
 
 from rnnsearch.config import from_dict
 from rnnsearch.decoding.average import describe
+from rnnsearch.decoding.pretrained import clone_models
 
 
-def model_card(m: dict, payload: dict) -> str:
-    """README.md of a release: what it is, its data, recipe, compute and scores, and how to use it."""
+def in_clone(folder: Path | None) -> bool:
+    """Whether a release lies in the clone's models/ (None: it does)."""
+    return folder is None or Path(folder).resolve().parent == clone_models().resolve()
+
+
+def use_lines(name: str, src_lang: str, folder: Path | None) -> list[str]:
+    """How to use a release: by its name under the clone's models/ (and through torch.hub), else by its folder's
+    path (a name resolves only under models/ or a folder of RNNSEARCH_MODELS)."""
+    if in_clone(folder):
+        return ["## Use", "", "```bash", f"rnnsearch translate models/{name} --input text.{src_lang}", "```", "",
+                "```python", "import torch", "from rnnsearch import Translator",
+                f"translator = Translator.from_pretrained({name!r})",
+                f"torch.hub.load(CLONE, {name!r}, source='local')  # the same, through hubconf.py", "```", ""]
+    path = str(Path(folder).resolve())
+    return ["## Use", "", f"This release is outside the clone's `models/`: give its folder's path (or put its parent "
+            f"folder in `RNNSEARCH_MODELS` and give its name, `{name}`).", "", "```bash",
+            f"rnnsearch translate {path} --input text.{src_lang}", "```", "", "```python",
+            "from rnnsearch import Translator", f"translator = Translator.from_pretrained({path!r})", "```", ""]
+
+
+def model_card(m: dict, payload: dict, folder: Path | None = None) -> str:
+    """README.md of a release: what it is, its data, recipe, compute and scores, and how to use it (``folder``:
+    where it is, None: the clone's models/)."""
     cfg = from_dict(payload["config"])
     s = m.get("train_state") or {}
     src, tgt = payload["src_codec"], payload["tgt_codec"]
     lines = [f"# {m['name']}", "", m["description"] or f"An {m['arch']} model trained with rnnsearch.", "",
-             "## Use", "", "```bash", f"rnnsearch translate models/{m['name']} --input text.{cfg.data.src_lang}",
-             "```", "", "```python", "import torch", "from rnnsearch import Translator",
-             f"translator = Translator.from_pretrained({m['name']!r})",
-             f"torch.hub.load(CLONE, {m['name']!r}, source='local')  # the same, through hubconf.py", "```", "",
+             *use_lines(m["name"], cfg.data.src_lang, folder),
              "## Model", "",
              f"- {m['arch']}, {m['parameters']:,} parameters, weights stored in {STORED[m['dtype']]} "
              f"({m['bytes'] / 2**20:.1f} MiB, SHA-256 `{m['sha256']}`)",
@@ -35,8 +56,9 @@ def model_card(m: dict, payload: dict) -> str:
              f"by rnnsearch {m['rnnsearch']}", *averaged_lines(payload.get("meta") or {}),
              *parent_lines(payload.get("meta") or {}, s), ""]
     lines += test_lines(m.get("test")) + limits_lines(m, cfg, len(src["itos"]))
-    lines += head_lines(payload.get("align_head"), m["name"])
-    lines += alignment_lines(m.get("alignment") or [], m["name"])
+    handle = f"models/{m['name']}" if in_clone(folder) else str(Path(folder).resolve())
+    lines += head_lines(payload.get("align_head"), handle)
+    lines += alignment_lines(m.get("alignment") or [], handle)
     lines += ["## Recipe (the resolved config)", "", "```yaml",
               yaml.safe_dump(payload["config"], sort_keys=False).rstrip(), "```", ""]
     return "\n".join(lines)
@@ -89,13 +111,13 @@ def unk_lines(u: dict | None) -> list[str]:
             f"the same search scores BLEU {u['bleu_keep_unk']:.2f}, chrF {u['chrf_keep_unk']:.2f}.", ""]
 
 
-def head_lines(entry: dict | None, name: str) -> list[str]:
+def head_lines(entry: dict | None, handle: str) -> list[str]:
     """The model card's section on an alignment head (`rnnsearch train-align-head`), if there is one."""
     if not entry:
         return []
     r, dims = entry.get("record") or {}, entry["dims"]
     held = [x for x in r.get("held_out_ce") or [] if x is not None]
-    return ["## Alignment head", "", f"`rnnsearch align models/{name} --head` reads word alignments from a head of size "
+    return ["## Alignment head", "", f"`rnnsearch align {handle} --head` reads word alignments from a head of size "
             f"{dims['att']}" + (f" (a bidirectional GRU of {dims['context']} a direction over its queries: `--context "
                                 f"{dims['context']}`)" if dims.get("context") else "") +
             " trained over the frozen model (the translation is the model's alone) on "
@@ -107,14 +129,14 @@ def head_lines(entry: dict | None, name: str) -> list[str]:
              else ""), ""]
 
 
-def alignment_lines(entries: list[dict], name: str) -> list[str]:
+def alignment_lines(entries: list[dict], handle: str) -> list[str]:
     """The model card's table of alignments measured against gold links (``record_alignment``)."""
     if not entries:
         return []
     rows = [f"| {'`' + e['flags'] + '`' if e['flags'] else '(none)'} | `{e['pairs']}` | `{e['gold']}` "
             f"({e['sentences']} sentences) | {e['aer']:.4f} | {e['precision']:.4f} | {e['recall']:.4f} | {e['date']} |"
             for e in entries]
-    return ["## Alignment quality", "", f"Word alignments read by `rnnsearch align models/{name} --pairs PAIRS "
+    return ["## Alignment quality", "", f"Word alignments read by `rnnsearch align {handle} --pairs PAIRS "
             "--gold GOLD FLAGS` (AER, precision and recall over the corpus, Och & Ney 2003):", "",
             "| FLAGS | PAIRS | GOLD | AER | precision | recall | measured |", "|---|---|---|---:|---:|---:|---|", *rows, ""]
 

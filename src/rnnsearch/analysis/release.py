@@ -71,7 +71,7 @@ def make_release(ckpt: str | Path, out: str | Path, test: tuple[str, str] | None
             scores["parity"] = check_parity(payload, scores["bleu"], test, beam, tmp, parity, log)
         manifest = manifest_of(name, tmp, payload, ckpt, scores, description, dtype)
         (tmp / pretrained.RELEASE_FILE).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-        (tmp / "README.md").write_text(model_card(manifest, payload), encoding="utf-8")
+        (tmp / "README.md").write_text(model_card(manifest, payload, out), encoding="utf-8")
     log(f"released {ckpt} as {out} ({manifest['bytes'] / 2**20:.1f} MiB"
         + (f"; test BLEU {scores['bleu']:.2f}" if scores else "") + ")")
     return manifest
@@ -110,7 +110,7 @@ def measure_release(folder: str | Path, test: tuple[str, str], beam: int | None 
             scores["parity"] = manifest["test"]["parity"]  # int8 against bf16, as measured at release
         manifest = {**manifest, "test": scores, "measured": datetime.date.today().isoformat()}
         (tmp / pretrained.RELEASE_FILE).write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-        (tmp / "README.md").write_text(model_card(manifest, payload), encoding="utf-8")
+        (tmp / "README.md").write_text(model_card(manifest, payload, folder), encoding="utf-8")
     log(f"measured {folder} again: test BLEU {scores['bleu']:.2f}")
     return manifest
 
@@ -166,7 +166,7 @@ def _record(folder: str | Path, key: str, entry: dict, same: tuple[str, ...], fl
     manifest = pretrained.read_manifest(folder)
     kept = [e for e in manifest.get(key) or [] if tuple(e[k] for k in same) != tuple(entry[k] for k in same)]
     manifest[key] = kept + [entry]
-    card = model_card(manifest, checkpoint.load(folder / manifest["weights"]))
+    card = model_card(manifest, checkpoint.load(folder / manifest["weights"]), folder)
     for name, text in (("README.md", card), (pretrained.RELEASE_FILE, json.dumps(manifest, indent=1) + "\n")):
         tmp = folder / f".{name}.partial"
         tmp.write_text(text, encoding="utf-8")

@@ -73,12 +73,16 @@ def weights_path(path: str | Path) -> Path:
     return path
 
 
+def clone_models() -> Path:
+    """The clone's models/ folder (src/rnnsearch/decoding -> the clone)."""
+    return Path(__file__).resolve().parents[3] / "models"
+
+
 def search_dirs() -> list[Path]:
     """Where names are looked up, in order (see the module docstring)."""
     dirs = [Path(p) for p in os.environ.get("RNNSEARCH_MODELS", "").split(os.pathsep) if p]
-    tree = Path(__file__).resolve().parents[3] / "models"  # src/rnnsearch/decoding -> the clone's models/
     found = []
-    for folder in dirs + [tree, Path.cwd() / "models"]:  # each once (in the clone, ./models is its models/)
+    for folder in dirs + [clone_models(), Path.cwd() / "models"]:  # each once (in the clone, ./models is its models/)
         if not any(folder.resolve() == seen.resolve() for seen in found):
             found.append(folder)
     return found
