@@ -43,7 +43,7 @@ MORE_PREFIXES = {  # abbreviations the Moses lists lack, which end no sentence (
     "fr": frozenset({"approx", "ex", "cf", "suiv", "réf"}),
 }
 LAST_WORD = re.compile(r"(\S+)\.\s*$")
-TABS = re.compile(r"\t[\t ]*|[ \t]*\n\s*")  # tabs, or a newline and the spacing after it (an API text's lines)
+TABS_AND_NEWLINES = re.compile(r"\t[\t ]*|[ \t]*\n\s*")  # tabs, or a newline and the spacing after it (an API text's lines)
 LABEL = re.compile(r"[A-Z][\w'’-]*(?: [\w'’-]+)? ?:[ \t]+(?=\S)")  # "Name: John Smith": a field's label
 CLOSED = re.compile(r"[.!?][)\]\"”’»]+\s+(?=[(\[\"“«]?[A-Z0-9À-Ý])")  # "(See the annex.) The": a sentence ends
 
@@ -75,7 +75,8 @@ def split(text: str, lang: str, keep: list[tuple[int, int]] = ()) -> list[tuple[
             spans.append((found, found + len(sentence)))
         at = found + len(sentence)
     spans[-1] = (spans[-1][0], len(text))
-    return _at_tabs(original, _labelled(original, _closed(original, _merged(original, spans, lang, keep), lang, keep)))
+    merged = _merged(original, spans, lang, keep)
+    return _at_tabs_and_newlines(original, _labelled(original, _closed(original, merged, lang, keep)))
 
 
 def _closed(text: str, spans: list[tuple[int, int]], lang: str, keep) -> list[tuple[int, int]]:
@@ -102,11 +103,11 @@ def _labelled(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     return out
 
 
-def _at_tabs(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+def _at_tabs_and_newlines(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
     """Each span also cut after every run of tabs, and after every newline, inside it that follows some text (the
     tabs or the newline, and any spacing after them, go with the part before): a line of a text is never the end
     of the next one's sentence (``Agenda\nThe committee met.`` came out ``Le comité a rencontré le défi.``)."""
-    return _cut(text, spans, TABS, lambda at, m: bool(text[at:m.start()].strip()))
+    return _cut(text, spans, TABS_AND_NEWLINES, lambda at, m: bool(text[at:m.start()].strip()))
 
 
 def _cut(text: str, spans: list[tuple[int, int]], pattern: re.Pattern, ends) -> list[tuple[int, int]]:
