@@ -529,7 +529,23 @@ def test_an_html_element_in_another_language_is_left_as_written(tiny_run, tmp_pa
     assert "3 of 3 units translated" in capsys.readouterr().err
     out = (tmp_path / "out.html").read_text(encoding="utf-8")
     assert '<p lang="fr">Le chien voit un chat.</p><q lang="de-AT">Der Hund</q>' in out
-    assert SENTENCES[1] not in out and '<div lang="fr"><p lang="en-GB">' in out
+    assert SENTENCES[1] not in out and '<div lang="fr"><p lang="fr">' in out  # translated: the target's now
+
+
+def test_an_html_pages_own_lang_is_not_read_and_nothing_translated_writes_the_page_as_it_was(tiny_run, tmp_path,
+                                                                                                 capsys):
+    """``<html lang="en_US">`` (or a template's ``de`` on an English page) left the page untranslated but stamped
+    ``lang="fr"``; a block of ``lang="en_CA"`` was skipped."""
+    page = f'<html lang="en_US"><p>{SENTENCES[0]}</p><p lang="en_CA">{SENTENCES[1]}</p><p lang="de">Der Hund.</p></html>'
+    (tmp_path / "in.html").write_text(page, encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.html", tmp_path / "out.html") == 0
+    err = capsys.readouterr().err
+    assert "2 of 2 units translated" in err and "1 element in another language than en left as written" in err
+    out = (tmp_path / "out.html").read_text(encoding="utf-8")
+    assert out.startswith('<html lang="fr">') and '<p lang="fr">' in out and '<p lang="de">Der Hund.</p>' in out
+    (tmp_path / "in.html").write_text('<html lang="en"><p lang="de">Der Hund.</p></html>', encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.html", tmp_path / "out.html", "--any-language") == 0
+    assert (tmp_path / "out.html").read_text(encoding="utf-8") == '<html lang="en"><p lang="de">Der Hund.</p></html>'
 
 
 def test_an_xliff_target_goes_after_the_seg_source_as_the_schema_orders(tiny_run, tmp_path):

@@ -30,7 +30,8 @@ import unicodedata
 from dataclasses import dataclass, field, replace
 
 from rnnsearch.decoding.markup import VOID, Element
-from rnnsearch.text.html_tree import BLOCK, Node, bare_ampersand, last_offset, mark_foreign, parse_tree, whole
+from rnnsearch.text.html_tree import (BLOCK, Node, bare_ampersand, last_offset, mark_foreign, parse_tree,
+                                      primary_language, whole)
 
 INLINE_KEPT = {"code", "kbd", "samp", "var", "span", "em", "b", "i", "strong", "a", "abbr", "cite", "q", "small",
                "mark", "sub", "sup", "u", "s", "tt", "bdi", "bdo", "data", "time", "dfn"}  # kept as carried text
@@ -70,7 +71,13 @@ def read(text: str, source_lang: str | None = None) -> Page:
     page = Page([], [], [])
     root = parse_tree(text, page.warnings)
     if source_lang:
-        mark_foreign(root, source_lang)
+        foreign: list[Node] = []
+        mark_foreign(root, source_lang, found=foreign)
+        shown = [f"<{n.tag} lang={primary_language(dict(n.attrs).get('lang') or dict(n.attrs).get('xml:lang'))}>"
+                 for n in foreign if any(c.isalnum() for c in whole(n, text)[len(n.raw):])]
+        if shown:
+            page.warnings.append(f"{len(shown)} element{'s' if len(shown) > 1 else ''} in another language than "
+                                 f"{source_lang} left as written ({', '.join(dict.fromkeys(shown))})")
     _flatten(root.children, text, page)
     return page
 

@@ -89,7 +89,7 @@ def _fallbacks(root) -> list[tuple[object, object]]:
     return pairs
 
 
-def read_docx(path: Path, lang: str, retranslate: bool) -> Document:
+def read_docx(path: Path, lang: str, retranslate: bool, source: str = "") -> Document:
     import docx
     from docx.oxml.ns import qn
     from docx.text.paragraph import Paragraph

@@ -22,6 +22,7 @@ translate and a ``write(outputs)`` that gives the file's bytes with each output 
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -46,7 +47,7 @@ class Document:
     left: list = field(default_factory=list)  # what holds text and is left untranslated (a DOCX chart): a warning
 
 
-def read_text(path: Path, lang: str, retranslate: bool) -> Document:
+def read_text(path: Path, lang: str, retranslate: bool, source: str = "") -> Document:
     """One piece a line, split at ``\n`` alone (not at the other breaks ``str.splitlines`` knows, such
     as U+2028 inside a line); the file written back with its byte-order mark, each line's own ending
     (``\r\n`` or ``\n``) and its last line's (none, where the file ends without one)."""
@@ -62,25 +63,36 @@ def read_text(path: Path, lang: str, retranslate: bool) -> Document:
     return Document(pieces, write)
 
 
-def read_html(path: Path, lang: str, retranslate: bool) -> Document:
+def read_html(path: Path, lang: str, retranslate: bool, source: str = "") -> Document:
     page = path.read_text(encoding="utf-8")
     return Document([Piece(page, "html", "the page", partial=True)],
-                    lambda outputs: (page if outputs[0] is None else _with_lang(outputs[0], lang)).encode("utf-8"))
+                    lambda outputs: (page if outputs[0] is None else _with_lang(outputs[0], lang, source)).encode("utf-8"))
 
 
-LANG = re.compile(r"""(\slang\s*=\s*)("[^"]*"|'[^']*'|[^\s>]+)""", re.IGNORECASE)
+LANG = re.compile(r"""(\s(?:xml:)?lang\s*=\s*)("[^"]*"|'[^']*'|[^\s>]+)""", re.IGNORECASE)
 
 
-def _with_lang(page: str, lang: str) -> str:
-    """The page with its ``<html>`` element's ``lang`` naming ``lang`` (added where it has none)."""
-    from rnnsearch.text.html_tree import parse_tree
-    found = [n for n in parse_tree(page).children if n.tag == "html"]
-    if not found:
-        return page
-    tag, at = found[0].raw, found[0].begin
-    new = LANG.sub(lambda m: f'{m.group(1)}"{lang}"', tag, count=1) if LANG.search(tag) else \
-        f'<{tag[1:5]} lang="{lang}"{tag[5:]}'
-    return page[:at] + new + page[at + len(tag):]
+def _with_lang(page: str, lang: str, source: str) -> str:
+    """The page with its ``<html>`` element's ``lang`` (and ``xml:lang``) naming ``lang`` (added where it has none),
+    and each element's that named ``source`` (what was translated) too; others' (left as written) kept."""
+    from rnnsearch.text.html_tree import parse_tree, primary_language
+    out, at = [], 0
+    stack = list(parse_tree(page).children)
+    starts = []
+    while stack:
+        node = stack.pop()
+        stack.extend(node.children)
+        if node.tag and not node.tag.startswith("#") and (node.tag == "html" or LANG.search(node.raw)):
+            starts.append(node)
+    def relabelled(m: re.Match, root: bool) -> str:
+        return f'{m.group(1)}"{lang}"' if root or primary_language(m.group(2).strip("'\"")) == source else m.group(0)
+    for node in sorted(starts, key=lambda n: n.begin):
+        tag, root = node.raw, node.tag == "html"
+        new = LANG.sub(functools.partial(relabelled, root=root), tag) if LANG.search(tag) else \
+            f'<{tag[1:5]} lang="{lang}"{tag[5:]}'
+        out += [page[at:node.begin], new]
+        at = node.begin + len(tag)
+    return "".join(out) + page[at:]
 
 
 def _placeholders(text: str, printf: bool) -> tuple:
@@ -99,7 +111,7 @@ def _placeholders(text: str, printf: bool) -> tuple:
     return tuple(spans)
 
 
-def read_po(path: Path, lang: str, retranslate: bool) -> Document:
+def read_po(path: Path, lang: str, retranslate: bool, source: str = "") -> Document:
     from translate.storage import pypo
     store = pypo.pofile.parsefile(str(path))
     todo, skipped, pieces = [], 0, []

@@ -66,10 +66,11 @@ READERS = {"text": read_text, "html": read_html, "po": read_po, "xliff": read_xl
            "docx": read_docx}
 
 
-def read_file(kind: str, path: str | Path, lang: str, retranslate: bool) -> Document:
-    """The file read by its format's reader; a UsageError in one line where its library cannot read it."""
+def read_file(kind: str, path: str | Path, lang: str, retranslate: bool, source: str = "") -> Document:
+    """The file read by its format's reader (``lang``: the target's, ``source``: the model's source language); a
+    UsageError in one line where its library cannot read it."""
     try:
-        return READERS[kind](Path(path), lang, retranslate)
+        return READERS[kind](Path(path), lang, retranslate, source=source)
     except UsageError:
         raise
     except UnicodeDecodeError:
@@ -136,7 +137,7 @@ def translate_file(translator, source: str | Path, out: str | Path, search: Sear
     surely reads as another language than the model's source is refused (``text/language.py``) unless
     ``any_language``."""
     kind = check_paths(source, out)
-    document = read_file(kind, source, translator.tgt_codec.lang, retranslate)
+    document = read_file(kind, source, translator.tgt_codec.lang, retranslate, translator.src_codec.lang)
     if not any_language:
         check_language(source, document.pieces, translator.src_codec.lang, translator.tgt_codec.lang)
     if document.left:
@@ -149,7 +150,8 @@ def translate_file(translator, source: str | Path, out: str | Path, search: Sear
         for name, why in o.failed:
             report.failed.append((name, why))
             warn(f"{source}: {name}: not translated: {why}")
-    write_whole(out, document.write([o.text for o in outcomes]))
+    written = sum(o.units for o in outcomes) - len(report.failed)  # none: the file as it was (no lang="fr" stamped)
+    write_whole(out, document.write([o.text for o in outcomes]) if written else Path(source).read_bytes())
     return report
 
 

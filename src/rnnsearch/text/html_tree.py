@@ -10,6 +10,7 @@ written nowhere, as in the source. End tags HTML lets a writer leave out (``li``
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
@@ -150,15 +151,25 @@ def parse_tree(text: str, warnings: list[str] | None = None) -> Node:
     return root
 
 
-def mark_foreign(node: Node, source: str, inherited: str = "") -> bool:
+def primary_language(tag: str | None) -> str:
+    """A language tag's primary subtag in small letters: ``en-GB``, ``en_US``, ``EN`` -> ``en``."""
+    return re.split(r"[-_]", (tag or "").strip())[0].lower()
+
+
+def mark_foreign(node: Node, source: str, inherited: str = "", found: list | None = None) -> bool:
     """Mark each element whose ``lang`` (inherited, its primary subtag) is not ``source`` and that holds nothing
     in ``source`` as ``foreign``: a quotation in another language, or a part translated already (``<p
-    lang="fr">`` in a page given to an English model). Returns whether ``node`` holds text in ``source``."""
-    given = dict(node.attrs).get("lang") if node.tag and not node.tag.startswith("#") else None
-    lang = (given or "").split("-")[0].strip().lower() or inherited
-    holds = [mark_foreign(c, source, lang) for c in node.children]
+    lang="fr">`` in a page given to an English model); ``found`` gets each. The ``<html>`` element's own
+    ``lang`` is not read (a page's is often a template's; translate-file reads the page's text for its language).
+    Returns whether ``node`` holds text in ``source``."""
+    element = bool(node.tag) and not node.tag.startswith("#")
+    attrs = dict(node.attrs) if element and node.tag != "html" else {}
+    lang = primary_language(attrs.get("lang") or attrs.get("xml:lang")) or inherited
+    holds = [mark_foreign(c, source, lang, found) for c in node.children]
     if lang and lang != source and not any(holds):
-        node.foreign = bool(node.tag) and not node.tag.startswith("#")
+        node.foreign = element
+        if element and found is not None:
+            found.append(node)
         return False
     return not lang or lang == source or any(holds)
 

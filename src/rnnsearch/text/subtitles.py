@@ -86,7 +86,7 @@ def _joined(words: list[str]) -> list[str]:
 OVERRIDE = re.compile(r"(?:\{\\[^}]*\}\s*)*")  # an SRT cue's leading override codes (ASS's {\an8}, {\i1})
 
 
-def read_srt(path: Path, lang: str, retranslate: bool) -> Document:
+def read_srt(path: Path, lang: str, retranslate: bool, source: str = "") -> Document:
     import pysrt
     subs = pysrt.open(str(path), encoding="utf-8", error_handling=pysrt.SubRipFile.ERROR_RAISE)
     if not subs and path.read_text(encoding="utf-8").strip():
@@ -142,7 +142,7 @@ def _vtt_blocks(path: Path) -> None:
                              "fix it or remove it")
 
 
-def read_vtt(path: Path, lang: str, retranslate: bool) -> Document:
+def read_vtt(path: Path, lang: str, retranslate: bool, source: str = "") -> Document:
     import webvtt
     _vtt_blocks(path)
     captions = webvtt.read(str(path))

@@ -27,7 +27,7 @@ NATIVE = {"bpt", "ept", "ph", "it"}  # 1.2's elements whose content is the origi
 CODE = "rnnsearch-code"               # the attribute that numbers an element standing in for one
 
 
-def read_xliff(path: Path, lang: str, retranslate: bool) -> Document:
+def read_xliff(path: Path, lang: str, retranslate: bool, source: str = "") -> Document:
     from lxml import etree
     from translate.storage import xliff, xliff2
     data = path.read_bytes()
