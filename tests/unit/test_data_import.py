@@ -130,3 +130,17 @@ def test_a_code_between_two_words_leaves_a_space_and_kept_tags_are_the_files(tmp
     po.write_text('msgid ""\nmsgstr ""\n"Language: fr\\n"\n\nmsgid "Click<br/>Save."\nmsgstr "Cliquez<br/>Enregistrer."\n',
                   encoding="utf-8")
     assert read_memory(po).pairs == [("Click Save.", "Cliquez Enregistrer.")]
+
+
+def test_brackets_that_are_no_markup_stay(tmp_path):
+    """``The value x&lt;y and a&gt;b is wrong.`` was imported as ``The value xb is wrong.``"""
+    tmx = ('<?xml version="1.0"?><tmx version="1.4"><header srclang="en" datatype="plaintext" segtype="sentence" '
+           'adminlang="en" creationtool="t" creationtoolversion="1" o-tmf="t"/><body>'
+           '<tu><tuv xml:lang="en"><seg>The value x&lt;y and a&gt;b is wrong.</seg></tuv>'
+           '<tuv xml:lang="fr"><seg>La valeur x&lt;y et a&gt;b est fausse.</seg></tuv></tu>'
+           '<tu><tuv xml:lang="en"><seg>Click &lt;b&gt;Save&lt;/b&gt; &amp; go.</seg></tuv>'
+           '<tuv xml:lang="fr"><seg>Cliquez sur &lt;b&gt;Enregistrer&lt;/b&gt; &amp; partez.</seg></tuv></tu></body></tmx>')
+    (tmp_path / "m.tmx").write_text(tmx, encoding="utf-8")
+    assert read_memory(tmp_path / "m.tmx").pairs == [
+        ("The value x<y and a>b is wrong.", "La valeur x<y et a>b est fausse."),
+        ("Click Save & go.", "Cliquez sur Enregistrer & partez.")]

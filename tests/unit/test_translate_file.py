@@ -466,6 +466,21 @@ def test_a_po_msgid_with_html_keeps_its_tags(tiny_run, tmp_path):
     assert target.count("<b>") == target.count("</b>") == 1 and '<a href="cat.html">' in target, target
 
 
+def test_a_po_msgid_with_html_and_placeholders_keeps_both_and_brackets_that_are_no_html_stay_text(tiny_run, tmp_path):
+    """``See the <a href="%s">report</a>`` skipped the markup path for its placeholder: the tag became words and an
+    orphan ``</a>``; ``Send it to <members@example.org>`` went the markup path and lost its brackets."""
+    from translate.storage import pypo
+    store = pypo.pofile()
+    store.init_headers(charset="UTF-8", encoding="8bit")
+    store.addsourceunit('The <b>%s</b> sees a <a href="%s" title="A cat">cat</a>.')
+    store.addsourceunit("The dog sees <a@b.org> and {0}.")
+    (tmp_path / "in.po").write_bytes(bytes(store))
+    assert run(tiny_run, tmp_path / "in.po", tmp_path / "out.po") == 0
+    first, second = [str(u.target) for u in pypo.pofile.parsefile(str(tmp_path / "out.po")).units if not u.isheader()]
+    assert first.count("<b>%s</b>") == 1 and '<a href="%s" title="A cat">' in first and first.count("</a>") == 1, first
+    assert "<a@b.org>" in second and "{0}" in second, second
+
+
 @pytest.mark.parametrize("suffix,text", [
     (".txt", "The dog sees a cat.\n"), (".html", "<p>The dog sees a cat.</p><p>A old blue hat.</p>"),
     (".srt", "1\n00:00:01,000 --> 00:00:02,000\n<i>The dog sees a cat.</i>\n"),
@@ -560,3 +575,14 @@ def test_an_xliff_target_goes_after_the_seg_source_as_the_schema_orders(tiny_run
     units = etree.parse(str(tmp_path / "out.xlf")).getroot().iter("{*}trans-unit")
     assert [[etree.QName(c).localname for c in u] for u in units] == [["source", "seg-source", "target", "note"],
                                                                       ["source", "note", "target", "note"]]
+
+
+def test_an_element_around_a_slot_alone_goes_around_its_copy_alone(tiny_run, tmp_path):
+    """``<span translate="no">House of Commons</span>`` came out ``<span translate="no">House of Commons
+    opposition</span>``: the model's words placed inside what was not to be translated."""
+    page = ('<p>The dog sees <span translate="no">Bill C-45</span> today.</p><p>The <b>%s</b> sees a '
+            '<code>x_y</code> cat.</p>')
+    (tmp_path / "in.html").write_text(page, encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.html", tmp_path / "out.html") == 0
+    out = (tmp_path / "out.html").read_text(encoding="utf-8")
+    assert '<span translate="no">Bill C-45</span>' in out and "<b>%s</b>" in out and "<code>x_y</code>" in out, out

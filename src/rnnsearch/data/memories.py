@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnnsearch.data.io import DataError
+from rnnsearch.data.tags import html_tags
 
 SUFFIXES = (".tmx", ".xliff", ".xlf", ".po")
 
@@ -193,15 +194,15 @@ def _kept(element) -> str:
 
 
 def _untagged(text: str) -> str:
-    """``text`` without its tags, read as XML where it is (entities unescaped), else the tags alone taken out; a
-    self-closing tag between two words leaves a space (``Click<br/>Save``)."""
+    """``text`` without its tags, read as XML where it is (entities unescaped), else HTML's tags taken out (``x<y
+    and a>b`` lost ``<y and a>``); a self-closing tag between two words leaves a space (``Click<br/>Save``)."""
     from lxml import etree
     text = BETWEEN.sub(" ", text)
     try:
         root = etree.fromstring(f"<r>{text}</r>")
         plain = "".join(root.itertext())
-    except etree.XMLSyntaxError:
-        plain = html.unescape(TAG.sub("", text)) if TAG.search(text) else text
+    except etree.XMLSyntaxError:  # HTML's tags out; brackets that are no markup (x<y and a>b) kept
+        plain = html.unescape(TAG.sub("", text)) if html_tags(text) else text
     return " ".join(plain.split())
 
 

@@ -185,7 +185,8 @@ def put_back(plain: str, elements: list[Element], src_units: list[str], translat
     tokens = translation.tokens
     marks = punctuation(src_units), punctuation(tokens)
     edges = word_edges(tokens, translation.text) if edges is None else edges
-    place(elements, src_spans, alignment[: len(tokens), : len(src_units)], 0, len(tokens), marks, edges, labels)
+    place(elements, src_spans, alignment[: len(tokens), : len(src_units)], 0, len(tokens), marks, edges, labels,
+          getattr(translation, "copies", None))
     return render(elements, tokens, translation.text, entities)
 
 

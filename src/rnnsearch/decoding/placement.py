@@ -48,13 +48,15 @@ def punctuation(tokens: list[str]) -> list[bool]:
 
 
 def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.ndarray, lo: int, hi: int,
-          marks: tuple[list[bool], list[bool]], edges: np.ndarray | None = None, labels: Labels | None = None) -> None:
+          marks: tuple[list[bool], list[bool]], edges: np.ndarray | None = None, labels: Labels | None = None,
+          copies: dict[int, int] | None = None) -> None:
     """Give each element (and its children) its target words [a, b) within [lo, hi): ``soft`` (T, S)
     holds each target word's alignment over the source units (rows sum to at most 1); ``marks``: which
     source units and which target words are punctuation (``punctuation``); ``edges`` (2, T + 1): the
     boundaries where an element may begin (and a tag of no words stand) and where one may end
     (``word_edges``; None: any); ``labels``: the span of an element is then also read as a label's
-    (``decoding/labels.py``)."""
+    (``decoding/labels.py``); ``copies``: each slot's source unit -> its copy's target word: an element around slots
+    alone goes around their copies alone (``<b>%s</b>`` took the model's words beside it)."""
     edges = np.ones((2, len(soft) + 1), dtype=bool) if edges is None else edges
     aligned = soft.argmax(1) if soft.size else np.zeros(len(soft), dtype=int)  # (T,) each word's source unit
     taken: list[tuple[int, int]] = []
@@ -65,6 +67,15 @@ def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.nd
         insides[id(element)] = inside
         free = _free(lo, hi, taken)
         span = _best_span(soft, inside, free, edges) if inside else None
+        copied = sorted(copies[j] for j in inside) if copies and inside and all(j in copies for j in inside) else []
+        if copied and copied[-1] - copied[0] == len(copied) - 1 and any(
+                a <= copied[0] and copied[-1] < b for a, b in free):  # its slots' copies, side by side
+            span = (copied[0], copied[-1] + 1)
+            taken.append(span)
+            element.target = span
+            if labels is not None:
+                labels.remember(inside, span)
+            continue
         kept = verbatim(inside, labels, free, edges, soft) if span and labels else None
         kept = (whole_sentences(inside, labels, soft, lo, hi, taken) if span and labels else None) or kept
         if kept is not None:
@@ -92,7 +103,7 @@ def place(elements: list[Element], src_spans: list[tuple[int, int]], soft: np.nd
         if emptied is not None:
             starved.append(emptied)
     for element in elements:
-        place(element.children, src_spans, soft, *element.target, marks, edges, labels)
+        place(element.children, src_spans, soft, *element.target, marks, edges, labels, copies)
 
 
 def _take_a_word(element: Element, inside: list[int], siblings: list[Element], insides: dict, soft: np.ndarray,

@@ -58,6 +58,7 @@ class Translation:
     alignment: np.ndarray | None = None  # rows (T + 1, S + 1) its slots and tags were placed by (text/pipeline.py)
     segments: list[Translation] = field(default_factory=list)  # a line's sentences, translated (text/pipeline.py)
     carried: list[int] = field(default_factory=list)  # source positions of slots, restored verbatim (text/slots.py)
+    copies: dict[int, int] = field(default_factory=dict)  # a slot's source position -> its copy's in tokens
 
     def __repr__(self) -> str:
         def shape(a):

@@ -17,8 +17,9 @@ translate and a ``write(outputs)`` that gives the file's bytes with each output 
   wrote ``Press &Quit`` as ``Press and Quit``) and put back before the translation's word that begins with
   its letter, else before its first letter (``&Quitter``), as translate-toolkit's accelerator check asks:
   one marker in the translation for one in the source. The header's ``#, fuzzy`` is kept. A msgid holding HTML
-  tags and no placeholder is translated as ``--markup html`` reads it (``Click <a href="x.html">here</a>`` came
-  out ``x.html de href =``).
+  (``data/tags.py``: tags of HTML elements, closed; not ``<file>`` or ``<members@example.org>``) is translated as
+  ``--markup html`` reads it (``Click <a href="x.html">here</a>`` came out ``x.html de href =``), its
+  placeholders items of the text stage, each checked in the output.
 """
 from __future__ import annotations
 
@@ -27,6 +28,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from rnnsearch.data.tags import html_tags
 
 
 
@@ -127,9 +130,9 @@ def read_po(path: Path, lang: str, retranslate: bool, source: str = "") -> Docum
         todo.append((unit, len(pieces), len(sources), keys))
         printf = unit.hastypecomment("c-format") or unit.hastypecomment("python-format")
         where = f"msgid at {unit.getlocations()[0]}" if unit.getlocations() else "msgid"
-        for text in sources:  # a msgid holding HTML and no placeholder goes the markup path (its tags were words)
-            slots = _placeholders(text, printf)
-            mode = "html" if not slots and HTML_TAG.search(text) else None
+        for text in sources:  # a msgid holding HTML goes the markup path (its tags were words), its placeholders
+            slots = _placeholders(text, printf)  # items there (and checked in its output)
+            mode = "html" if html_tags(text) else None
             pieces.append(Piece(text, mode, f"{where} ({text[:30]!r})", slots=slots))
     if store.units and store.units[0].isheader():
         fuzzy = store.units[0].isfuzzy()
@@ -157,7 +160,6 @@ def _has_msgstr(unit) -> bool:
     return any(str(s).strip() for s in unit.target.strings) if unit.hasplural() else bool(str(unit.target or "").strip())
 
 
-HTML_TAG = re.compile(r"</?[A-Za-z][\w:.-]*(?:\s[^<>]*)?/?>")  # <a href="x.html">, </b>, <br/>
 ACCELERATOR = re.compile(r"(?<![\w&_~])([&_~])(?=[^\W\d_])")  # &Quit, _File, ~Save at a word's start; not "a & b"
 
 

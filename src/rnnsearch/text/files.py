@@ -237,6 +237,10 @@ def _marked_outcome(piece: Piece, m: Marked, done: list[tuple[str, str | None]])
     if m.error:
         return Outcome(None, 1, [(piece.name, m.error)])
     failed = [(name, why) for name, (_, why, _) in zip(_unit_names(piece, m), done) if why]
+    text = "".join(out for out, why, _ in done if not why)
+    lost = [w for _, _, w in piece.slots if text.count(w) < piece.text.count(w)]
+    if lost and not failed:
+        failed = [(piece.name, f"its placeholders {', '.join(lost)} are not all in the output")]
     whole = not failed or (piece.partial and len(failed) < len(done))
     units = sum(u.has_words() for u in m.units) if len(m.units) > 1 else len(m.units)
     return Outcome(blocks.write(m.page, [text for text, _, _ in done]) if whole else None, units, failed)

@@ -99,9 +99,10 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         ("emoji", EMOJI),  # 👍🏽 and 👨‍👩‍👧 whole: the tokenizer cut them at the modifier and the joiners
         ("placeholder", PLACEHOLDER),
         ("tag", WRITTEN_TAG),  # a tag written as text: "Use the &lt;b&gt; tag" came out "&lt;"
-        ("email", r"\b[\w.+-]+(?:['’][\w.+-]+)*@[\w-]+(?:\.[\w-]+)+"),  # o'neil@x.ie: an apostrophe inside
+        ("email", r"<[\w.+-]+(?:['’][\w.+-]+)*@[\w-]+(?:\.[\w-]+)+>"  # <a@b.org> whole: the model lost its brackets
+                  r"|\b[\w.+-]+(?:['’][\w.+-]+)*@[\w-]+(?:\.[\w-]+)+"),  # o'neil@x.ie: an apostrophe inside
         ("doi", r"\b10\.\d{4,9}/[^\s<>\"]+"),
-        ("url", rf"\b(?:https?|ftp)://[^\s<>\"]+|\bwww\.[^\s<>\"]+|(?<![@\w.-])[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:{TLDS})\b(?:/[^\s<>\"]*)?"),
+        ("url", rf"<(?:https?|ftp)://[^\s<>\"]+>|\b(?:https?|ftp)://[^\s<>\"]+|\bwww\.[^\s<>\"]+|(?<![@\w.-])[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:{TLDS})\b(?:/[^\s<>\"]*)?"),
         ("code", r"`[^`\n]+`|(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w-])"),  # snake_case: "_ snake"
         ("path", rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/[\w.+-]+){{2,}}/?|\b[A-Za-z]:\\[^\s<>\"]+|\b[\w-]+\.(?:{EXTENSIONS})\b"),
         ("handle", r"(?<![\w@])[@#][A-Za-z_]\w+"),

@@ -205,13 +205,15 @@ def join(pieces: list[tuple[Translation, str]]) -> Translation:
     replaced = [int(o) + i for t, o in zip(parts, offsets) for i in t.replaced]
     starts = np.cumsum([0] + [len(t.source_tokens) - 1 for t in parts])
     carried = [int(o) + j for t, o in zip(parts, starts) for j in t.carried]
+    copies = {int(o) + j: int(p) + i for t, o, p in zip(parts, starts, offsets) for j, i in t.copies.items()}
     errors = [f"sentence {n} of {len(parts)}: {t.error}" for n, t in enumerate(parts, 1) if t.error]
     many = any(len(t.nbest) > 1 for t in parts)
     nbest = [_nth(parts, k) for k in range(max(len(t.nbest) or 1 for t in parts))] if many else []
     joined = Translation(text, tokens, source, float(sum(t.score for t in parts)),
                          _blocks([t.attention for t in parts], parts), replaced=replaced,
                          error=errors[0] if errors else None, constraints_met=all(t.constraints_met for t in parts),
-                         alignment=_blocks([t.alignment for t in parts], parts), segments=parts, carried=carried)
+                         alignment=_blocks([t.alignment for t in parts], parts), segments=parts, carried=carried,
+                         copies=copies)
     if nbest:
         joined.nbest = [joined] + sorted(nbest[1:], key=lambda t: -t.score)
     return joined

@@ -99,6 +99,7 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
                                                               numeric)
     chosen = match(rows, [i for i, t in enumerate(written) if t == UNK_TOKEN or i in stand_ins], slots)
     origin: list[int | None] = []  # each output token's position in translation.tokens (None: put back)
+    copy_of: list[int | None] = []  # each output token's slot (its source position), None for the others
     tokens: list[str] = []
     for i, token in enumerate(translation.tokens):
         if extra.get(i) in chosen:
@@ -106,6 +107,7 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
         if i not in chosen and (slot_index(token) is not None or subword and token == UNK_TOKEN):
             continue  # a second copy of a slot; a subword model's <unk> that is no slot's (it spells the rest)
         origin.append(i)
+        copy_of.append(chosen.get(i))
         tokens.append(src[chosen[i]] if i in chosen else token)
     kept = [i for i in origin] + [len(translation.tokens)]  # and the </s> row
     rows = rows[kept]
@@ -117,6 +119,7 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
         for unit in (src[j], SPACE_PIECE) if subword else (src[j],):  # a subword slot after a space of its own
             tokens.insert(at, unit)
             origin.insert(at, None)
+            copy_of.insert(at, j if unit == src[j] else None)
             rows = np.insert(rows, at, np.eye(rows.shape[1], dtype=rows.dtype)[j], axis=0)
             if att is not None:
                 att = np.insert(att, at, np.eye(att.shape[1], dtype=att.dtype)[j], axis=0)
@@ -129,4 +132,6 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
     source_tokens = [items[slot_index(u)][0] if slot_index(u) is not None else u for u in translation.source_tokens]
     replaced = [n for n, i in enumerate(origin) if i is not None and i in translation.replaced and i not in chosen]
     return replace(translation, text=text, tokens=shown, source_tokens=source_tokens, attention=att,
-                   replaced=replaced, alignment=rows, carried=slots), [items[slot_index(src[j])][0] for j in missing]
+                   replaced=replaced, alignment=rows, carried=slots,
+                   copies={j: i for i, j in enumerate(copy_of) if j is not None}), [items[slot_index(src[j])][0]
+                                                                                    for j in missing]
