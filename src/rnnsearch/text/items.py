@@ -30,8 +30,7 @@ from rnnsearch.data import slotting
 from rnnsearch.text import numbers, units
 
 VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier",
-            "label", "name", "formula", "symbol", "postcode", "menu", "firm", "emoji", "placeholder",
-            "tag")
+            "label", "name", "formula", "symbol", "postcode", "menu", "firm", "emoji", "placeholder", "tag")
 NUMERIC = ("amount", "money", "measure", "number", "ordinal")
 TRAILING = ".,;:!?'\"»”’)]}"  # a URL's or path's last characters that belong to the sentence
 TLDS = "com|org|net|gov|edu|int|mil|info|io|eu|ca|fr|uk|us|de|be|ch|nl|es|it|au|nz|qc|on|app|dev"
