@@ -586,3 +586,32 @@ def test_an_element_around_a_slot_alone_goes_around_its_copy_alone(tiny_run, tmp
     assert run(tiny_run, tmp_path / "in.html", tmp_path / "out.html") == 0
     out = (tmp_path / "out.html").read_text(encoding="utf-8")
     assert '<span translate="no">Bill C-45</span>' in out and "<b>%s</b>" in out and "<code>x_y</code>" in out, out
+
+
+def test_a_docx_runs_picture_page_break_and_symbol_stay_with_its_new_text(tiny_run, tmp_path):
+    """Writing a run's text cleared the whole run: a picture, a page break and a symbol sharing a run with words
+    were lost, the file reported translated whole."""
+    import struct
+    import zlib
+
+    import docx
+    from docx.enum.text import WD_BREAK
+    from docx.oxml import parse_xml
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xffffffff)
+    (tmp_path / "p.png").write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 1, 1, 8, 2, 0, 0, 0))
+                                     + chunk(b"IDAT", zlib.compress(b"\x00\xff\x00\x00")) + chunk(b"IEND", b""))
+    document = docx.Document()
+    document.add_paragraph().add_run("The dog sees a cat: ").add_picture(str(tmp_path / "p.png"))
+    document.add_paragraph().add_run(SENTENCES[1]).add_break(WD_BREAK.PAGE)
+    paragraph = document.add_paragraph("The ")
+    paragraph.add_run("dog").bold = True
+    paragraph.add_run(" sees a cat.")._r.append(parse_xml(f'<w:sym xmlns:w="{W[1:-1]}" w:font="Wingdings" w:char="F04A"/>'))
+    document.save(str(tmp_path / "in.docx"))
+    assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.docx") == 0
+    out = docx.Document(str(tmp_path / "out.docx"))
+    first = out.paragraphs[0].text
+    assert len(out.inline_shapes) == 1 and first.strip() and first != "The dog sees a cat: "
+    body = out.element.body
+    assert [b.get(W + "type") for b in body.iter(W + "br")] == ["page"] and len(list(body.iter(W + "sym"))) == 1

@@ -29,6 +29,7 @@ WML = "application/vnd.openxmlformats-officedocument.wordprocessingml."
 THROUGH = {"hyperlink", "ins", "moveTo", "smartTag", "sdt", "sdtContent", "customXml", "dir", "bdo",  # around runs
            "fldSimple"}
 MC = "http://schemas.openxmlformats.org/markup-compatibility/2006"
+W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 LEFT = ("diagramData", "chart")  # parts of text this reader does not translate: named in a warning
 
 
@@ -160,20 +161,55 @@ def stretches(output: str, sources: list[str]) -> list[tuple[int, str]]:
 
 
 def _write_runs(paragraph, runs: list, pieces: list[tuple[int, str]]) -> None:
-    from docx.text.run import Run
     side_by_side = all(a._r.getnext() is b._r for a, b in zip(runs, runs[1:]))
     if side_by_side:
-        first = runs[0]._r
+        first, used = runs[0]._r, set()
         for k, text in pieces:
             copy = deepcopy(runs[k]._r)
-            Run(copy, paragraph).text = text
+            _set_text(copy, text, keep_objects=k not in used)  # a picture, a page break: once, in its run's first stretch
+            used.add(k)
             first.addprevious(copy)
-        for run in runs:
-            run._r.getparent().remove(run._r)
+        for k, run in enumerate(runs):
+            if k in used or not _objects(run._r):
+                run._r.getparent().remove(run._r)
+            else:  # a run whose words went elsewhere keeps what is no text
+                _set_text(run._r, "", keep_objects=True)
         return
     texts, last = [""] * len(runs), 0
     for k, text in pieces:
         last = max(last, k)
         texts[last] += text
     for run, text in zip(runs, texts):
-        run.text = text
+        _set_text(run._r, text, keep_objects=True)
+
+
+TEXTUAL = {"t", "tab", "cr", "noBreakHyphen", "softHyphen", "ptab", "lastRenderedPageBreak"}  # a run's text: rewritten
+
+
+def _textual(child) -> bool:
+    name = child.tag.split("}")[-1]
+    return name in TEXTUAL or name == "br" and child.get(f"{W}type") in (None, "textWrapping")
+
+
+def _objects(r) -> list:
+    """What a run holds that is no text: a picture, a page break, a symbol, a field's mark, a note's reference."""
+    return [c for c in r if isinstance(c.tag, str) and c.tag != f"{W}rPr" and not _textual(c)]
+
+
+def _set_text(r, text: str, keep_objects: bool) -> None:
+    """A run's text replaced by ``text`` (tabs and line breaks as python-docx writes them), where its first text
+    stood; what it holds that is no text kept in place (``keep_objects``) or taken out (a run's second copy):
+    python-docx's ``Run.text`` cleared the whole run, a picture or a page break with it."""
+    from docx.text.run import Run
+    children = [c for c in r if isinstance(c.tag, str) and c.tag != f"{W}rPr"]
+    at = next((c for c in children if _textual(c)), None)
+    written = deepcopy(r)
+    Run(written, None).text = text  # (w:t, w:tab, w:br as python-docx writes them)
+    for new in [c for c in written if c.tag != f"{W}rPr"]:
+        if at is not None:
+            at.addprevious(new)
+        else:
+            r.append(new)
+    for c in children:
+        if _textual(c) or not keep_objects:
+            r.remove(c)
