@@ -615,3 +615,14 @@ def test_a_docx_runs_picture_page_break_and_symbol_stay_with_its_new_text(tiny_r
     assert len(out.inline_shapes) == 1 and first.strip() and first != "The dog sees a cat: "
     body = out.element.body
     assert [b.get(W + "type") for b in body.iter(W + "br")] == ["page"] and len(list(body.iter(W + "sym"))) == 1
+
+
+def test_an_srt_cues_ampersand_and_brackets_are_text(tiny_run, tmp_path):
+    """``Procter & Gamble`` came out ``Procter &amp; Gamble`` and ``5 < 6`` as ``5 &lt; 6``: SubRip has no entities."""
+    import pysrt
+    (tmp_path / "in.srt").write_text("1\n00:00:01,000 --> 00:00:02,000\nThe dog & a cat see 5 < 6 <i>hats</i>.\n",
+                                     encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.srt", tmp_path / "out.srt") == 0
+    (cue,) = pysrt.open(str(tmp_path / "out.srt"), encoding="utf-8")
+    assert "&amp;" not in cue.text and "&lt;" not in cue.text and "&" in cue.text and "<" in cue.text, cue.text
+    assert cue.text.count("<i>") == 1 == cue.text.count("</i>"), cue.text

@@ -9,6 +9,7 @@ webvtt-py cannot read whole (a block of a .vtt without its timing) is refused, n
 """
 from __future__ import annotations
 
+import html
 import io
 import re
 from pathlib import Path
@@ -83,6 +84,24 @@ def _joined(words: list[str]) -> list[str]:
     return out
 
 
+SRT_TAG = re.compile(r"</?(?:i|b|u)>|<font(?:\s[^<>]*)?>|</font>", re.IGNORECASE)  # the tags SubRip players read
+
+
+def srt_as_html(text: str) -> str:
+    """A SubRip cue's text as the markup path reads HTML: its tags (``<i>``, ``<b>``, ``<u>``, ``<font>``) as they are,
+    every other ``&``, ``<`` and ``>`` its text (``Procter & Gamble`` came out ``Procter &amp; Gamble``)."""
+    out, at = [], 0
+    for m in SRT_TAG.finditer(text):
+        out += [html.escape(text[at:m.start()], quote=False), m.group()]
+        at = m.end()
+    return "".join(out + [html.escape(text[at:], quote=False)])
+
+
+def srt_from_html(text: str) -> str:
+    """``srt_as_html`` undone on a translated cue: its text's characters as they are (SubRip has no entities)."""
+    return html.unescape(text)
+
+
 OVERRIDE = re.compile(r"(?:\{\\[^}]*\}\s*)*")  # an SRT cue's leading override codes (ASS's {\an8}, {\i1})
 
 
@@ -92,12 +111,12 @@ def read_srt(path: Path, lang: str, retranslate: bool, source: str = "") -> Docu
     if not subs and path.read_text(encoding="utf-8").strip():
         raise UsageError(f"{path}: no subtitle found in it (is it a .srt file?)")
     codes = [OVERRIDE.match(s.text).group(0) for s in subs]  # {\an8}: kept in front, untranslated
-    cues = [turns(s.text[len(c):]) for s, c in zip(subs, codes)]
+    cues = [turns(srt_as_html(s.text[len(c):])) for s, c in zip(subs, codes)]
     pieces = [Piece(t, "html", f"subtitle {s.index}") for s, cue in zip(subs, cues) for _, t, _ in cue]
 
     def write(outputs: list) -> bytes:
         for s, text in zip(subs, _cue_texts(cues, outputs, codes)):
-            s.text = s.text if text is None else text
+            s.text = s.text if text is None else srt_from_html(text)
         buffer = io.StringIO()
         subs.write_into(buffer)
         return buffer.getvalue().encode("utf-8")
