@@ -626,3 +626,28 @@ def test_an_srt_cues_ampersand_and_brackets_are_text(tiny_run, tmp_path):
     (cue,) = pysrt.open(str(tmp_path / "out.srt"), encoding="utf-8")
     assert "&amp;" not in cue.text and "&lt;" not in cue.text and "&" in cue.text and "<" in cue.text, cue.text
     assert cue.text.count("<i>") == 1 == cue.text.count("</i>"), cue.text
+
+
+@pytest.mark.parametrize("suffix,head,error,regional", [
+    (".xlf", 'source-language="fr-FR" target-language="en"', "its source-language is fr-FR",
+     'source-language="en-GB" target-language="fr-CA"'),
+    (".xlf", 'source-language="en" target-language="de"', "its target-language is de",
+     'source-language="en" target-language="fr-CA"'),
+    (".po", "Language: de_DE", "its Language is de_DE", "Language: fr_CA")])
+def test_a_file_declaring_other_languages_than_the_models_is_refused(tiny_run, tmp_path, capsys, suffix, head, error,
+                                                                      regional):
+    """A French XLIFF was translated as English by an En->Fr model and its target-language rewritten to fr; a German
+    catalogue was given French msgstrs."""
+    def text(declared: str) -> str:
+        if suffix == ".xlf":
+            return (f'<?xml version="1.0"?><xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2"><file '
+                    f'original="x" {declared} datatype="plaintext"><body><trans-unit id="1"><source>{SENTENCES[0]}'
+                    '</source></trans-unit></body></file></xliff>')
+        return (f'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n"{declared}\\n"\n\n'
+                f'msgid "{SENTENCES[0]}"\nmsgstr ""\n')
+    (tmp_path / f"in{suffix}").write_text(text(head), encoding="utf-8")
+    assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}") == 2
+    assert error in capsys.readouterr().err and not (tmp_path / f"out{suffix}").exists()
+    (tmp_path / f"in{suffix}").write_text(text(regional), encoding="utf-8")
+    assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}") == 0
+    assert ("fr-CA" if suffix == ".xlf" else "fr_CA") in (tmp_path / f"out{suffix}").read_text(encoding="utf-8")

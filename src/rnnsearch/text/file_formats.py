@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rnnsearch.data.tags import html_tags
+from rnnsearch.errors import UsageError
+from rnnsearch.text.html_tree import primary_language
 
 
 
@@ -135,8 +137,12 @@ def read_po(path: Path, lang: str, retranslate: bool, source: str = "") -> Docum
             mode = "html" if html_tags(text) else None
             pieces.append(Piece(text, mode, f"{where} ({text[:30]!r})", slots=slots))
     if store.units and store.units[0].isheader():
+        said = store.parseheader().get("Language", "").strip()
+        if said and primary_language(said) != lang:  # a German catalogue was given French msgstrs
+            raise UsageError(f"{path}: its Language is {said}, and this model translates into {lang}: give it to a "
+                             "model of its language")
         fuzzy = store.units[0].isfuzzy()
-        store.updateheader(add=True, Language=lang)
+        store.updateheader(add=True, Language=said or lang)  # a region it names kept (fr_CA)
         store.units[0].markfuzzy(fuzzy)  # updateheader drops it: a template's header is still to fill in
 
     def write(outputs: list) -> bytes:

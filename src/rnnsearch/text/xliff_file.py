@@ -10,7 +10,7 @@ path as an empty element in its place, placed through the alignment, and comes b
 the source wrote it. A 1.2 target gets ``state="needs-review-translation"`` and
 ``state-qualifier="leveraged-mt"``; a 2.x segment keeps ``state="initial"`` (machine output nobody has
 reviewed) with ``subState="rnnsearch:mt"``. A target a person signed off (1.2 a ``final`` or
-``signed-off`` state; a 2.x segment ``final``) is left alone even with ``retranslate``.
+``signed-off`` state; a 2.x segment ``reviewed`` or ``final``) is left alone even with ``retranslate``.
 """
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ import re
 from copy import deepcopy
 from pathlib import Path
 
+from rnnsearch.errors import UsageError
 from rnnsearch.text.file_formats import Document, Piece
 
-SIGNED_OFF = {"final", "signed-off"}  # a target a person has approved: never replaced
+SIGNED_OFF = {"final", "signed-off", "reviewed"}  # a target a person has approved (2.x: reviewed): never replaced
 TO_TRANSLATE = {"new", "needs-translation", "needs-adaptation", "needs-l10n"}  # 1.2: a target still to write
 NATIVE = {"bpt", "ept", "ph", "it"}  # 1.2's elements whose content is the original file's code
 CODE = "rnnsearch-code"               # the attribute that numbers an element standing in for one
@@ -33,6 +34,7 @@ def read_xliff(path: Path, lang: str, retranslate: bool, source: str = "") -> Do
     data = path.read_bytes()
     two = etree.fromstring(data).get("version", "1.2").startswith("2")
     store = (xliff2.Xliff2File if two else xliff.xlifffile).parsestring(data)
+    languages = _declared(store.document.getroot(), two, path, source, lang)
     todo, skipped, pieces = [], 0, []
     for unit in store.units:
         if unit.isheader() or not unit.istranslatable() or not unit.source.strip():
@@ -40,20 +42,17 @@ def read_xliff(path: Path, lang: str, retranslate: bool, source: str = "") -> Do
         if unit.target and (_signed_off(unit) or not retranslate and not _to_translate(unit)):
             skipped += 1
             continue
-        source = unit.get_source_dom()
-        marked, codes = _inner_xml(source)
-        todo.append((source, codes))
+        dom = unit.get_source_dom()
+        marked, codes = _inner_xml(dom)
+        todo.append((dom, codes))
         pieces.append(Piece(marked, "xml", f"unit {unit.getid()!r}"))
 
     def write(outputs: list) -> bytes:
-        for (source, codes), output in zip(todo, outputs):
+        for (dom, codes), output in zip(todo, outputs):
             if output is not None:
-                _put_target(source, output, codes, two)
-        if not two:
-            for node in store.document.getroot().iter("{*}file"):
-                node.set("target-language", lang)
-        else:
-            store.document.getroot().set("trgLang", lang)
+                _put_target(dom, output, codes, two)
+        for node, key in languages:  # the target where the file names none (a region it names kept: fr-CA)
+            node.set(key, node.get(key) or lang)
         out = etree.tostring(store.document, encoding="UTF-8")  # the declaration as the file wrote it, if it did
         declared = re.match(rb"\s*<\?xml[^>]*\?>\s*", data)
         utf8 = declared and not re.search(rb"encoding=[\"'](?!utf-?8[\"'])", declared.group(0), re.IGNORECASE)
@@ -62,9 +61,25 @@ def read_xliff(path: Path, lang: str, retranslate: bool, source: str = "") -> Do
     return Document(pieces, write, skipped)
 
 
+def _declared(root, two: bool, path: Path, source: str, target: str) -> list[tuple[object, str]]:
+    """(element, attribute) of each target language the file declares; a UsageError where it declares another
+    source or target language than the model's (a French file given to an En->Fr model was translated as
+    English, its target-language rewritten)."""
+    from rnnsearch.text.html_tree import primary_language
+    nodes = [(root, "srcLang", "trgLang")] if two else [(f, "source-language", "target-language")
+                                                       for f in root.iter("{*}file")]
+    for node, src_key, tgt_key in nodes:
+        for key, want in ((src_key, source), (tgt_key, target)):
+            said = node.get(key)
+            if said and want and primary_language(said) != want:
+                raise UsageError(f"{path}: its {key} is {said}, and this model translates {source} into {target}: "
+                                 "give it to a model of its languages")
+    return [(node, tgt_key) for node, _, tgt_key in nodes]
+
+
 def _signed_off(unit) -> bool:
     """Whether a person has signed a unit's target off (1.2: a target ``final`` or ``signed-off``; 2.x: a
-    segment ``final``): left alone even with ``retranslate``. (1.2's ``approved="yes"`` is not one:
+    segment ``reviewed`` or ``final``): left alone even with ``retranslate``. (1.2's ``approved="yes"`` is not one:
     translate-toolkit writes it on every target it is given, as "not fuzzy".)"""
     element = unit.xmlelement
     states = [t.get("state") for t in element.iter("{*}target")] + [element.get("state")] + [
