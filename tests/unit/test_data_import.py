@@ -144,3 +144,15 @@ def test_brackets_that_are_no_markup_stay(tmp_path):
     assert read_memory(tmp_path / "m.tmx").pairs == [
         ("The value x<y and a>b is wrong.", "La valeur x<y et a>b est fausse."),
         ("Click Save & go.", "Cliquez sur Enregistrer & partez.")]
+
+
+def test_the_command_it_prints_can_be_pasted(tmp_path, capsys):
+    """Without a dev split the printed command held "(no dev split: ...)" between its flags: a shell refused it."""
+    from translate.storage import tmx
+    memory = tmx.tmxfile(sourcelanguage="en", targetlanguage="fr")
+    for en, fr in PAIRS:
+        memory.addtranslation(en, "en", fr, "fr")
+    (tmp_path / "m.tmx").write_bytes(bytes(memory))
+    assert main(["data", "import", str(tmp_path / "m.tmx"), "--out", str(tmp_path / "c")]) == 0
+    (line,) = [x for x in capsys.readouterr().out.splitlines() if x.startswith("train on it: ")]
+    assert line.endswith("--out RUN") and "(" not in line

@@ -100,8 +100,9 @@ def import_memory(args) -> int:
     print(f"{args.out}: {memory.src_lang}->{memory.tgt_lang}, " + ", ".join(f"{k} {v}" for k, v in counts.items())
           + (f" ({left})" if left else ""))
     sets = f"--set data.dir={args.out} --set data.src_lang={memory.src_lang} --set data.tgt_lang={memory.tgt_lang}"
-    sets += " --set data.dev=dev" if "dev" in counts else " (no dev split: give --dev N to validate on)"
-    print(f"train on it: rnnsearch train CONFIG --init MODEL {sets} --out RUN")
+    sets += " --set data.dev=dev" if "dev" in counts else ""
+    print(f"train on it: rnnsearch train CONFIG --init MODEL {sets} --out RUN"
+          + ("" if "dev" in counts else "\n(no dev split: give --dev N to validate on)"))
     return 0
 
 
