@@ -651,3 +651,12 @@ def test_a_file_declaring_other_languages_than_the_models_is_refused(tiny_run, t
     (tmp_path / f"in{suffix}").write_text(text(regional), encoding="utf-8")
     assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}") == 0
     assert ("fr-CA" if suffix == ".xlf" else "fr_CA") in (tmp_path / f"out{suffix}").read_text(encoding="utf-8")
+
+
+def test_a_text_files_lines_of_spacing_and_a_lines_own_spacing_stay(tiny_run, tmp_path):
+    """A line of a tab came out empty and a form feed before a line was lost."""
+    (tmp_path / "in.txt").write_text(f"\t\n   \n\f{SENTENCES[0]}\n  {SENTENCES[1]}\t\n", encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.txt", tmp_path / "out.txt") == 0
+    lines = (tmp_path / "out.txt").read_text(encoding="utf-8").split("\n")
+    assert lines[:2] == ["\t", "   "] and lines[2].startswith("\f") and lines[2][1:2].isalpha()
+    assert lines[3].startswith("  ") and lines[3].endswith("\t") and lines[3].strip() != SENTENCES[1]

@@ -4,7 +4,8 @@ translate and a ``write(outputs)`` that gives the file's bytes with each output 
 (None: the piece was not translated, and stays as it was). XLIFF: ``text/xliff_file.py``; DOCX:
 ``text/docx_file.py``; SRT and WebVTT: ``text/subtitles.py``.
 
-- text: one piece a line (blank lines kept), written back with the file's byte-order mark and line endings.
+- text: one piece a line (blank lines, a line's spacing at either end kept), written back with the file's byte-order
+  mark and line endings.
 - html: the page, one piece read as ``--markup html`` reads it, each block a unit (one not translated
   keeps its source); ``<html lang>`` names the target language.
 - po, pot (translate-toolkit): each msgid (and msgid_plural) without a msgstr; the header, obsolete units
@@ -64,8 +65,16 @@ def read_text(path: Path, lang: str, retranslate: bool, source: str = "") -> Doc
     pieces = [Piece(text, None, f"line {n}") for n, (text, _) in enumerate(lines, 1)]
 
     def write(outputs: list) -> bytes:
-        return (bom + "".join((o if o is not None else text) + end for o, (text, end) in zip(outputs, lines))).encode()
+        return (bom + "".join(_spaced(o, text) + end for o, (text, end) in zip(outputs, lines))).encode()
     return Document(pieces, write)
+
+
+def _spaced(output: str | None, text: str) -> str:
+    """A line's output with the line's own spacing at either end (a tab, a form feed); a line of spacing alone as it
+    was (a line of a tab came out empty)."""
+    if output is None or not text.strip():
+        return text
+    return text[:len(text) - len(text.lstrip())] + output.strip() + text[len(text.rstrip()):]
 
 
 def read_html(path: Path, lang: str, retranslate: bool, source: str = "") -> Document:
