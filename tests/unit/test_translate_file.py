@@ -660,3 +660,17 @@ def test_a_text_files_lines_of_spacing_and_a_lines_own_spacing_stay(tiny_run, tm
     lines = (tmp_path / "out.txt").read_text(encoding="utf-8").split("\n")
     assert lines[:2] == ["\t", "   "] and lines[2].startswith("\f") and lines[2][1:2].isalpha()
     assert lines[3].startswith("  ") and lines[3].endswith("\t") and lines[3].strip() != SENTENCES[1]
+
+
+def test_a_vtt_file_is_written_as_it_was_but_its_cues_text(tiny_run, tmp_path):
+    """webvtt-py's writer wrote CRLF as LF, dropped the byte-order mark and a note's text, reordered the header's
+    blocks and rewrote timings (00:01.000 as 00:00:01.000)."""
+    head = ("\ufeffWEBVTT\r\n\r\nSTYLE\r\n::cue { color: red }\r\n\r\nNOTE a note\r\nof two lines\r\n\r\n"
+            "REGION\r\nid:r\r\n\r\n")
+    cues = f"c1\r\n00:01.000 --> 00:04.000 line:0\r\n{SENTENCES[0]}\r\n\r\n00:05.000 --> 00:08.000\r\n{SENTENCES[1]}\r\n"
+    (tmp_path / "in.vtt").write_bytes((head + cues).encode("utf-8"))
+    assert run(tiny_run, tmp_path / "in.vtt", tmp_path / "out.vtt") == 0
+    out = (tmp_path / "out.vtt").read_bytes().decode("utf-8")
+    assert out.startswith(head) and "c1\r\n00:01.000 --> 00:04.000 line:0\r\n" in out
+    assert "\n00:05.000 --> 00:08.000\r\n" in out
+    assert SENTENCES[0] not in out and SENTENCES[1] not in out and out.count("\r\n") == (head + cues).count("\r\n")

@@ -145,10 +145,11 @@ def vtt_from_html(text: str) -> str:
 VOICE = re.compile(r"(<v(?:\.[\w-]+)*(?:\s[^>]*)?>)(?!.*</v>)(.*)", re.DOTALL)  # a cue's voice, never closed
 
 
-def _vtt_blocks(path: Path) -> None:
-    """A UsageError naming the first block of a WebVTT file that is neither a cue (its timing line's
-    ``-->``), a note, a style nor a region: webvtt-py would leave it out."""
-    lines, start = path.read_text(encoding="utf-8-sig").replace("\r\n", "\n").split("\n"), 0
+def _vtt_blocks(path: Path) -> list[tuple[int, int]]:
+    """Each cue's text lines [first, end) in the file's lines (split at ``\n``); a UsageError naming the first block
+    of a WebVTT file that is neither a cue (its timing line's ``-->``), a note, a style nor a region: webvtt-py
+    would leave it out."""
+    lines, start, cues = path.read_text(encoding="utf-8-sig").replace("\r\n", "\n").split("\n"), 0, []
     for n, line in enumerate(lines + [""]):
         if line.strip():
             continue
@@ -156,14 +157,17 @@ def _vtt_blocks(path: Path) -> None:
         start = n + 1
         if not block or first == 1 or block[0].split(" ")[0] in ("NOTE", "STYLE", "REGION", "NOTE\t"):
             continue
-        if not any("-->" in x for x in block[:2]):
+        timing = next((k for k, x in enumerate(block[:2]) if "-->" in x), None)
+        if timing is None:
             raise UsageError(f"{path}: line {first}: no cue timing ('00:00:01.000 --> 00:00:02.000') in this block; "
                              "fix it or remove it")
+        cues.append((first + timing, n))  # (0-based: the line after the timing line) .. the blank line
+    return cues
 
 
 def read_vtt(path: Path, lang: str, retranslate: bool, source: str = "") -> Document:
     import webvtt
-    _vtt_blocks(path)
+    places = _vtt_blocks(path)
     captions = webvtt.read(str(path))
     found = [VOICE.fullmatch(c.raw_text.strip()) for c in captions]
     voices = [m.group(1) if m else "" for m in found]
@@ -172,10 +176,23 @@ def read_vtt(path: Path, lang: str, retranslate: bool, source: str = "") -> Docu
               for _, t, _ in cue]
 
     def write(outputs: list) -> bytes:
-        for c, text in zip(captions, _cue_texts(cues, outputs, voices)):
-            if text is not None:
-                c.text = vtt_from_html(text)
-        return captions.content.encode("utf-8")
+        texts = [None if t is None else vtt_from_html(t) for t in _cue_texts(cues, outputs, voices)]
+        if len(places) != len(captions):  # a file read otherwise than its blocks say: webvtt-py writes it
+            for c, text in zip(captions, texts):
+                c.text = c.text if text is None else text
+            return captions.content.encode("utf-8")
+        return _in_place(path.read_bytes().decode("utf-8"), places, texts).encode("utf-8")
     return Document(pieces, write)
 
 
+def _in_place(raw: str, places: list[tuple[int, int]], texts: list[str | None]) -> str:
+    """The file as written (its byte-order mark, line endings, notes, styles, regions and timings) with each cue's
+    text lines replaced by its translation (webvtt-py's writer wrote CRLF as LF, dropped the byte-order mark and a
+    note's text, and reordered the header's blocks)."""
+    lines = raw.split("\n")
+    for (first, end), text in sorted(zip(places, texts), reverse=True):
+        if text is None:
+            continue
+        ending = "\r" if lines[first - 1].endswith("\r") else ""
+        lines[first:end] = [line + ending for line in text.split("\n")]
+    return "\n".join(lines)
