@@ -69,7 +69,10 @@ def translate_file(args) -> int:
         print(f"rnnsearch translate-file: warning: {args.input} holds nothing to translate", file=sys.stderr)
     print(f"rnnsearch translate-file: {args.output}: {done} of {_count(report.units, 'unit')} translated"
           + (f"; {_count(report.skipped, 'unit')} already translated left as "
-             f"{'it was' if report.skipped == 1 else 'they were'}" if report.skipped else ""), file=sys.stderr)
+             f"{'it was' if report.skipped == 1 else 'they were'}" if report.skipped else "")
+          + (f"; {_count(report.other_language, 'unit')} in another language left as "
+             f"{'it was' if report.other_language == 1 else 'they were'} (--any-language translates "
+             f"{'it' if report.other_language == 1 else 'them'})" if report.other_language else ""), file=sys.stderr)
     if report.failed:
         print(f"rnnsearch translate-file: {len(report.failed)} of {_count(report.units, 'unit')} not translated; see "
               f"the warnings above (exit status {NOT_TRANSLATED})", file=sys.stderr)

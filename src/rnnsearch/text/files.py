@@ -48,6 +48,7 @@ class Report:
     units: int = 0
     skipped: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
+    other_language: int = 0  # units left as they were: they read as another language than the model's source
 
 
 @dataclass
@@ -143,9 +144,13 @@ def translate_file(translator, source: str | Path, out: str | Path, search: Sear
     if document.left:
         warn(f"{source}: {', '.join(document.left)}: text this reader does not translate (charts, diagrams): "
              "left as it is")
+    other = {} if any_language else other_languages(document.pieces, translator.src_codec.lang)
+    for i, (code, p) in other.items():
+        warn(f"{source}: {document.pieces[i].name}: reads as {language_name(code)} ({code}, p {p:.2f}): left as it was "
+             "(--any-language translates it)")
     outcomes = translate_pieces(translator, document.pieces, search, settings, progress,
-                                lambda name, message: warn(f"{source}: {name}: {message}"))
-    report = Report(sum(o.units for o in outcomes), document.skipped)
+                                lambda name, message: warn(f"{source}: {name}: {message}"), skip=set(other))
+    report = Report(sum(o.units for o in outcomes), document.skipped, other_language=len(other))
     for o in outcomes:
         for name, why in o.failed:
             report.failed.append((name, why))
@@ -171,14 +176,22 @@ def check_language(path, pieces: list[Piece], source: str, target: str) -> None:
                      f"the language this model translates from: {why} (--any-language translates it all the same)")
 
 
+def other_languages(pieces: list[Piece], source: str) -> dict[int, tuple[str, float]]:
+    """The pieces (not a whole page's) whose text surely reads as another language than ``source``, with it and its
+    probability: a French line in an English file was translated as English (text/language.py)."""
+    found = {i: read_as_other(MARKUP.sub(" ", p.text) if p.mode else p.text, source) for i, p in enumerate(pieces)
+             if not p.partial}
+    return {i: f for i, f in found.items() if f is not None}
+
+
 def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | None, settings: TextSettings | None,
-                     progress=None, warn=None) -> list[Outcome]:
+                     progress=None, warn=None, skip: set[int] = frozenset()) -> list[Outcome]:
     """Each piece's Outcome, in order: plain ones through the text stage, marked ones read into units
     (``warn(name, message)``: each fault of markup read through, and a plain piece's source words
-    below ``settings.min_coverage``) and put back through the markup path."""
-    out: list = [None] * len(pieces)
+    below ``settings.min_coverage``) and put back through the markup path; those in ``skip`` left as they were."""
+    out: list = [Outcome(None, 0, []) if i in skip else None for i in range(len(pieces))]
     settings = TextSettings.given(settings)
-    plain = [i for i, p in enumerate(pieces) if p.mode is None]
+    plain = [i for i, p in enumerate(pieces) if p.mode is None and i not in skip]
     if plain:
         found = next(translate_lines(translator, [Source(pieces[i].text, slots=pieces[i].slots) for i in plain],
                                      search, settings, progress=progress), [])
@@ -186,7 +199,7 @@ def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | N
             out[i] = _plain_outcome(pieces[i], t)
             for message in _doubts(translator, t, settings) if warn else ():
                 warn(pieces[i].name, message)
-    marked = [i for i, p in enumerate(pieces) if p.mode is not None]
+    marked = [i for i, p in enumerate(pieces) if p.mode is not None and i not in skip]
     read_in = [_read(pieces[i], warn, translator.src_codec.lang) for i in marked]
     for i, m, done in zip(marked, read_in, translate_units(translator, read_in, search, settings, progress)):
         out[i] = _marked_outcome(pieces[i], m, done)
