@@ -679,11 +679,12 @@ def test_a_vtt_file_is_written_as_it_was_but_its_cues_text(tiny_run, tmp_path):
 def test_a_unit_in_another_language_is_left_as_it_was_and_named(tiny_run, tmp_path, capsys):
     """A French line among English ones was translated as English (``La motion est adoptée`` -> ``La motion est donc
     à l'écoute``) and counted translated."""
-    french = "La motion est adoptée à l'unanimité par la Chambre des communes."
-    (tmp_path / "in.txt").write_text(f"{SENTENCES[0]}\n{french}\n{SENTENCES[1]}\n", encoding="utf-8")
+    french = "La motion est adoptée à l'unanimité."
+    english = ["The dog sees a cat and the tired table calls the pretty letter.", SENTENCES[1], SENTENCES[2]]
+    (tmp_path / "in.txt").write_text("\n".join([english[0], french, *english[1:]]) + "\n", encoding="utf-8")
     assert run(tiny_run, tmp_path / "in.txt", tmp_path / "out.txt") == 0
     err = capsys.readouterr().err
-    assert "line 2: reads as French (fr" in err and "2 of 2 units translated; 1 unit in another language" in err
+    assert "line 2: reads as French (fr" in err and "3 of 3 units translated; 1 unit in another language" in err
     assert (tmp_path / "out.txt").read_text(encoding="utf-8").split("\n")[1] == french
     assert run(tiny_run, tmp_path / "in.txt", tmp_path / "out.txt", "--any-language") == 0
-    assert "3 of 3 units translated" in capsys.readouterr().err
+    assert "4 of 4 units translated" in capsys.readouterr().err
