@@ -193,8 +193,9 @@ def test_a_vtt_cues_timestamps_and_classed_spans_come_through(tiny_run, tmp_path
 def test_vtt_tags_read_as_html_and_back():
     from rnnsearch.text.subtitles import vtt_as_html, vtt_from_html
     for cue in ["a <01:02:03.400>b", "<c.x.y-z>a</c> <v.loud Roger Smith>b</v>",
-                "<lang.q en>a</lang> <ruby>b<rt>c</rt></ruby>"]:
+                "<lang.q en>a</lang> <ruby>b<rt>c</rt></ruby>"]:  # a ruby's annotation: kept as written
         assert vtt_from_html(vtt_as_html(cue)) == cue and not re.search(r"<\w+\.|<\d", vtt_as_html(cue))
+    assert '<rt translate="no">c</rt>' in vtt_as_html("<ruby>b<rt>c</rt></ruby>")
 
 
 @pytest.mark.parametrize("suffix", [".srt", ".vtt"])

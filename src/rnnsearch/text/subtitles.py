@@ -131,14 +131,15 @@ CLASS_ATTR = re.compile(r'<([a-z]+) data-vtt-class="([^"]*)"')
 
 def vtt_as_html(text: str) -> str:
     """A WebVTT cue's text with its tags as the markup path reads HTML: a timestamp as a self-closing tag that
-    goes where its word goes, a span's classes (``<c.loud>``, closed by ``</c>``) as an attribute."""
-    text = TIMESTAMP.sub(lambda m: f'<vtt-time t="{m.group(1)}"/>', text)
+    goes where its word goes, a span's classes (``<c.loud>``, closed by ``</c>``) as an attribute, a ruby's
+    annotation (``<rt>``) kept as written (its base was moved into it)."""
+    text = TIMESTAMP.sub(lambda m: f'<vtt-time t="{m.group(1)}"/>', text).replace("<rt>", '<rt translate="no">')
     return CLASSED.sub(lambda m: f'<{m.group(1)} data-vtt-class="{m.group(2)[1:]}"', text)
 
 
 def vtt_from_html(text: str) -> str:
     """``vtt_as_html`` undone on a translated cue."""
-    text = TIME_TAG.sub(lambda m: f"<{m.group(1)}>", text)
+    text = TIME_TAG.sub(lambda m: f"<{m.group(1)}>", text).replace('<rt translate="no">', "<rt>")
     return CLASS_ATTR.sub(lambda m: f"<{m.group(1)}.{m.group(2)}", text)
 
 
