@@ -689,3 +689,13 @@ def test_a_unit_in_another_language_is_left_as_it_was_and_named(tiny_run, tmp_pa
     assert (tmp_path / "out.txt").read_text(encoding="utf-8").split("\n")[1] == french
     assert run(tiny_run, tmp_path / "in.txt", tmp_path / "out.txt", "--any-language") == 0
     assert "4 of 4 units translated" in capsys.readouterr().err
+
+
+def test_a_latin1_catalogue_is_written_in_utf8_that_reads_back(tiny_run, tmp_path):
+    """A catalogue in ISO-8859-1 was written in it with a '#, fuzzy' translate-toolkit could not read back."""
+    from translate.storage import pypo
+    (tmp_path / "in.po").write_bytes(b'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=ISO-8859-1\\n"\n\n'
+                                     b'msgid "The dog sees a caf\xe9."\nmsgstr ""\n')
+    assert run(tiny_run, tmp_path / "in.po", tmp_path / "out.po") == 0
+    out = pypo.pofile.parsefile(str(tmp_path / "out.po"))
+    assert "charset=UTF-8" in str(out.units[0].target) and "café" in str(out.units[1].source) and out.units[1].target

@@ -17,7 +17,8 @@ translate and a ``write(outputs)`` that gives the file's bytes with each output 
   accelerator (``&Quit``, ``_File``: the key of a menu item) is taken out before translating (the model
   wrote ``Press &Quit`` as ``Press and Quit``) and put back before the translation's word that begins with
   its letter, else before its first letter (``&Quitter``), as translate-toolkit's accelerator check asks:
-  one marker in the translation for one in the source. The header's ``#, fuzzy`` is kept. A msgid holding HTML
+  one marker in the translation for one in the source. The header's ``#, fuzzy`` is kept; a catalogue in another
+  charset (ISO-8859-1) is written in UTF-8, its header saying so. A msgid holding HTML
   (``data/tags.py``: tags of HTML elements, closed; not ``<file>`` or ``<members@example.org>``) is translated as
   ``--markup html`` reads it (``Click <a href="x.html">here</a>`` came out ``x.html de href =``), its
   placeholders items of the text stage, each checked in the output.
@@ -152,6 +153,9 @@ def read_po(path: Path, lang: str, retranslate: bool, source: str = "") -> Docum
                              "model of its language")
         fuzzy = store.units[0].isfuzzy()
         store.updateheader(add=True, Language=said or lang)  # a region it names kept (fr_CA)
+        if (store.encoding or "utf-8").lower().replace("_", "-") not in ("utf-8", "utf8"):  # written as UTF-8: a
+            store.updateheader(content_type="text/plain; charset=UTF-8")  # Latin-1 catalogue's own output could not
+            store.encoding = "utf-8"  # be read again by translate-toolkit
         store.units[0].markfuzzy(fuzzy)  # updateheader drops it: a template's header is still to fill in
 
     def write(outputs: list) -> bytes:
