@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import tempfile
 from contextlib import contextmanager
 from pathlib import Path
 from collections.abc import Iterator
@@ -69,6 +70,13 @@ def writable_file(out: str | Path, inputs=()) -> None:
         raise UsageError(f"{out}: a folder; name the file to write")
     if not out.resolve().parent.is_dir():
         raise UsageError(f"{out}: no folder {out.resolve().parent} to write it in")
+    if out.exists() and not out.resolve().is_file():
+        return  # a device or a pipe: written through
+    try:  # where its whole-or-absent copy goes: found out now, not after the work (/proc, a read-only folder)
+        with tempfile.NamedTemporaryFile(dir=out.resolve().parent, prefix=".rnnsearch-check-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"{out}: cannot write in {out.resolve().parent} ({exc.strerror or exc})") from None
 
 
 def sha256(path: str | Path) -> str:

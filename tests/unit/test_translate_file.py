@@ -699,3 +699,10 @@ def test_a_latin1_catalogue_is_written_in_utf8_that_reads_back(tiny_run, tmp_pat
     assert run(tiny_run, tmp_path / "in.po", tmp_path / "out.po") == 0
     out = pypo.pofile.parsefile(str(tmp_path / "out.po"))
     assert "charset=UTF-8" in str(out.units[0].target) and "café" in str(out.units[1].source) and out.units[1].target
+
+
+def test_an_output_folder_it_cannot_write_in_is_refused_before_the_work(tiny_run, tmp_path, capsys):
+    """An output in /proc failed after the whole file was translated."""
+    (tmp_path / "in.txt").write_text(SENTENCES[0] + "\n", encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.txt", "/proc/out.txt") == 2
+    assert "/proc/out.txt: cannot write in /proc" in capsys.readouterr().err
