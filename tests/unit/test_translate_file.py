@@ -706,3 +706,12 @@ def test_an_output_folder_it_cannot_write_in_is_refused_before_the_work(tiny_run
     (tmp_path / "in.txt").write_text(SENTENCES[0] + "\n", encoding="utf-8")
     assert run(tiny_run, tmp_path / "in.txt", "/proc/out.txt") == 2
     assert "/proc/out.txt: cannot write in /proc" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("suffix,text", [(".txt", "The dog sees a cat.\n"), (".html", "<p>The <b>dog</b> sees a cat.</p>")])
+def test_a_glossary_s_terms_are_in_each_units_translation(tiny_run, tmp_path, suffix, text):
+    """translate-file had no --glossary: a translator could not give a document its terminology."""
+    (tmp_path / "g.tsv").write_text("dog\tmaison\n", encoding="utf-8")
+    (tmp_path / f"in{suffix}").write_text(text, encoding="utf-8")
+    assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}", "--glossary", str(tmp_path / "g.tsv")) == 0
+    assert "maison" in (tmp_path / f"out{suffix}").read_text(encoding="utf-8")

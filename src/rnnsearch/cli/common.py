@@ -241,3 +241,10 @@ def write_text(path: str | None, text: str) -> None:
         Path(path).write_text(text, encoding="utf-8")
     else:
         sys.stdout.write(text)
+
+
+def read_glossary_entries(path: str, translator) -> list:
+    """The glossary file's entries as the model reads them (``text/glossary.entries``)."""
+    from rnnsearch.decoding.constraints import read_glossary
+    from rnnsearch.text.glossary import entries
+    return entries(translator, read_glossary(path))

@@ -5,7 +5,8 @@ from __future__ import annotations
 import sys
 
 from rnnsearch.cli.common import (MODEL_HELP, add_decoding_args, add_settings_flags, load_translator, progress_bar,
-                                  search_settings, settings_from_flags)
+                                  read_glossary_entries, search_settings, settings_from_flags)
+from rnnsearch.files import writable_file
 
 NOT_TRANSLATED = 3  # as translate's: some piece was not translated (the others are written)
 
@@ -21,6 +22,8 @@ def register(sub) -> None:
     p.add_argument("--retranslate", action="store_true", help="translate units already translated too (XLIFF "
                    "targets, PO msgstrs); by default they are left as they are; a target signed off (XLIFF state final or "
                    "signed-off) is left alone even so")
+    p.add_argument("--glossary", metavar="TSV", help="terms each unit's translation must use, one 'source<TAB>target' "
+                   "a line, as translate --glossary")
     p.add_argument("--any-language", action="store_true", help="translate a file even where its text surely reads "
                    "as another language than the model's source (refused by default: translated already, or the "
                    "other direction's file?)")
@@ -55,14 +58,17 @@ def translate_file(args) -> int:
     from rnnsearch.text.files import check_paths, translate_file as run
     from rnnsearch.text.settings import TextSettings
     check_paths(args.input, args.output)  # refused before the model is loaded
+    if args.glossary:
+        writable_file(args.output, [args.glossary])
     text_settings = settings_from_flags(TextSettings, args)
     translator = load_translator(args, args.checkpoint)
     translator.warn = lambda message: print(f"rnnsearch translate-file: warning: {args.input} {message}",
                                             file=sys.stderr)
     settings = search_settings(args, translator)
+    glossary = read_glossary_entries(args.glossary, translator) if args.glossary else None
     with progress_bar(0, "translate-file") as advance:
         report = run(translator, args.input, args.output, settings, text_settings, args.retranslate, advance,
-                     any_language=args.any_language,
+                     any_language=args.any_language, glossary=glossary,
                      warn=lambda message: print(f"rnnsearch translate-file: warning: {message}", file=sys.stderr))
     done = report.units - len(report.failed)
     if report.units == 0 and not report.skipped:  # as `translate` says of an empty input

@@ -7,7 +7,8 @@ import sys
 from contextlib import contextmanager
 
 from rnnsearch.cli.common import (MODEL_HELP, add_decoding_args, add_settings_flags, load_translator,
-                                  progress_bar, read_input, search_settings, settings_from_flags)
+                                  progress_bar, read_glossary_entries, read_input, search_settings,
+                                  settings_from_flags)
 from rnnsearch.errors import UsageError
 
 
@@ -61,7 +62,7 @@ def translate(args) -> int:
     if text_settings.translate_attributes and args.markup != "html":
         raise UsageError("--translate-attributes translates HTML's attributes: give --markup html too")
     texts, marked, refused = _read_sources(texts, args, translator)
-    glossary = _read_glossary(args.glossary, translator) if args.glossary else None
+    glossary = read_glossary_entries(args.glossary, translator) if args.glossary else None
     if glossary and not marked:
         texts = _with_glossary(texts, glossary, translator)
     prefixes = _read_prefixes(args.prefix, where, len(texts)) if args.prefix else None
@@ -215,13 +216,6 @@ def _parts(translator, sources: list, marked: list | None, glossary: list | None
     terms = (lambda units: _with_glossary(units, glossary, translator)) if glossary else None
     return translate_marked(translator, [as_source(t) for t in sources], marked, search, text_settings,
                             args.buffer_size, advance, terms)
-
-
-def _read_glossary(path: str, translator) -> list:
-    """The glossary file's entries as the model reads them (``text/glossary.entries``)."""
-    from rnnsearch.decoding.constraints import read_glossary
-    from rnnsearch.text.glossary import entries
-    return entries(translator, read_glossary(path))
 
 
 def _with_glossary(texts: list, glossary: list, translator) -> list:

@@ -215,15 +215,17 @@ def translate_marked(translator, sources: Sequence[Source], marked: Sequence[Mar
 
 
 def translate_units(translator, marked: Sequence[Marked], search: SearchSettings | None = None,
-                    settings: TextSettings | None = None, progress=None
+                    settings: TextSettings | None = None, progress=None, terms=None
                     ) -> list[list[tuple[str, str | None, Translation]]]:
     """For each line read (``marked``), each unit's output with its tags put back and None, or its
     source as written and why it was not translated, with the unit's Translation (its confidence and
     attention; None for a unit with nothing to translate, which stays as written): the units of every
-    line searched together, so a document can keep the units translated where one fails (``text/files.py``)."""
+    line searched together, so a document can keep the units translated where one fails (``text/files.py``);
+    ``terms``: the unit Sources with a glossary's terms added."""
     _prepared(translator, marked, search, settings)
     units = [u for m in marked for u in m.units]
     sources = [s for m in marked for u, s in zip(m.units, m.sources()) if u.has_words()]
+    sources = terms(sources) if terms and sources else sources
     found = iter(next(translate_lines(translator, sources, search, settings, progress=progress, alignments=True),
                       []) if sources else [])
     done = []

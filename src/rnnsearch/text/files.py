@@ -34,6 +34,7 @@ from rnnsearch.text.coverage import left_out_warning, uncovered
 from rnnsearch.text.documents import NOTHING, Marked, read, translate_units
 from rnnsearch.text.docx_file import read_docx
 from rnnsearch.text.language import language_name, read_as_other
+from rnnsearch.text.glossary import apply
 from rnnsearch.text.file_formats import Document, Piece, read_html, read_po, read_text
 from rnnsearch.text.subtitles import read_srt, read_vtt
 from rnnsearch.text.pipeline import translate_lines
@@ -131,12 +132,12 @@ def check_paths(source: str | Path, out: str | Path) -> str:
 
 def translate_file(translator, source: str | Path, out: str | Path, search: SearchSettings | None = None,
                    settings: TextSettings | None = None, retranslate: bool = False, progress=None,
-                   warn=print, any_language: bool = False) -> Report:
+                   warn=print, any_language: bool = False, glossary: list | None = None) -> Report:
     """Translate the file ``source`` into ``out`` (the same format); ``retranslate``: units already
     translated too. A unit that could not be translated keeps its source (XLIFF and PO: no target)
     and is named in the report; ``warn`` is called with each (``FILE: NAME: why``). A file whose text
     surely reads as another language than the model's source is refused (``text/language.py``) unless
-    ``any_language``."""
+    ``any_language``; ``glossary``: entries (``text/glossary.entries``) each unit's terms are taken from."""
     kind = check_paths(source, out)
     document = read_file(kind, source, translator.tgt_codec.lang, retranslate, translator.src_codec.lang)
     if not any_language:
@@ -149,7 +150,8 @@ def translate_file(translator, source: str | Path, out: str | Path, search: Sear
         warn(f"{source}: {document.pieces[i].name}: reads as {language_name(code)} ({code}, p {p:.2f}): left as it was "
              "(--any-language translates it)")
     outcomes = translate_pieces(translator, document.pieces, search, settings, progress,
-                                lambda name, message: warn(f"{source}: {name}: {message}"), skip=set(other))
+                                lambda name, message: warn(f"{source}: {name}: {message}"), skip=set(other),
+                                glossary=glossary)
     report = Report(sum(o.units for o in outcomes), document.skipped, other_language=len(other))
     for o in outcomes:
         for name, why in o.failed:
@@ -185,7 +187,8 @@ def other_languages(pieces: list[Piece], source: str) -> dict[int, tuple[str, fl
 
 
 def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | None, settings: TextSettings | None,
-                     progress=None, warn=None, skip: set[int] = frozenset()) -> list[Outcome]:
+                     progress=None, warn=None, skip: set[int] = frozenset(), glossary: list | None = None
+                     ) -> list[Outcome]:
     """Each piece's Outcome, in order: plain ones through the text stage, marked ones read into units
     (``warn(name, message)``: each fault of markup read through, and a plain piece's source words
     below ``settings.min_coverage``) and put back through the markup path; those in ``skip`` left as they were."""
@@ -193,15 +196,17 @@ def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | N
     settings = TextSettings.given(settings)
     plain = [i for i, p in enumerate(pieces) if p.mode is None and i not in skip]
     if plain:
-        found = next(translate_lines(translator, [Source(pieces[i].text, slots=pieces[i].slots) for i in plain],
-                                     search, settings, progress=progress), [])
+        sources = [Source(pieces[i].text, slots=pieces[i].slots) for i in plain]
+        found = next(translate_lines(translator, [apply(translator, glossary, s) for s in sources] if glossary
+                                     else sources, search, settings, progress=progress), [])
         for i, t in zip(plain, found):
             out[i] = _plain_outcome(pieces[i], t)
             for message in _doubts(translator, t, settings) if warn else ():
                 warn(pieces[i].name, message)
     marked = [i for i, p in enumerate(pieces) if p.mode is not None and i not in skip]
     read_in = [_read(pieces[i], warn, translator.src_codec.lang) for i in marked]
-    for i, m, done in zip(marked, read_in, translate_units(translator, read_in, search, settings, progress)):
+    terms = (lambda units: [apply(translator, glossary, u) for u in units]) if glossary else None
+    for i, m, done in zip(marked, read_in, translate_units(translator, read_in, search, settings, progress, terms)):
         out[i] = _marked_outcome(pieces[i], m, done)
         for name, (_, why, t) in zip(_unit_names(pieces[i], m), done):
             for message in _doubts(translator, t, settings) if warn and not why else ():
