@@ -573,9 +573,11 @@ def test_an_xliff_target_goes_after_the_seg_source_as_the_schema_orders(tiny_run
            '</xliff>')
     (tmp_path / "in.xlf").write_text(xlf, encoding="utf-8")
     assert run(tiny_run, tmp_path / "in.xlf", tmp_path / "out.xlf") == 0
-    units = etree.parse(str(tmp_path / "out.xlf")).getroot().iter("{*}trans-unit")
+    units = list(etree.parse(str(tmp_path / "out.xlf")).getroot().iter("{*}trans-unit"))
     assert [[etree.QName(c).localname for c in u] for u in units] == [["source", "seg-source", "target", "note"],
                                                                       ["source", "note", "target", "note"]]
+    (mark,) = units[0].find("{*}target")  # a segmented unit's target segmented as its seg-source (a CAT tool's)
+    assert etree.QName(mark).localname == "mrk" and mark.get("mid") == "1" and mark.text and mark.text != SENTENCES[0]
 
 
 def test_an_element_around_a_slot_alone_goes_around_its_copy_alone(tiny_run, tmp_path):

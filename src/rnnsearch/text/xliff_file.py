@@ -43,14 +43,18 @@ def read_xliff(path: Path, lang: str, retranslate: bool, source: str = "") -> Do
             skipped += 1
             continue
         dom = unit.get_source_dom()
-        marked, codes = _inner_xml(dom)
-        todo.append((dom, codes))
-        pieces.append(Piece(marked, "xml", f"unit {unit.getid()!r}"))
+        segments = [] if two else _segments(dom)
+        read = [_inner_xml(x) for x in segments or [dom]]
+        todo.append((dom, segments, [codes for _, codes in read], len(pieces)))
+        pieces += [Piece(marked, "xml", f"unit {unit.getid()!r}" + (f", segment {x.get('mid')!r}" if segments else ""))
+                   for (marked, _), x in zip(read, segments or [dom])]
 
     def write(outputs: list) -> bytes:
-        for (dom, codes), output in zip(todo, outputs):
-            if output is not None:
-                _put_target(dom, output, codes, two)
+        for dom, segments, codes, first in todo:
+            done = outputs[first:first + len(codes)]
+            if all(o is not None for o in done):
+                _put_target(dom, _segmented(dom, segments, done, codes) if segments else
+                            _target_of(dom, "target", done[0], codes[0]), two)
         for node, key in languages:  # the target where the file names none (a region it names kept: fr-CA)
             node.set(key, node.get(key) or lang)
         out = etree.tostring(store.document, encoding="UTF-8")  # the declaration as the file wrote it, if it did
@@ -117,17 +121,43 @@ def _inner_xml(element) -> tuple[str, list]:
     return marked, codes
 
 
-def _put_target(source, output: str, codes: list, two: bool) -> None:
-    """The unit's ``<target>`` after its ``<source>`` (and its ``<seg-source>``), or in the old target's place:
-    ``output`` with each element of native code whole again."""
+def _segments(dom) -> list:
+    """A 1.2 unit's segments: the ``<mrk mtype="seg">`` of its ``<seg-source>`` (a CAT tool's segmentation, each
+    translated on its own and written back in the target as its own ``<mrk>``); none where it has no seg-source."""
+    segmented = dom.getparent().find("{*}seg-source")
+    return [] if segmented is None else [m for m in segmented.iter("{*}mrk") if m.get("mtype") == "seg"]
+
+
+def _target_of(dom, name: str, output: str, codes: list):
+    """``output`` as an element ``name`` of the unit's namespace, each element of native code whole again."""
     from lxml import etree
-    ns = etree.QName(source).namespace
-    target = etree.fromstring(f'<target xmlns="{ns}">{output}</target>')
+    ns = etree.QName(dom).namespace
+    target = etree.fromstring(f'<{name} xmlns="{ns}">{output}</{name}>')
     for node in list(target.iter()):
         if isinstance(node.tag, str) and node.get(CODE) is not None:
             whole = deepcopy(codes[int(node.get(CODE))])
             whole.tail = node.tail
             node.getparent().replace(node, whole)
+    return target
+
+
+def _segmented(dom, segments: list, outputs: list[str], codes: list):
+    """The target of a segmented unit: its seg-source as written, each segment's ``<mrk>`` holding its translation."""
+    from lxml import etree
+    target = deepcopy(dom.getparent().find("{*}seg-source"))
+    target.tag = f"{{{etree.QName(dom).namespace}}}target"
+    marks = [m for m in target.iter("{*}mrk") if m.get("mtype") == "seg"]
+    for mark, output, code in zip(marks, outputs, codes):
+        translated = _target_of(dom, "mrk", output, code)
+        mark[:] = list(translated)
+        mark.text = translated.text
+    return target
+
+
+def _put_target(source, target, two: bool) -> None:
+    """The unit's ``<target>`` after its ``<source>`` (and its ``<seg-source>``), or in the old target's place."""
+    from lxml import etree
+    ns = etree.QName(source).namespace
     parent = source.getparent()
     old, segmented = parent.find(f"{{{ns}}}target"), parent.find(f"{{{ns}}}seg-source")
     if old is not None:  # in its place
