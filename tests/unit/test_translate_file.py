@@ -717,3 +717,17 @@ def test_a_glossary_s_terms_are_in_each_units_translation(tiny_run, tmp_path, su
     (tmp_path / f"in{suffix}").write_text(text, encoding="utf-8")
     assert run(tiny_run, tmp_path / f"in{suffix}", tmp_path / f"out{suffix}", "--glossary", str(tmp_path / "g.tsv")) == 0
     assert "maison" in (tmp_path / f"out{suffix}").read_text(encoding="utf-8")
+
+
+def test_an_xliff_span_marked_not_to_translate_comes_through_verbatim(tiny_run, tmp_path):
+    """``<mrk mtype="protected">House of Commons</mrk>`` came out ``<mrk ...>Chambre des communes ont</mrk>``."""
+    xlf = ('<?xml version="1.0"?><xliff version="1.2" xmlns="urn:oasis:names:tc:xliff:document:1.2" '
+           'xmlns:its="http://www.w3.org/2005/11/its"><file original="x" source-language="en" datatype="plaintext">'
+           '<body><trans-unit id="1"><source>The <mrk mtype="protected">dog</mrk> sees a cat.</source></trans-unit>'
+           '<trans-unit id="2"><source>The dog sees a <mrk mtype="x" its:translate="no">cat</mrk>.</source>'
+           '</trans-unit></body></file></xliff>')
+    (tmp_path / "in.xlf").write_text(xlf, encoding="utf-8")
+    assert run(tiny_run, tmp_path / "in.xlf", tmp_path / "out.xlf") == 0
+    marks = [(m.text, "".join(t.itertext())) for t in etree.parse(str(tmp_path / "out.xlf")).getroot().iter("{*}target")
+             for m in t.iter("{*}mrk")]
+    assert [m for m, _ in marks] == ["dog", "cat"] and all(whole.strip() not in ("dog", "cat") for _, whole in marks)

@@ -53,7 +53,23 @@ def read(text: str, mode: str, source_lang: str | None = None) -> Marked:
         plain, elements = parse(text, mode)
     except MarkupError as exc:
         return Marked(blocks.Page([], [], []), error=str(exc))
-    return Marked(blocks.Page([0], [blocks.Unit(plain, elements, {}, raw=text)], []))
+    return Marked(blocks.Page([0], [blocks.Unit(plain, elements, {}, keep=_protected(elements), raw=text)], []))
+
+
+PROTECTED = re.compile(r"""\s(?:[\w-]+:)?translate\s*=\s*["']no["']|\smtype\s*=\s*["']protected["']""")
+
+
+def _protected(elements: list) -> list[tuple[int, int]]:
+    """The spans of plain text inside an element marked not to translate (XLIFF's ``<mrk mtype="protected">``, ITS's
+    ``its:translate="no"``, XLIFF 2's ``translate="no"``): carried verbatim, as HTML's are (``Bill C-45`` came out
+    ``projet de loi C-45``)."""
+    out: list[tuple[int, int]] = []
+    for e in elements:
+        if PROTECTED.search(e.start_tag) and e.end > e.start:
+            out.append((e.start, e.end))
+        else:
+            out += _protected(e.children)
+    return sorted(out)
 
 
 def read_lines(texts: Sequence[str], mode: str, warn) -> list[Marked]:
