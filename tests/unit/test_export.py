@@ -138,6 +138,20 @@ def test_cli_export_then_translate_the_directory(tiny_run, synth_dir, tmp_path, 
     assert "--backend onnx" in capsys.readouterr().err
 
 
+
+def test_an_export_again_into_its_folder_leaves_no_int8_decoder_of_the_earlier_model(tiny_run, tmp_path):
+    """Exporting another model into a folder kept the first one's decoder_step.int8.onnx: int8 decoding then wrote
+    garbage (``L'après effet.``) with exit status 0."""
+    import os
+    out = tmp_path / "export"
+    assert main(["export", str(tiny_run / "best.pt"), "--out", str(out), "--quantize", "int8"]) == 0
+    first = (out / "decoder_step.int8.onnx").read_bytes()
+    os.utime(out / "decoder_step.int8.onnx", (0, 2e9))  # even one that looks newer
+    assert main(["export", str(FIXTURE / "last.pt"), "--out", str(out)]) == 0
+    assert not (out / "decoder_step.int8.onnx").exists()
+    assert main(["export", str(FIXTURE / "last.pt"), "--out", str(out), "--quantize", "int8"]) == 0
+    assert (out / "decoder_step.int8.onnx").read_bytes() != first
+
 @pytest.mark.parametrize("kind", [dict(backend="onnx", quantize="int8"), dict(quantize="int8"), dict(dtype="bf16")])
 def test_int8_and_bf16_keep_the_translations_of_a_trained_model(tiny_run, synth_dir, kind):
     from rnnsearch.analysis.evaluate import corpus_bleu

@@ -119,12 +119,12 @@ def export_codecs(meta: dict) -> tuple[TextCodec, TextCodec]:
 
 
 def quantized_step(directory: Path) -> Path:
-    """decoder_step.int8.onnx beside decoder_step.onnx (made once): onnxruntime's dynamic int8
+    """decoder_step.int8.onnx beside decoder_step.onnx (made once for each export): onnxruntime's dynamic int8
     quantisation of the step's matrix products (weights int8, activations quantised per call)."""
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from onnxruntime.quantization.shape_inference import quant_pre_process
-    out = directory / "decoder_step.int8.onnx"
-    if not out.exists():
+    out, step = directory / "decoder_step.int8.onnx", directory / "decoder_step.onnx"
+    if not out.exists() or out.stat().st_mtime < step.stat().st_mtime:  # made again for a step exported since
         prepared = directory / "decoder_step.pre.onnx"  # onnxruntime's pre-processing: shapes, graph optimisation
         quant_pre_process(str(directory / "decoder_step.onnx"), str(prepared), skip_symbolic_shape=True)
         try:

@@ -137,6 +137,8 @@ def export(translator, out_dir: str | Path) -> Path:
     """Write encoder.onnx, decoder_step.onnx and model.json for ``translator``'s model to ``out_dir``."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    for stale in ("decoder_step.int8.onnx", "decoder_step.pre.onnx"):  # an earlier model's int8 decoder: it decoded
+        (out / stale).unlink(missing_ok=True)                         # this one's encodings into garbage
     model = _for_export(translator.model)
     signature = _signature(model)
     src = torch.tensor([[4, 5, 4], [5, 4, 0]])  # two sentences, the second padded: (B, S) = (2, 3)
