@@ -323,3 +323,17 @@ def test_a_constraint_the_search_met_but_the_text_does_not_hold_is_named(tiny_ru
     (t,) = next(translate_lines(translator, [Source("The dog sees a cat.", constraints=("maison .",))]))
     assert not t.constraints_met and t.text
     assert warnings == [f"line 1: 'maison .' not in the output as written ({t.text!r}): check this translation"]
+
+
+def test_decomposed_and_invisible_characters_are_read_as_the_word_they_are_part_of(tiny_run):
+    """``Be\\u0301langer`` came out ``M. ́ langer`` and ``commit\\xadtee`` lost its word: NFC, soft hyphens and
+    zero-width spaces out, a slot moved with its text."""
+    from rnnsearch.text.normalize import clean, clean_source
+    assert clean("Be\u0301langer a\u00adb\u200bc") == ("Bélanger abc", [0, 1, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 10, 11, 11,
+                                                                      12])
+    moved = clean_source(Source("e\u0301 {0} x", slots=((3, 6, "{0}"),)))
+    assert moved.text == "é {0} x" and moved.slots == ((2, 5, "{0}"),) and moved.text[2:5] == "{0}"
+    translator = Translator.from_pretrained(tiny_run / "best.pt")
+    plain, *odd = [t.text for t in next(translate_lines(translator, ["The dog sees a cat.", "The d\u00adog sees a cat.",
+                                                                    "The d\u200bog sees a cat."]))]
+    assert odd == [plain, plain]

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 # typographic marks and the plain ones the model reads for them (text/typography.py): one for one
 APOSTROPHES = str.maketrans("\u2019\u2018\u201b", "\'\'\'")  # typographic apostrophes as the straight one
-PLAIN_MARKS = {**APOSTROPHES, **str.maketrans("\u201c\u201d\u201f\u2013\u2014", "\"\"\"--")}  # and quotes, dashes
+PLAIN_MARKS = {**APOSTROPHES, **str.maketrans("\u201c\u201d\u201f\u2013\u2014\u2011", "\"\"\"---")}  # quotes, dashes,
+# a non-breaking hyphen (non\u2011confidence: "non ‑")
 
 
 def token_spans(text: str, tokens: list[str]) -> list[tuple[int, int]]:

@@ -137,6 +137,7 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     in its own entry (the others are translated), a blank one an empty translation."""
     from rnnsearch.decoding.source import Source
     from rnnsearch.text.documents import assemble, markup_kinds, unit_sources
+    from rnnsearch.text.normalize import clean_source
     from rnnsearch.text.pipeline import finish, segment_lines
     sources = req.sources()
     texts, field = [t.text for t in sources], ("text" if req.text is not None else "texts")
@@ -150,7 +151,8 @@ async def _translate(req: TranslateRequest, translator, batcher: Batcher,
     prefixes = checks.prefixes(req, len(texts), settings) or [""] * len(texts)
     if search.sampling is not None and any(t.constraints or t.avoid for t in sources):
         raise ServeError(422, "invalid_request", "constraints go with beam search, not sampling", field="sample")
-    part = [Source(text, prefix, tuple(t.constraints), tuple(t.avoid)) for text, prefix, t in zip(texts, prefixes, sources)]
+    part = [clean_source(Source(text, prefix, tuple(t.constraints), tuple(t.avoid)))  # NFC, no soft hyphens
+            for text, prefix, t in zip(texts, prefixes, sources)]
     if req.text_handling.translate_attributes and req.markup != "html":
         raise ServeError(422, "invalid_request", "translate_attributes translates HTML's attributes: give "
                          "\"markup\": \"html\" too", field="text_handling.translate_attributes")

@@ -25,6 +25,7 @@ from rnnsearch.decoding.source import Source, Translation
 from rnnsearch.text import blocks
 from rnnsearch.text.pipeline import join, translate_lines
 from rnnsearch.text.segments import items_of
+from rnnsearch.text.normalize import clean
 from rnnsearch.text.settings import TextSettings
 
 
@@ -46,7 +47,9 @@ class Marked:
 def read(text: str, mode: str, source_lang: str | None = None) -> Marked:
     """A line's units and what lies between them (``blocks.Page``; its ``warnings``: faults of form read
     through); in XML a line not well-formed has its ``error``; in HTML an element in another language than
-    ``source_lang`` (its ``lang``) is left as written."""
+    ``source_lang`` (its ``lang``) is left as written. The text is read in NFC, without soft hyphens
+    (``text/normalize.py``)."""
+    text = clean(text)[0]
     if mode == "html":
         return Marked(blocks.read(text, source_lang))
     try:

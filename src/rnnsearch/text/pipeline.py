@@ -23,6 +23,7 @@ from rnnsearch.decoding.settings import SearchSettings
 from rnnsearch.decoding.source import Source, Translation, as_source
 from rnnsearch.text import sentences, slots
 from rnnsearch.text.segments import Segment, items_of, segments_of, translated_whole
+from rnnsearch.text.normalize import clean_source
 from rnnsearch.text.settings import TextSettings
 
 BLANKS = " \t\r\n\u00a0\u3000"  # spacing a text begins or ends with (an API text's newlines too), kept around it
@@ -48,7 +49,7 @@ def translate_lines(translator, lines: Sequence[str | Source], search: SearchSet
     search = SearchSettings.given(search).resolve(translator.decode_cfg)
     size = part_size or max(len(lines), 1)
     for first in range(0, len(lines), size):
-        part = [as_source(t) for t in lines[first:first + size]]
+        part = [clean_source(as_source(t)) for t in lines[first:first + size]]  # NFC, no soft hyphens
         segs = segment_lines(translator, part, settings)
         done = _line_progress(segs, len(part), progress)
         prefixes = translator.prefix_units([s.prefix for s in segs]) if any(s.prefix for s in segs) else None
