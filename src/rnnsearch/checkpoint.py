@@ -36,6 +36,13 @@ class CheckpointError(UserError, ValueError):
     """A checkpoint that cannot be written or read, with the reason."""
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it: there is no other way), left as it was."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def save(path: str | Path, payload: dict) -> None:
     """Write ``payload`` to ``path`` so that ``path`` is always either the old or the new file."""
     path = Path(path)
@@ -53,6 +60,7 @@ def save(path: str | Path, payload: dict) -> None:
             torch.save(payload, fh)
             fh.flush()
             os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # as open() makes a file (mkstemp's 0600: a service's user could not read it)
         os.replace(tmp, path)
         dir_fd = os.open(path.parent, os.O_RDONLY)
         try:

@@ -275,3 +275,14 @@ def test_int8_onnx_is_quantised_after_onnxruntimes_pre_processing(tiny_run, capl
     assert "pre-processing" not in printed and "pre_process" not in printed
     assert sorted(p.name for p in Path(translator._export_dir.name).glob("*.onnx")) == [
         "decoder_step.int8.onnx", "decoder_step.onnx", "encoder.onnx"]
+
+
+def test_a_saved_checkpoint_is_readable_as_any_file_the_process_makes(tiny_run, tmp_path):
+    """``release`` and ``average`` wrote 0600 files: the documented service's user could not read a release."""
+    import os
+    mask = os.umask(0o022)
+    try:
+        checkpoint.save(tmp_path / "c.pt", checkpoint.load(tiny_run / "best.pt"))
+    finally:
+        os.umask(mask)
+    assert (tmp_path / "c.pt").stat().st_mode & 0o777 == 0o644
