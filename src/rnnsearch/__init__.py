@@ -2,7 +2,8 @@
 __version__ = "0.1.0"
 
 _API = {"Translator": "rnnsearch.decoding.translator", "SearchSettings": "rnnsearch.decoding.settings",
-        "Source": "rnnsearch.decoding.source", "Sampling": "rnnsearch.decoding.sampling",
+        "Source": "rnnsearch.decoding.source", "Translation": "rnnsearch.decoding.source",
+        "Sampling": "rnnsearch.decoding.sampling",
         "TextSettings": "rnnsearch.text.settings", "translate_text": "rnnsearch.text.pipeline",
         "SettingsError": "rnnsearch.decoding.settings"}
 

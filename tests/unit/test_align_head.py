@@ -269,7 +269,8 @@ def test_a_release_keeps_the_head(head_checkpoint, tmp_path):
         assert all(torch.equal(slim["align_head"]["state"][k], v) for k, v in payload["align_head"]["state"].items())
     make_release(head_checkpoint, tmp_path / "tiny_head", log=lambda *_: None)
     card = (tmp_path / "tiny_head" / "README.md").read_text()
-    assert "## Alignment head" in card and "rnnsearch align models/tiny_head --head" in card and "100 training pairs" in card
+    where = (tmp_path / "tiny_head").resolve()  # outside the clone's models/: the card gives its path
+    assert "## Alignment head" in card and f"rnnsearch align {where} --head" in card and "100 training pairs" in card
     released = Translator.from_pretrained(str(tmp_path / "tiny_head"))
     own = Translator.from_checkpoint(head_checkpoint)
     assert all(torch.equal(a, b) for a, b in zip(released.align_head.parameters(), own.align_head.parameters()))
@@ -277,6 +278,16 @@ def test_a_release_keeps_the_head(head_checkpoint, tmp_path):
     test.write_text("The dog sees a cat . ||| Le chien voit un chat .\n")
     assert main(["align", str(tmp_path / "tiny_head"), "--pairs", str(test), "--head", "--out", str(tmp_path / "l")]) == 0
 
+
+@pytest.mark.slow  # trains a head
+def test_an_average_keeps_the_alignment_head(head_checkpoint, tmp_path):
+    """``average`` dropped a release's head: the mean wrote ``<unk>`` and placed items otherwise."""
+    from rnnsearch import checkpoint
+    from rnnsearch.decoding.average import average_checkpoints
+    averaged = average_checkpoints([str(head_checkpoint), str(head_checkpoint)], tmp_path / "avg.pt")
+    own = checkpoint.load(head_checkpoint)["align_head"]
+    assert averaged["align_head"]["dims"] == own["dims"]
+    assert all(torch.allclose(averaged["align_head"]["state"][k], v) for k, v in own["state"].items())
 
 @pytest.mark.slow  # trains a head
 def test_a_release_records_its_measured_alignment(head_checkpoint, tmp_path, capsys):

@@ -31,6 +31,11 @@ def average_checkpoints(paths: list[str], out: str | Path) -> dict:
         total = sum(p["model"][name].double() for p in payloads)
         model[name] = (total / len(payloads)).to(tensor.dtype)
     averaged = {key: first[key] for key in ("config", "src_codec", "tgt_codec")}
+    heads = [p.get("align_head") for p in payloads]
+    if all(heads) and all(h["dims"] == heads[0]["dims"] for h in heads):  # a release's alignment head (it was lost:
+        averaged["align_head"] = {**heads[0], "state": {  # the mean's output wrote <unk> and placed items otherwise)
+            name: (sum(h["state"][name].double() for h in heads) / len(heads)).to(t.dtype)
+            for name, t in heads[0]["state"].items()}}
     averaged.update(model=model, train_state=payloads[-1].get("train_state"),
                     meta={**first.get("meta", {}), "averaged_from": [str(p) for p in paths]})
     checkpoint.save(out, averaged)
