@@ -37,3 +37,12 @@ def test_a_release_outside_models_says_to_use_its_path(tiny_run, tmp_path):
     assert f"rnnsearch translate {path} --input" in card and f"from_pretrained({path!r})" in card
     assert "models/tiny_rel" not in card and "torch.hub" not in card
     assert Translator.from_pretrained(path).translate(["The dog sees a cat."])[0].text
+
+
+def test_release_and_average_take_a_release_folder_as_their_help_says(tiny_run, tmp_path):
+    """``release NAME`` said "checkpoint not found" and ``release models/NAME`` "is a directory"; so did average."""
+    from rnnsearch.cli import main
+    assert main(["release", str(tiny_run / "best.pt"), "--out", str(tmp_path / "one")]) == 0
+    assert main(["release", str(tmp_path / "one"), "--out", str(tmp_path / "two")]) == 0
+    assert main(["average", str(tmp_path / "one"), str(tmp_path / "two"), "--out", str(tmp_path / "avg.pt")]) == 0
+    assert pretrained.is_release(tmp_path / "two") and (tmp_path / "avg.pt").is_file()

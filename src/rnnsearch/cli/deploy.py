@@ -53,27 +53,33 @@ def export(args) -> int:
 
 def average(args) -> int:
     from rnnsearch.decoding.average import average_checkpoints
+    from rnnsearch.decoding.pretrained import resolve
     from rnnsearch.files import writable_file
-    writable_file(args.out, args.checkpoints)  # average A.pt B.pt --out A.pt wrote over A.pt
-    average_checkpoints(args.checkpoints, args.out)
+    paths = [str(resolve(c)) for c in args.checkpoints]  # a release's name or folder as well as a checkpoint
+    writable_file(args.out, paths)  # average A.pt B.pt --out A.pt wrote over A.pt
+    average_checkpoints(paths, args.out)
     print(f"averaged {len(args.checkpoints)} checkpoints into {args.out}")
     return 0
 
 
 def release(args) -> int:
+    from pathlib import Path
+
     from rnnsearch.analysis.release import make_release, measure_release
+    from rnnsearch.decoding.pretrained import resolve
     from rnnsearch.errors import UsageError
+    weights = resolve(args.checkpoint)  # a release's name or folder as well as a checkpoint (both were refused)
     if (args.src is None) != (args.ref is None):
         raise UsageError("--src and --ref go together")
     test = (args.src, args.ref) if args.src else None
     if args.measure:
         if test is None or args.out:
             raise UsageError("--measure measures the release CHECKPOINT in place: give --src and --ref, not --out")
-        measure_release(args.checkpoint, test, args.beam)
+        measure_release(args.checkpoint if Path(args.checkpoint).is_dir() else Path(weights).parent, test, args.beam)
         return 0
     if not args.out:
         raise UsageError("--out is required: the release folder to write (models/NAME)")
-    make_release(args.checkpoint, args.out, test=test, beam=args.beam, description=args.description, force=args.force,
+    make_release(weights, args.out, test=test, beam=args.beam, description=args.description, force=args.force,
                  dtype=args.dtype, parity=args.parity)
     print(f"translate with: rnnsearch translate {args.out}; Python: Translator.from_pretrained({args.out!r})")
     return 0
