@@ -89,14 +89,21 @@ class SearchSettings(BaseModel):
         return self
 
 
+MAX_BEAM = 1000  # hypotheses a search keeps per sentence (and draws it makes), at most
+
+
 def _check(values: dict, sampled: bool, name: Callable[[str], str]) -> None:
     """The rules of a search, each once: beam and n_best first (their meaning in words), then the
     bounds of every field as DecodeConfig declares them."""
     beam, n_best = values["beam"], values["n_best"]
     if not isinstance(beam, int) or beam < 1:
         raise SettingsError("beam", f"{name('beam')} must be at least 1 (1 = greedy search), got {beam}")
+    if beam > MAX_BEAM:  # a beam of 1,000,000 died of a bare allocation error; 100,000 ate 18 GB before the OOM killer
+        raise SettingsError("beam", f"{name('beam')} must be at most {MAX_BEAM}, got {beam} (the paper searches with 12)")
     if not isinstance(n_best, int) or n_best < 1:
         raise SettingsError("n_best", f"{name('n_best')} must be at least 1, got {n_best}")
+    if n_best > MAX_BEAM:
+        raise SettingsError("n_best", f"{name('n_best')} must be at most {MAX_BEAM}, got {n_best}")
     if n_best > beam and not sampled:
         raise SettingsError("n_best", f"{name('n_best')} {n_best} is larger than {name('beam')} {beam}: "
                             f"a beam of {beam} finds at most {beam} hypotheses")
