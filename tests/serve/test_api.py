@@ -230,6 +230,14 @@ def test_timeout_and_full_queue_give_503_and_the_server_recovers(translator):
     assert metrics["errors_by_kind"] == {"max_queue": 1, "timeout_s": 2}
 
 
+def test_a_request_larger_than_the_queue_gets_413_not_a_retry_that_never_succeeds(translator):
+    """Six texts of 200 sentences each got 503 "busy: 0 sentences are waiting" with Retry-After, every time."""
+    with client_for(translator, max_queue=3) as client:
+        big = client.post("/translate", json={"texts": ["The dog . A cat .", "The hat . The dog ."]})
+        small = client.post("/translate", json={"texts": ["The dog . A cat ."]})
+    assert big.status_code == 413 and big.json()["limit"] == "max_queue" and "retry-after" not in big.headers
+    assert "4 sentences" in big.json()["error"] and small.status_code == 200
+
 async def _one_search_held(gated):
     """A Batcher (no batching) whose first job is in the model, held there by ``gated``: (the batcher, that
     job's task, one sentence's item, the search key)."""

@@ -206,6 +206,9 @@ def _pair_score(s, req: ScoreRequest) -> PairScore:
 
 
 async def _submit(batcher: Batcher, settings: ServeSettings, items: list, key: tuple) -> list:
+    if len(items) > settings.max_queue:  # it would be "busy" for ever: a 503 to retry that could never succeed
+        raise ServeError(413, "max_queue", f"this request holds {len(items)} sentences, more than the server's queue "
+                         f"takes ({settings.max_queue}): send fewer texts or shorter ones", "max_queue", settings.max_queue)
     try:
         return await batcher.submit(items, key)
     except Overloaded:
