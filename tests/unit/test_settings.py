@@ -96,3 +96,21 @@ def test_settings_of_another_type_are_refused_in_one_line(tiny_run):
     with pytest.raises(TypeError, match="text settings must be a TextSettings .*, not SearchSettings"):
         translate_units(translator, [], None, SearchSettings(beam=2))
     assert TextSettings.given(None) == TextSettings() and SearchSettings.given(None) == SearchSettings()
+
+
+def test_the_python_api_reads_any_iterable_and_names_what_is_not_a_sentence(tiny_run):
+    """``translate(generator)`` had no len(), ``Source(None)`` failed later on ``.strip``, ``score("a", "b")`` scored
+    letters, and a lone surrogate raised a UnicodeEncodeError deep in the text stage."""
+    from rnnsearch import Source, Translator, translate_text
+    translator = Translator.from_checkpoint(tiny_run / "best.pt")
+    assert translator.translate(s for s in ["The dog sees a cat."])[0].text
+    assert translate_text(translator, (s for s in ["The dog sees a cat."]))[0].text
+    for call, words in [(lambda: Source(None), "Source text must be a string, not NoneType"),
+                        (lambda: translator.translate([None]), r"texts\[0\] is a NoneType, not a sentence"),
+                        (lambda: translator.score("The dog", "Le chien"), "sources must be a list of sentences, not one"),
+                        (lambda: translator.translate(5), "texts must be a list of sentences, not int")]:
+        with pytest.raises(TypeError, match=words):
+            call()
+    with pytest.raises(ValueError, match=r"texts\[1\] holds a lone surrogate \(character 4"):
+        translate_text(translator, ["The dog.", "The \ud800 dog."])
+    assert len(translator.score((s for s in ["The dog ."]), (t for t in ["Le chien ."]))) == 1

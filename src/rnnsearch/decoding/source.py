@@ -22,6 +22,9 @@ class Source:
     # by a slot the model copies, written out as given (the span itself: do not translate; text/segments.py)
 
     def __post_init__(self):
+        for name in ("text", "prefix"):  # Source(None) failed later with "'NoneType' object has no attribute 'strip'"
+            if not isinstance(getattr(self, name), str):
+                raise TypeError(f"Source {name} must be a string, not {type(getattr(self, name)).__name__}")
         for name in ("constraints", "avoid"):  # one string was read letter by letter ("o e t j p r")
             given = getattr(self, name)
             if isinstance(given, str) or not all(isinstance(w, str) for w in given):
@@ -67,3 +70,26 @@ class Translation:
         extra += "" if self.constraints_met else ", constraints_met=False"
         return (f"Translation(text={self.text!r}, score={self.score:.4f}, tokens={len(self.tokens)}, "
                 f"attention={shape(self.attention)}, nbest={len(self.nbest)}{extra})")
+
+
+def sentences_given(texts, name: str, kinds: tuple | type = (str, Source)) -> list:
+    """``texts`` as a list (a generator read once), each checked: a TypeError in one line naming the argument and
+    the first item that is not a sentence (one string was read letter by letter; a generator had no len())."""
+    if isinstance(texts, (str, bytes)):
+        raise TypeError(f"{name} must be a list of sentences, not one string: [{name[:-1]}]")
+    try:
+        texts = list(texts)
+    except TypeError:
+        raise TypeError(f"{name} must be a list of sentences, not {type(texts).__name__}") from None
+    bad = next((n for n, t in enumerate(texts) if not isinstance(t, kinds)), None)
+    if bad is not None:
+        raise TypeError(f"{name}[{bad}] is a {type(texts[bad]).__name__}, not a sentence (a string"
+                        + (" or a Source)" if Source in (kinds if isinstance(kinds, tuple) else (kinds,)) else ")"))
+    for n, t in enumerate(texts):
+        text = t if isinstance(t, str) else t.text
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a lone surrogate: a UnicodeEncodeError deep in the text stage
+            raise ValueError(f"{name}[{n}] holds a lone surrogate (character {exc.start}, {text[exc.start]!r}): "
+                             "not text; decode the input with errors='replace'") from None
+    return texts

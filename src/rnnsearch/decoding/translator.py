@@ -17,7 +17,7 @@ from rnnsearch.decoding.constraints import per_sentence
 from rnnsearch.decoding.sampling import search_or_sample
 from rnnsearch.decoding.scoring import Score, score_texts
 from rnnsearch.decoding.settings import SearchSettings
-from rnnsearch.decoding.source import Source, Translation, as_source
+from rnnsearch.decoding.source import Source, Translation, as_source, sentences_given
 from rnnsearch.decoding.search import Hypothesis
 from rnnsearch.model.align_head import load_head
 from rnnsearch.data.batching import pad, source_batch
@@ -156,8 +156,7 @@ class Translator:
         """``translate`` in parts of ``part_size`` texts (None: one part), yielded in input order as
         each is done, so that a large file is written as it goes. The parts are one translation:
         sampling's draws go on from part to part, and warnings name lines of the whole input."""
-        if isinstance(texts, str) or not all(isinstance(t, (str, Source)) for t in texts):  # a str: its letters
-            raise TypeError("texts must be a list of sentences (strings or Sources), not one string or other things")
+        texts = sentences_given(texts, "texts")
         settings = SearchSettings.given(settings).resolve(self.decode_cfg)
         if part_size is not None and part_size < 1:
             raise UsageError(f"part size must be at least 1, got {part_size}")
@@ -243,6 +242,7 @@ class Translator:
         what beam search would report for that output (decoding/scoring.py: score_texts)."""
         if not self.can_score:
             raise UsageError("scoring reads the PyTorch model: use the torch backend, without --ensemble")
+        sources, targets = sentences_given(sources, "sources", str), sentences_given(targets, "targets", str)
         with evaluating(self.model):
             return score_texts(self, sources, targets, batch_size or self.decode_cfg.batch_size, details)
 

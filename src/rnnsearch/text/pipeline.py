@@ -20,7 +20,7 @@ from rnnsearch.data.vocab import EOS_TOKEN
 from rnnsearch.decoding.markup import alignment_of
 from rnnsearch.decoding.placement import punctuation
 from rnnsearch.decoding.settings import SearchSettings
-from rnnsearch.decoding.source import Source, Translation, as_source
+from rnnsearch.decoding.source import Source, Translation, as_source, sentences_given
 from rnnsearch.text import sentences, slots
 from rnnsearch.text.segments import Segment, items_of, segments_of, translated_whole
 from rnnsearch.text.normalize import clean_source
@@ -70,10 +70,7 @@ def translate_text(translator, texts: Sequence[str | Source], search: SearchSett
     reads each text as one sentence."""
     if isinstance(texts, str):
         raise TypeError("texts must be a list of strings, not one string: translate_text(translator, [text])")
-    texts = list(texts)  # a generator was used up by the checks below, and nothing translated
-    bad = next((n for n, t in enumerate(texts) if not isinstance(t, (str, Source))), None)
-    if bad is not None:
-        raise TypeError(f"texts[{bad}] is a {type(texts[bad]).__name__}, not a string (or a Source)")
+    texts = sentences_given(texts, "texts")  # a generator read once (it was used up by the checks)
     for given, kind, where in ((search, SearchSettings, "search, the 3rd"), (settings, TextSettings, "settings, the 4th")):
         if given is not None and not isinstance(given, kind):
             raise TypeError(f"{where} argument, must be a {kind.__name__}, not a {type(given).__name__}")
