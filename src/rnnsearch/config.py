@@ -22,9 +22,10 @@ class ConfigError(UserError, ValueError):
 
 def _number(value: Any) -> float:
     try:
-        return float("x" if isinstance(value, bool) or not isinstance(value, (int, float, str)) else value)
+        number = float("x" if isinstance(value, bool) or not isinstance(value, (int, float, str)) else value)
+        return number if number - number == 0 else float("x")  # not inf, nor nan: a penalty of 1e999 was taken
     except ValueError:
-        raise ValueError(f"expected a number, got {value!r}") from None
+        raise ValueError(f"expected a finite number, got {value!r}") from None
 
 
 def _text(value: Any) -> str:

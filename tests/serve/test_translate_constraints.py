@@ -61,6 +61,12 @@ def test_a_glossary_for_all_texts(translator):
     with TestClient(create_app(translator), raise_server_exceptions=False) as client:
         refused = client.post("/translate", json={"texts": SOURCES, "glossary": conflicting})
     assert refused.status_code == 422 and refused.json()["field"] == "glossary[2]", refused.text
+    with TestClient(create_app(translator), raise_server_exceptions=False) as client:  # a blank term was taken
+        blank = client.post("/translate", json={"texts": SOURCES, "glossary": [{"source": " ", "target": "maison"}]})
+        infinite = client.post("/translate", content='{"text": "a", "coverage_penalty": 1e999}',
+                               headers={"content-type": "application/json"})
+    assert blank.status_code == 422 and "glossary" in blank.json()["field"], blank.text
+    assert infinite.status_code == 422 and "coverage_penalty" in infinite.text, infinite.text
 
 
 def test_markup_per_request(translator):

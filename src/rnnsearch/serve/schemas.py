@@ -24,8 +24,9 @@ class Term(BaseModel):
     case), its translation must contain ``target``."""
     model_config = ConfigDict(extra="forbid")
 
-    source: StrictStr
-    target: StrictStr
+    source: StrictStr = Field(pattern=r"\S", description="a term of the source (not blank: one was taken and matched "
+                              "nothing)")
+    target: StrictStr = Field(pattern=r"\S", description="its translation (not blank)")
 
 
 class TranslateRequest(BaseModel):
