@@ -297,3 +297,13 @@ def test_a_tag_written_as_text_is_one_item():
         "<b>", "</b>", '<a href="x.html" class=k>', "<br/>"]
     for text in ["If x<y and y>z then stop.", "a < b and c > d", "<- back", "1 <2> 3"]:
         assert "tag" not in [k for k, _, _ in kinds(text)], text
+
+
+def test_a_uuid_an_ipv6_address_and_a_path_from_a_variable_are_whole():
+    """``550e8400-e29b-41d4-a716-446655440000`` came out ``les 716 550e8400-...``, ``2001:db8::1`` as ``2001 : db8 1 h 1``
+    and ``${HOME}/bin`` as ``${HOME}`` (``/bin`` lost)."""
+    found = kinds("Copy ${HOME}/bin and $HOME/docs/a.txt; id 550e8400-e29b-41d4-a716-446655440000 at 2001:db8::1.")
+    assert [t for _, t, _ in found] == ["${HOME}/bin", "$HOME/docs/a.txt", "550e8400-e29b-41d4-a716-446655440000",
+                                        "2001:db8::1"]
+    for text in ["At 10:30:45 the ratio was 3:2.", "Use :: in C++.", "Price $5 today."]:
+        assert not [k for k, _, _ in kinds(text) if k in ("identifier", "placeholder")], text

@@ -28,6 +28,7 @@ import regex
 
 from rnnsearch.data import slotting
 from rnnsearch.text import numbers, units
+from rnnsearch.text.program_text import ADDRESS, PLACEHOLDER, WRITTEN_TAG
 
 VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier",
             "label", "name", "formula", "symbol", "postcode", "menu", "firm", "emoji", "placeholder", "tag")
@@ -53,13 +54,6 @@ TIME = {  # a time of the clock as each language writes it: 11:59 p.m. (12-hour)
 EMOJI = r"(?:(?=[\p{Extended_Pictographic}\p{Regional_Indicator}])\X|[0-9#*]\uFE0F?\u20E3)+"  # grapheme clusters
 # (regex's \X), keycaps (1️⃣: a digit, its variation selector and the combining keycap) among them
 MONEY_WORDS = "dollars?|euros?|cents?"  # "25 dollars": the model wrote "25 cents", "10 dollars": "10"
-PLACEHOLDER = (  # a program's placeholder: the model wrote "%s was saved" as "On a économisé", "{1} messages" "messages}"
-    r"%\([\w.-]+\)[-+0# ]?\d*(?:\.\d+)?[diouxXeEfFgGcrsa]"  # Python's %(name)s
-    r"|(?<![\w%])%(?:\d+\$)?[-+0#']?(?:\d+|\*)?(?:\.\d+)?(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfFgGcsp@](?![A-Za-z0-9])"  # %1$d
-    r"|(?<![\w%])%\d{1,2}(?![\w.,%])"  # Qt's %1
-    r"|\{\{\s*[\w.\[\]|: '\"]+?\s*\}\}|\$\{[\w.:-]+\}|@@\w+@@"  # {{ user.name }}, ${HOME}, @@name@@
-    r"|\{[\w.\[\]]*(?:![rsa])?(?::[^{}\s]*)?\}|\{\d+,\s*\w+(?:,[^{}]*)?\}")  # {0}, {name:.2f}, {0,number}
-WRITTEN_TAG = r"(?:(?<!\w)<|</)[A-Za-z][\w:-]*(?:\s+[\w:-]+(?:\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s<>]+))?)*\s*/?>"  # x<y: none
 PER_CENT = r"[ \u00a0\u202f]?%"  # a per cent sign after a number, as French spaces it or not
 OPERATOR = r"(?:[<>]=?|!=|==|[=≠≤≥±×÷])"  # a comparison or an operation: the model wrote 7 > 2 as "7 est 2"
 ORDINAL = {"en": r"(?<![\w.,])\d+(?:st|nd|rd|th)(?!\w)",  # 1er, 3e; not 1e-5 (a power of ten)
@@ -97,7 +91,8 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
     found = [
         ("emoji", EMOJI),  # 👍🏽 and 👨‍👩‍👧 whole: the tokenizer cut them at the modifier and the joiners
         ("placeholder", PLACEHOLDER),
-        ("tag", WRITTEN_TAG),  # a tag written as text: "Use the &lt;b&gt; tag" came out "&lt;"
+        ("tag", WRITTEN_TAG),
+        ("identifier", ADDRESS),  # a tag written as text: "Use the &lt;b&gt; tag" came out "&lt;"
         ("email", r"<[\w.+-]+(?:['’][\w.+-]+)*@[\w-]+(?:\.[\w-]+)+>"  # <a@b.org> whole: the model lost its brackets
                   r"|\b[\w.+-]+(?:['’][\w.+-]+)*@[\w-]+(?:\.[\w-]+)+"),  # o'neil@x.ie: an apostrophe inside
         ("doi", r"\b10\.\d{4,9}/[^\s<>\"]+"),
