@@ -69,6 +69,17 @@ def test_a_form_that_is_not_utf8_is_refused_and_detection_keeps_to_the_servers_l
     assert french.status_code == 400 and french.json() == {"error": "fr is not supported"}  # not read as English
 
 
+def test_auto_detection_reads_each_text_and_passes_text_of_no_letters_through(client):
+    """With source=auto one language was detected for the whole batch, and a number or a URL was refused ("English
+    is not available as a target language from English")."""
+    got = client.post("/translate", json={"q": ["12345", "The dog sees a cat.", "https://x.org/a"], "source": "auto",
+                                          "target": "fr"})
+    assert got.status_code == 200, got.text
+    body = got.json()
+    assert body["translatedText"][0] == "12345" and body["translatedText"][2] == "https://x.org/a"
+    assert body["translatedText"][1] != "The dog sees a cat." and len(body["detectedLanguage"]) == 3
+    assert body["detectedLanguage"][1]["language"] == "en"
+
 def test_languages_detect_settings_and_files(client):
     assert client.get("/languages").json() == [{"code": "en", "name": "English", "targets": ["fr"]}]
     assert client.post("/detect", data={"q": "The dog sees a cat."}).json()[0]["language"] == "en"

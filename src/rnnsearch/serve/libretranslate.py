@@ -188,6 +188,13 @@ def detected(text: str, languages: tuple[str, ...]) -> list[tuple[str, float]]:
     return ranked(text, languages)
 
 
+def _auto(texts: list[str], routes: dict) -> list[tuple[str | None, float]]:
+    """Each text's language for ``source=auto``, the likeliest of those served (a batch of an English and a French
+    text went whole to the Fr->En model); None for a text of no letters (a number, a URL, an emoji), which, as
+    LibreTranslate does, comes back as it is (it was refused: "English is not available ... from English")."""
+    return [detected(text, known(routes))[0] if any(c.isalpha() for c in text) else (None, 0.0) for text in texts]
+
+
 async def _translate(values: dict, routes: dict, sources: list[str], settings, translate):
     """LibreTranslate's /translate over rnnsearch's (each text through the text stage, as ours)."""
     q, source, target = values.get("q"), values.get("source"), values.get("target")
@@ -214,36 +221,38 @@ async def _translate(values: dict, routes: dict, sources: list[str], settings, t
     for size, limit in [(len(texts), settings.max_texts)] + [(len(t), settings.max_chars) for t in texts]:
         if size > limit:
             return error(400, f"Invalid request: request ({size}) exceeds text limit ({limit})")
-    found = None
-    if source == "auto":
-        found = detected(" ".join(texts), known(routes))[0]
-        source = found[0]
-    if source not in sources:
-        return error(400, f"{source} is not supported")
-    if (source, target) not in routes:
-        return error(400, f"{language_name(target)} ({target}) is not available as a target language from "
-                          f"{language_name(source)} ({source})")
-    translator, batcher = routes[source, target]
-    beam = max(translator.decode_cfg.beam, alternatives + 1)
-    try:
-        req = TranslateRequest(texts=texts, markup="html" if form == "html" else None, beam=beam,
-                               n_best=1 if form == "html" else alternatives + 1)
-        got = await translate(req, translator, batcher)
-    except ServeError as exc:
-        return error(exc.status if exc.status in (429, 503) else 400, exc.body.error)
-    except ValidationError as exc:
-        return error(400, f"Invalid request: {exc.errors()[0].get('msg', 'invalid')}")
-    failed = next((t.error for t in got.translations if t.error), None)
-    if failed:
-        return error(500, f"Cannot translate text: {failed}")
-    out = [t.text for t in got.translations]
-    others = [[h.text for h in t.nbest[1:] if h.text != t.text] for t in got.translations]
+    found = _auto(texts, routes) if source == "auto" else None  # each text its own language
+    chosen = [f[0] for f in found] if found else [source] * len(texts)
+    for lang in dict.fromkeys(c for c in chosen if c is not None):
+        if lang not in sources:
+            return error(400, f"{lang} is not supported")
+        if (lang, target) not in routes:
+            return error(400, f"{language_name(target)} ({target}) is not available as a target language from "
+                              f"{language_name(lang)} ({lang})")
+    out, others = list(texts), [[] for _ in texts]  # a text of no letters: as it is
+    for lang in dict.fromkeys(c for c in chosen if c is not None):
+        at = [i for i, c in enumerate(chosen) if c == lang]
+        translator, batcher = routes[lang, target]
+        beam = max(translator.decode_cfg.beam, alternatives + 1)
+        try:
+            req = TranslateRequest(texts=[texts[i] for i in at], markup="html" if form == "html" else None, beam=beam,
+                                   n_best=1 if form == "html" else alternatives + 1)
+            got = await translate(req, translator, batcher)
+        except ServeError as exc:
+            return error(exc.status if exc.status in (413, 429, 503) else 400, exc.body.error)
+        except ValidationError as exc:
+            return error(400, f"Invalid request: {exc.errors()[0].get('msg', 'invalid')}")
+        failed = next((t.error for t in got.translations if t.error), None)
+        if failed:
+            return error(500, f"Cannot translate text: {failed}")
+        for i, t in zip(at, got.translations):
+            out[i], others[i] = t.text, [h.text for h in t.nbest[1:] if h.text != t.text]
     result = {"translatedText": out if isinstance(q, list) else out[0]}
     if alternatives:
         result["alternatives"] = others if isinstance(q, list) else others[0]
     if found is not None:
-        detected_as = {"confidence": round(100 * found[1], 1), "language": found[0]}
-        result["detectedLanguage"] = [detected_as] * len(texts) if isinstance(q, list) else detected_as
+        detected_as = [{"confidence": round(100 * p, 1), "language": lang or "en"} for lang, p in found]  # as LT
+        result["detectedLanguage"] = detected_as if isinstance(q, list) else detected_as[0]
     kinds = list(dict.fromkeys(k for t in texts for k in markup_kinds(t))) if form == "text" else []
     return JSONResponse(result, headers={"X-Rnnsearch-Warning": f"q holds markup ({', '.join(kinds[:3])}), read as "
                                          "words: send format=html"} if kinds else None)
