@@ -190,9 +190,15 @@ def detected(text: str, languages: tuple[str, ...]) -> list[tuple[str, float]]:
 
 def _auto(texts: list[str], routes: dict) -> list[tuple[str | None, float]]:
     """Each text's language for ``source=auto``, the likeliest of those served (a batch of an English and a French
-    text went whole to the Fr->En model); None for a text of no letters (a number, a URL, an emoji), which, as
-    LibreTranslate does, comes back as it is (it was refused: "English is not available ... from English")."""
-    return [detected(text, known(routes))[0] if any(c.isalpha() for c in text) else (None, 0.0) for text in texts]
+    text went whole to the Fr->En model); None for a text of no letters but a URL's or an e-mail address's (a
+    number, a URL, an emoji), which comes back as it is, as LibreTranslate's does (it was refused: "English is not
+    available as a target language from English")."""
+    words = [ADDRESSES.sub(" ", text) for text in texts]
+    return [detected(text, known(routes))[0] if any(c.isalpha() for c in w) else (None, 0.0)
+            for text, w in zip(texts, words)]
+
+
+ADDRESSES = re.compile(r"\S+://\S+|\S+@\S+\.\S+|www\.\S+")  # a URL or an e-mail address alone: nothing to translate
 
 
 async def _translate(values: dict, routes: dict, sources: list[str], settings, translate):
