@@ -146,3 +146,19 @@ def test_tagged_text_sent_as_plain_text_says_so(client):
     assert "x-rnnsearch-warning" not in client.post("/translate", json={**body, "format": "html"}).headers
     ours = client.post("/translate", json={"text": "The <b>dog</b> sees a cat."}).json()["translations"][0]
     assert any("holds markup (<b>)" in w for w in ours["warnings"]), ours
+
+
+def test_a_web_page_may_call_it_cors(tiny_run):
+    """A browser's preflight OPTIONS /translate got 405 and no response said Access-Control-Allow-Origin."""
+    translator = Translator.from_checkpoint(str(tiny_run / "best.pt"))
+    with TestClient(create_app(translator)) as client:
+        pre = client.options("/translate", headers={"Origin": "https://app.example", "Access-Control-Request-Headers":
+                                                    "content-type", "Access-Control-Request-Method": "POST"})
+        got = client.post("/translate", json={"q": "The dog.", "source": "en", "target": "fr"},
+                          headers={"Origin": "https://app.example"})
+    assert pre.status_code == 200 and pre.headers["access-control-allow-origin"] in ("*", "https://app.example")
+    assert got.status_code == 200 and got.headers["access-control-allow-origin"] == "*"
+    with TestClient(create_app(translator, ServeSettings(cors_origins=""))) as client:
+        closed = client.post("/translate", json={"q": "The dog.", "source": "en", "target": "fr"},
+                             headers={"Origin": "https://app.example"})
+    assert "access-control-allow-origin" not in closed.headers

@@ -46,6 +46,11 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
                          description="Translations with their soft alignments (Bahdanau et al. 2014).")
     app.state.batcher, app.state.batchers, app.state.metrics, app.state.draining = batcher, batchers, metrics, False
     app.add_middleware(Guard, metrics=metrics, max_body_bytes=settings.max_body_bytes, state=app.state)
+    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+    if origins:  # a browser's page may call it (its preflight OPTIONS got 405, and no Access-Control-Allow-Origin)
+        from fastapi.middleware.cors import CORSMiddleware
+        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["*"], allow_headers=["*"],
+                           expose_headers=["X-Request-Id", "X-Rnnsearch-Warning", "Retry-After"])
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     errors.install(app)
     libretranslate.install(app, routes, settings, access,

@@ -21,6 +21,8 @@ class ServeSettings(BaseModel):
     max_beam: int = Field(20, ge=1, description="largest beam a request may ask for")
     threads: int = Field(0, ge=0, description="torch intra-op threads for the model (0 = torch's default)")
     drain_s: float = Field(30.0, ge=0, description="on SIGTERM, seconds to finish accepted requests")
+    cors_origins: str = Field("*", description="the web pages' origins whose scripts may call the server (CORS), "
+                              "comma-separated: '*' any, as LibreTranslate allows; '' none")
 
     @classmethod
     def make(cls, **values) -> ServeSettings:
