@@ -37,7 +37,6 @@ def test_unset_fields_are_the_models_given_ones_win():
     ({"batch_size": 0}, "batch_size", "--batch-size: must be > 0"),
     ({"beam": 4, "sampling": Sampling()}, "beam", "sampling draws each output token by token: it takes no --beam"),
     ({"beam": 1000000}, "beam", "--beam must be at most 1000, got 1000000"),  # a bare allocation error, or the OOM killer
-    ({"n_best": 5000, "sampling": Sampling()}, "n_best", "--n-best must be at most 1000, got 5000"),
 ])
 def test_impossible_settings_name_the_field_as_the_edge_calls_it(given, field, words):
     with pytest.raises(SettingsError, match=words.replace("(", r"\(").replace(")", r"\)")) as caught:

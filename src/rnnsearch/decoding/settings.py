@@ -89,7 +89,7 @@ class SearchSettings(BaseModel):
         return self
 
 
-MAX_BEAM = 1000  # hypotheses a search keeps per sentence (and draws it makes), at most
+MAX_BEAM = 1000  # hypotheses a search keeps per sentence, at most
 
 
 def _check(values: dict, sampled: bool, name: Callable[[str], str]) -> None:
@@ -102,8 +102,6 @@ def _check(values: dict, sampled: bool, name: Callable[[str], str]) -> None:
         raise SettingsError("beam", f"{name('beam')} must be at most {MAX_BEAM}, got {beam} (the paper searches with 12)")
     if not isinstance(n_best, int) or n_best < 1:
         raise SettingsError("n_best", f"{name('n_best')} must be at least 1, got {n_best}")
-    if n_best > MAX_BEAM:
-        raise SettingsError("n_best", f"{name('n_best')} must be at most {MAX_BEAM}, got {n_best}")
     if n_best > beam and not sampled:
         raise SettingsError("n_best", f"{name('n_best')} {n_best} is larger than {name('beam')} {beam}: "
                             f"a beam of {beam} finds at most {beam} hypotheses")

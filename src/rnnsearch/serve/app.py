@@ -24,7 +24,7 @@ from rnnsearch.decoding.settings import SettingsError
 from rnnsearch.serve.batcher import (CLIENT_GONE, Batcher, ClientGone, Overloaded, ShuttingDown, TimedOut, scoring,
                                      translating)
 from rnnsearch.serve.errors import ServeError
-from rnnsearch.serve.guard import Guard
+from rnnsearch.serve.guard import Guard, cors
 from rnnsearch.serve.markup import read_texts, where as _where, with_errors_named
 from rnnsearch.serve.metrics import Metrics
 from rnnsearch.serve.schemas import (ErrorBody, HealthResponse, Hypothesis, ModelSummary, PairScore, ScoreRequest,
@@ -46,15 +46,10 @@ def create_app(translator, settings: ServeSettings | None = None, checkpoint: st
                          description="Translations with their soft alignments (Bahdanau et al. 2014).")
     app.state.batcher, app.state.batchers, app.state.metrics, app.state.draining = batcher, batchers, metrics, False
     app.add_middleware(Guard, metrics=metrics, max_body_bytes=settings.max_body_bytes, state=app.state)
-    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
-    if origins:  # a browser's page may call it (its preflight OPTIONS got 405, and no Access-Control-Allow-Origin)
-        from fastapi.middleware.cors import CORSMiddleware
-        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["*"], allow_headers=["*"],
-                           expose_headers=["X-Request-Id", "X-Rnnsearch-Warning", "Retry-After"])
+    cors(app, settings)
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     errors.install(app)
-    libretranslate.install(app, routes, settings, access,
-                           lambda req, t, b: _translate(req, t, b, settings))
+    libretranslate.install(app, routes, settings, access, lambda req, t, b: _translate(req, t, b, settings))
     transfer.install(app, routes, pair, settings, lambda key, request: _admit(access, key, request))
 
     @app.post("/translate", response_model=TranslateResponse, response_model_exclude_none=False,

@@ -99,3 +99,13 @@ class Guard:
             if not message.get("more_body", False):
                 break
         return b"".join(chunks)
+
+
+def cors(app, settings) -> None:
+    """A web page's script may call the server from ``settings.cors_origins`` (a browser's preflight OPTIONS got
+    405, and no answer said Access-Control-Allow-Origin)."""
+    origins = [o.strip() for o in settings.cors_origins.split(",") if o.strip()]
+    if origins:
+        from fastapi.middleware.cors import CORSMiddleware
+        app.add_middleware(CORSMiddleware, allow_origins=origins, allow_methods=["*"], allow_headers=["*"],
+                           expose_headers=["X-Request-Id", "X-Rnnsearch-Warning", "Retry-After"])

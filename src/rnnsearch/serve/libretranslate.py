@@ -201,12 +201,8 @@ def _auto(texts: list[str], routes: dict) -> list[tuple[str | None, float]]:
 ADDRESSES = re.compile(r"\S+://\S+|\S+@\S+\.\S+|www\.\S+")  # a URL or an e-mail address alone: nothing to translate
 
 
-async def _translate(values: dict, routes: dict, sources: list[str], settings, translate):
-    """LibreTranslate's /translate over rnnsearch's (each text through the text stage, as ours)."""
-    q, source, target = values.get("q"), values.get("source"), values.get("target")
-    for name, value in (("q", q), ("source", source), ("target", target)):
-        if not value:
-            return error(400, f"Invalid request: missing {name} parameter")
+def _alternatives(values: dict, settings):
+    """The number of alternatives asked for, or LibreTranslate's error answer."""
     try:
         given = values.get("alternatives") or 0
         alternatives = int(given)
@@ -218,6 +214,18 @@ async def _translate(values: dict, routes: dict, sources: list[str], settings, t
         return error(400, "Invalid request: alternatives parameter must be 0 or more")
     if alternatives + 1 > settings.max_beam:
         return error(400, f"Invalid request: alternatives parameter must be <= {settings.max_beam - 1}")
+    return alternatives
+
+
+async def _translate(values: dict, routes: dict, sources: list[str], settings, translate):
+    """LibreTranslate's /translate over rnnsearch's (each text through the text stage, as ours)."""
+    q, source, target = values.get("q"), values.get("source"), values.get("target")
+    for name, value in (("q", q), ("source", source), ("target", target)):
+        if not value:
+            return error(400, f"Invalid request: missing {name} parameter")
+    alternatives = _alternatives(values, settings)
+    if not isinstance(alternatives, int):
+        return alternatives
     form = values.get("format") or "text"
     if form not in ("text", "html"):
         return error(400, f"{form} format is not supported")
@@ -236,7 +244,7 @@ async def _translate(values: dict, routes: dict, sources: list[str], settings, t
             return error(400, f"{language_name(target)} ({target}) is not available as a target language from "
                               f"{language_name(lang)} ({lang})")
     out, others = list(texts), [[] for _ in texts]  # a text of no letters: as it is
-    for lang in dict.fromkeys(c for c in chosen if c is not None):
+    for lang in dict.fromkeys(c for c in chosen if c is not None):  # each language's texts through its model
         at = [i for i, c in enumerate(chosen) if c == lang]
         translator, batcher = routes[lang, target]
         beam = max(translator.decode_cfg.beam, alternatives + 1)
@@ -257,8 +265,8 @@ async def _translate(values: dict, routes: dict, sources: list[str], settings, t
     if alternatives:
         result["alternatives"] = others if isinstance(q, list) else others[0]
     if found is not None:
-        detected_as = [{"confidence": round(100 * p, 1), "language": lang or "en"} for lang, p in found]  # as LT
-        result["detectedLanguage"] = detected_as if isinstance(q, list) else detected_as[0]
+        result["detectedLanguage"] = [{"confidence": round(100 * p, 1), "language": lang or "en"} for lang, p in found] \
+            if isinstance(q, list) else {"confidence": round(100 * found[0][1], 1), "language": found[0][0] or "en"}
     kinds = list(dict.fromkeys(k for t in texts for k in markup_kinds(t))) if form == "text" else []
     return JSONResponse(result, headers={"X-Rnnsearch-Warning": f"q holds markup ({', '.join(kinds[:3])}), read as "
                                          "words: send format=html"} if kinds else None)
