@@ -56,12 +56,7 @@ class SearchSettings(BaseModel):
     def given(cls, value) -> SearchSettings:
         """``value`` as SearchSettings (None: every field the model's); a TypeError in one line for anything else
         (a dict was read as settings and failed deep inside with an AttributeError)."""
-        if value is None:
-            return cls()
-        if not isinstance(value, cls):
-            raise TypeError(f"search settings must be a SearchSettings (e.g. SearchSettings(beam=5)), not "
-                            f"{type(value).__name__}")
-        return value
+        return settings_given(cls, value, "search", "beam=5")
 
     @property
     def resolved(self) -> bool:
@@ -87,6 +82,16 @@ class SearchSettings(BaseModel):
             raise ValueError(f"search settings with {', '.join(unset)} unset: resolve them against the model's "
                              "decode section first (settings.resolve(config.decode))")
         return self
+
+
+def settings_given(kind: type, value, what: str, example: str):
+    """``value`` as settings of ``kind`` (None: its defaults); a TypeError in one line for anything else."""
+    if value is None:
+        return kind()
+    if not isinstance(value, kind):
+        raise TypeError(f"{what} settings must be a {kind.__name__} (e.g. {kind.__name__}({example})), not "
+                        f"{type(value).__name__}")
+    return value
 
 
 MAX_BEAM = 1000  # hypotheses a search keeps per sentence, at most

@@ -29,9 +29,5 @@ class TextSettings(BaseModel):
     @classmethod
     def given(cls, value) -> TextSettings:
         """``value`` as TextSettings (None: the defaults); a TypeError in one line for anything else."""
-        if value is None:
-            return cls()
-        if not isinstance(value, cls):
-            raise TypeError(f"text settings must be a TextSettings (e.g. TextSettings(split=False)), not "
-                            f"{type(value).__name__}")
-        return value
+        from rnnsearch.decoding.settings import settings_given
+        return settings_given(cls, value, "text", "split=False")
