@@ -198,3 +198,13 @@ def test_tags_read_as_words_without_markup_are_named_in_one_warning(tiny_run, tm
     assert "lines 1, 3, 4 hold markup (<b>, <a>, <br>, ...)" in warned[0]
     assert main(["translate", str(tiny_run / "best.pt"), "--input", str(path), "--markup", "html"]) == 0
     assert "read as words" not in capsys.readouterr().err
+
+
+def test_an_xml_line_of_elements_side_by_side_reads_as_their_words_apart():
+    """``<b>Bill</b><i>House</i>`` came out ``<i></i><b>BillHouse</b>``: one word, one element emptied (HTML read the
+    row apart already); a word formatted in two parts inside a sentence stays one word."""
+    from rnnsearch.text.documents import read
+    (unit,) = read('<g id="1">Save</g><g id="2">As</g>', "xml").units
+    assert unit.plain == "Save As" and [(e.start, e.end) for e in unit.elements] == [(0, 4), (5, 7)]
+    (unit,) = read("The <b>Re</b><i>port</i> is here.", "xml").units
+    assert unit.plain == "The Report is here."

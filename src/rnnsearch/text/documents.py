@@ -54,9 +54,21 @@ def read(text: str, mode: str, source_lang: str | None = None) -> Marked:
         return Marked(blocks.read(text, source_lang))
     try:
         plain, elements = parse(text, mode)
+        if _row(plain, elements):  # <g>Save</g><g>As</g>: two labels, not the word "SaveAs" (one element emptied)
+            text = re.sub(r"(</[^<>]+>)(?=<[A-Za-z])", r"\1 ", text)
+            plain, elements = parse(text, mode)
     except MarkupError as exc:
         return Marked(blocks.Page([], [], []), error=str(exc))
     return Marked(blocks.Page([0], [blocks.Unit(plain, elements, {}, keep=_protected(elements), raw=text)], []))
+
+
+def _row(plain: str, elements: list) -> bool:
+    """Whether a line is a row of two or more elements holding words side by side, and nothing else (as HTML's
+    ``blocks._row``): each one's words are its own."""
+    words = [e for e in elements if e.end_tag and any(c.isalnum() for c in plain[e.start:e.end])]
+    inside = sum(e.end - e.start for e in words)
+    return len(words) >= 2 and not "".join(plain[a.end:b.start] for a, b in zip(words, words[1:])).strip() and \
+        inside == len(plain.strip()) and any(a.end == b.start for a, b in zip(words, words[1:]))
 
 
 PROTECTED = re.compile(r"""\s(?:[\w-]+:)?translate\s*=\s*["']no["']|\smtype\s*=\s*["']protected["']""")
