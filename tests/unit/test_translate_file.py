@@ -731,3 +731,16 @@ def test_an_xliff_span_marked_not_to_translate_comes_through_verbatim(tiny_run, 
     marks = [(m.text, "".join(t.itertext())) for t in etree.parse(str(tmp_path / "out.xlf")).getroot().iter("{*}target")
              for m in t.iter("{*}mrk")]
     assert [m for m, _ in marks] == ["dog", "cat"] and all(whole.strip() not in ("dog", "cat") for _, whole in marks)
+
+
+def test_a_docx_runs_language_mark_names_the_target_once_translated(tiny_run, tmp_path):
+    """Translated runs kept ``w:lang w:val="en-US"``: Word spell-checked the French as English."""
+    import docx
+    from docx.oxml import parse_xml
+    document = docx.Document()
+    run_ = document.add_paragraph().add_run(SENTENCES[0])
+    run_._r.get_or_add_rPr().append(parse_xml(f'<w:lang xmlns:w="{W[1:-1]}" w:val="en-US" w:eastAsia="ja-JP"/>'))
+    document.save(str(tmp_path / "in.docx"))
+    assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.docx") == 0
+    (mark,) = docx.Document(str(tmp_path / "out.docx")).element.body.iter(W + "lang")
+    assert mark.get(W + "val") == "fr" and mark.get(W + "eastAsia") == "ja-JP"

@@ -113,6 +113,7 @@ def read_docx(path: Path, lang: str, retranslate: bool, source: str = "") -> Doc
         for (paragraph, runs), output in zip(todo, outputs):
             if output is not None:
                 _write_runs(paragraph, runs, stretches(output, [r.text for r in runs]))
+                _relabel(paragraph._p, source, lang)
         for box, drawn in fallbacks:
             box[:] = [deepcopy(p) for p in drawn]
         _saved(stories)
@@ -120,6 +121,15 @@ def read_docx(path: Path, lang: str, retranslate: bool, source: str = "") -> Doc
         document.save(buffer)
         return buffer.getvalue()
     return Document(pieces, write, left=_left_out(document))
+
+
+def _relabel(p, source: str, target: str) -> None:
+    """A translated paragraph's language marks (``w:lang w:val``, what Word spell-checks it as) that named the source
+    name the target (they said en-US over French text)."""
+    from rnnsearch.text.html_tree import primary_language
+    for mark in p.iter(f"{W}lang"):
+        if source and primary_language(mark.get(f"{W}val")) == source:
+            mark.set(f"{W}val", target)
 
 
 def _left_out(document) -> list[str]:
