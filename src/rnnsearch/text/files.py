@@ -168,7 +168,7 @@ SAMPLE = 50_000  # characters of a file's text its language is read from
 
 def check_language(path, pieces: list[Piece], source: str, target: str) -> None:
     """A UsageError where the pieces' text (tags left out) surely reads as another language than ``source``."""
-    text = " ".join(MARKUP.sub(" ", p.text) if p.mode else p.text for p in pieces)[:SAMPLE]
+    text = " ".join(_words(p) for p in pieces)[:SAMPLE]
     found = read_as_other(text, source)
     if found is None:
         return
@@ -178,11 +178,15 @@ def check_language(path, pieces: list[Piece], source: str, target: str) -> None:
                      f"the language this model translates from: {why} (--any-language translates it all the same)")
 
 
+def _words(piece: Piece) -> str:
+    """A piece's text as its language is read: its tags left out."""
+    return MARKUP.sub(" ", piece.text) if piece.mode else piece.text
+
+
 def other_languages(pieces: list[Piece], source: str) -> dict[int, tuple[str, float]]:
     """The pieces (not a whole page's) whose text surely reads as another language than ``source``, with it and its
     probability: a French line in an English file was translated as English (text/language.py)."""
-    found = {i: read_as_other(MARKUP.sub(" ", p.text) if p.mode else p.text, source) for i, p in enumerate(pieces)
-             if not p.partial}
+    found = {i: read_as_other(_words(p), source) for i, p in enumerate(pieces) if not p.partial}
     return {i: f for i, f in found.items() if f is not None}
 
 
