@@ -119,15 +119,10 @@ def _written(i: int, r, n_best: int, as_json: bool, text_settings, translator) -
     one JSON object with its confidence; a warning where that is below ``--min-confidence`` and one
     naming the source words below ``--min-coverage`` (words it may have left out)."""
     from rnnsearch.decoding.nbest import format_nbest
-    from rnnsearch.text.confidence import confidence
-    from rnnsearch.text.coverage import left_out_warning, uncovered
-    left_out = uncovered(r, translator.src_codec, text_settings.min_coverage)
-    if left_out:
-        translator.warn(f"line {i + 1}: {left_out_warning(left_out, text_settings.min_coverage)}")
-    c = confidence(r, text_settings.min_confidence, left_out)
-    if c is not None and c.low:
-        translator.warn(f"line {i + 1}: low confidence: {c.logprob:.3f} per unit, below --min-confidence "
-                        f"{text_settings.min_confidence}: check this translation")
+    from rnnsearch.text.confidence import doubts
+    c, warnings = doubts(r, translator.src_codec, text_settings.min_coverage, text_settings.min_confidence)
+    for warning in warnings:
+        translator.warn(f"line {i + 1}: {warning}")
     if as_json:
         row = {"text": r.text, "score": round(r.score, 4), "confidence": c.as_dict() if c else None,
                "constraints_met": r.constraints_met, "error": r.error}

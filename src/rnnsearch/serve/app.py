@@ -252,9 +252,7 @@ def _response(translator, search, results, with_attention: bool, handling, notes
     """The response: each translation with its confidence and its warnings (``notes``: each text's
     faults of markup read through, to which a confidence below ``handling.min_confidence`` and the
     source words below ``handling.min_coverage`` are added)."""
-    from rnnsearch.text.confidence import confidence
-    from rnnsearch.text.coverage import left_out_warning, uncovered
-    min_confidence = handling.min_confidence
+    from rnnsearch.text.confidence import doubts
 
     def attention(r):
         if not with_attention or r.attention is None:
@@ -263,12 +261,9 @@ def _response(translator, search, results, with_attention: bool, handling, notes
 
     out = []
     for r, warnings in zip(results, notes):
-        left_out = uncovered(r, translator.src_codec, handling.min_coverage)
-        if left_out:
-            warnings = warnings + [left_out_warning(left_out, handling.min_coverage, "min_coverage")]
-        c = confidence(r, min_confidence, left_out)
-        if c is not None and c.low:
-            warnings = warnings + [f"low confidence: {c.logprob:.3f} per unit, below min_confidence {min_confidence}"]
+        c, more = doubts(r, translator.src_codec, handling.min_coverage, handling.min_confidence,
+                         ("min_coverage", "min_confidence"))
+        warnings = warnings + more
         out.append(Translation(text=r.text, tokens=r.tokens, source_tokens=r.source_tokens, score=r.score,
                                nbest=[Hypothesis(text=h.text, tokens=h.tokens, score=h.score) for h in r.nbest],
                                attention=attention(r), error=r.error, constraints_met=r.constraints_met,

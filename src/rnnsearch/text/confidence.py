@@ -45,3 +45,18 @@ def confidence(t: Translation, threshold: float | None = None, uncovered: Sequen
     unks = set(t.replaced) | {i for i, tok in enumerate(t.tokens) if tok == UNK_TOKEN}
     return Confidence(logprob, len(unks) / len(t.tokens), threshold is not None and logprob < threshold,
                       tuple(uncovered))
+
+
+def doubts(t: Translation, codec, min_coverage: float, min_confidence: float | None,
+           flags: tuple[str, str] = ("--min-coverage", "--min-confidence")) -> tuple[Confidence | None, list[str]]:
+    """``t``'s confidence and the warnings a caller gives of it, with its thresholds as the caller's edge names
+    them (``flags``): the source words it may have left out (text/coverage.py) and a confidence below the
+    threshold."""
+    from rnnsearch.text.coverage import left_out_warning, uncovered
+    left_out = uncovered(t, codec, min_coverage)
+    warnings = [left_out_warning(left_out, min_coverage, flags[0])] if left_out else []
+    c = confidence(t, min_confidence, left_out)
+    if c is not None and c.low:
+        warnings.append(f"low confidence: {c.logprob:.3f} per unit, below {flags[1]} {min_confidence}: "
+                        "check this translation")
+    return c, warnings

@@ -29,8 +29,7 @@ from rnnsearch.decoding.source import Source
 from rnnsearch.errors import UsageError
 from rnnsearch.files import writable_file, write_whole
 from rnnsearch.text import blocks
-from rnnsearch.text.confidence import confidence
-from rnnsearch.text.coverage import left_out_warning, uncovered
+from rnnsearch.text.confidence import doubts
 from rnnsearch.text.documents import NOTHING, Marked, read, translate_units
 from rnnsearch.text.docx_file import read_docx
 from rnnsearch.text.language import language_name, read_as_other
@@ -223,13 +222,7 @@ def _doubts(translator, t, settings: TextSettings) -> list[str]:
     have left out (below ``min_coverage``) and a confidence below ``min_confidence``."""
     if t is None or t.error:
         return []
-    left_out = uncovered(t, translator.src_codec, settings.min_coverage)
-    out = [left_out_warning(left_out, settings.min_coverage)] if left_out else []
-    c = confidence(t, settings.min_confidence, left_out)
-    if c is not None and c.low:
-        out.append(f"low confidence: {c.logprob:.3f} per unit, below --min-confidence {settings.min_confidence}: "
-                   "check this translation")
-    return out
+    return doubts(t, translator.src_codec, settings.min_coverage, settings.min_confidence)[1]
 
 
 def _unit_names(piece: Piece, m: Marked) -> list[str]:
