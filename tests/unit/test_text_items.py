@@ -56,6 +56,21 @@ def test_french_numbers_into_english():
     assert found == {"18 500": "18,500", "4,2 millions $": "$4.2 million", "37,5 %": "37.5%"}
 
 
+@pytest.mark.parametrize("text, src, tgt, item, rendering", [
+    ("It costs 1.500,00 EUR.", "en", "fr", "1.500,00", "1 500,00"),  # read as 1.5 and ",00": "1,500 cher ,00 EUR"
+    ("It costs €2.300,50 now.", "en", "fr", "€2.300,50", "2 300,50 €"),
+    ("Il a payé 1,500.00 $ hier.", "fr", "en", "1,500.00 $", "$1,500.00"),
+    ("The rate rose by .5 points.", "en", "fr", ".5", "0,5"),  # the model dropped it: "à parts égales"
+    ("It costs $.75 a page.", "en", "fr", "$.75", "0,75 $")])
+def test_a_number_in_the_other_convention_or_without_its_zero(text, src, tgt, item, rendering):
+    found = [(i.text, i.rendering.replace("\u202f", " ").replace("\u00a0", " ")) for i in items.find(text, src, tgt)]
+    assert found == [(item, rendering)]
+
+
+def test_a_points_between_numbers_and_an_ellipsis_are_no_leading_decimals():
+    assert kinds("Wait...5 minutes, then 1.5.2 and 3..5.") == [("version", "1.5.2", "1.5.2")]
+
+
 def test_verbatim_numbers_on_request_and_currency_signs_never_change():
     assert [r for _, _, r in kinds("It costs $2.15 or 5,600 ¥.", convert_numbers=False)] == ["$2.15", "5,600 ¥"]
     assert all(sign in r for sign, (_, _, r) in zip("$¥", kinds("It costs $2.15 or 5,600 ¥.")))

@@ -33,27 +33,41 @@ def symbols(lang: str) -> tuple[str, str]:
     return get_group_symbol(locale), get_decimal_symbol(locale)
 
 
+def _foreign(lang: str) -> tuple[str, str]:
+    """(group, decimal) of the other convention a ``lang`` text may hold a number in: ``1.500,00`` in English,
+    ``1,500.00`` in French. Read only with both symbols written, which no ``lang`` number is."""
+    return (".", ",") if symbols(lang)[1] == "." else (",", ".")
+
+
 @cache
 def number_pattern(lang: str) -> str:
     """A regular expression for one number as ``lang`` writes it: digits in groups of three after
-    the group symbol (any space for a space-like one), then the decimal part, if any."""
+    the group symbol (any space for a space-like one), then the decimal part, if any; a number in the
+    other convention with both its symbols (``1.500,00`` in English: it was read as 1.5 and ``,00``); a
+    decimal part alone where the decimal mark is a point (``.5``: the model dropped it)."""
     group, decimal = symbols(lang)
     groups = f"[{re.escape(SPACES)}]" if group in SPACES else re.escape(group)
-    return rf"\d{{1,3}}(?:{groups}\d{{3}})+(?:{re.escape(decimal)}\d+)?|\d+{re.escape(decimal)}\d+|\d+"
+    other_group, other_decimal = map(re.escape, _foreign(lang))
+    lead = rf"|(?<![\d.,]){re.escape(decimal)}\d+" if decimal == "." else ""
+    return (rf"\d{{1,3}}(?:{other_group}\d{{3}})+{other_decimal}\d+(?![\d{other_group}{other_decimal}]\d)"
+            rf"|\d{{1,3}}(?:{groups}\d{{3}})+(?:{re.escape(decimal)}\d+)?|\d+{re.escape(decimal)}\d+{lead}|\d+")
 
 
 def parse(text: str, lang: str) -> tuple[Decimal, int] | None:
-    """The value of a number written as ``lang`` writes it and its digits after the decimal mark
-    (None: not such a number)."""
+    """The value of a number written as ``lang`` writes it (or in the other convention with both its
+    symbols: ``number_pattern``) and its digits after the decimal mark (None: not such a number)."""
     group, decimal = symbols(lang)
     if not re.fullmatch(number_pattern(lang), text):
         return None
+    other_group, other_decimal = _foreign(lang)
+    if re.fullmatch(rf"\d{{1,3}}(?:{re.escape(other_group)}\d{{3}})+{re.escape(other_decimal)}\d+", text):
+        group, decimal = other_group, other_decimal
     plain = text
     for g in (SPACES if group in SPACES else group):
         plain = plain.replace(g, "")
     whole, _, fraction = plain.partition(decimal)
     try:
-        return Decimal(f"{whole}.{fraction}" if fraction else whole), len(fraction)
+        return Decimal(f"{whole or 0}.{fraction}" if fraction else whole), len(fraction)
     except InvalidOperation:
         return None
 
