@@ -438,18 +438,24 @@ def test_an_xliff_file_keeps_its_declaration_and_its_last_line_end(tiny_run, tmp
 
 
 def test_html_attributes_a_reader_sees_are_translated_on_request(tiny_run, tmp_path):
-    """``alt``, ``title`` and ``placeholder`` stayed English (a translator expects them translated)."""
+    """``alt``, ``title``, ``placeholder`` and the page's description stayed English (a translator expects them
+    translated); another ``<meta>``'s content stays as written."""
     page = ('<p>The dog sees a <img src="cat.png" alt="The big dog sees a cat." width="3"> and '
             "<a href=\"x.html\" title='A girl paints the red car.'>a hat</a>.</p>\n"
             '<input placeholder="The tired table calls the pretty letter." name="The dog sees a cat.">\n')
+    page = ('<html><head><meta name="description" content="A girl sees the dog.">'
+            '<meta property="og:title" content="The red car."><meta name="author" content="The big dog.">'
+            '<meta name="keywords" content="dog, cat"></head><body>' + page + "</body></html>\n")
     (tmp_path / "in.html").write_text(page, encoding="utf-8")
     assert run(tiny_run, tmp_path / "in.html", tmp_path / "plain.html") == 0
     assert run(tiny_run, tmp_path / "in.html", tmp_path / "out.html", "--translate-attributes") == 0
     plain, out = (tmp_path / "plain.html").read_text(), (tmp_path / "out.html").read_text()
     for kept in ('alt="The big dog sees a cat."', "title='A girl paints the red car.'",
-                 'placeholder="The tired table calls the pretty letter."'):
+                 'placeholder="The tired table calls the pretty letter."', 'content="A girl sees the dog."',
+                 'content="The red car."'):
         assert kept in plain and kept not in out
-    for same in ('src="cat.png"', 'width="3"', 'href="x.html"', 'name="The dog sees a cat."'):
+    for same in ('src="cat.png"', 'width="3"', 'href="x.html"', 'name="The dog sees a cat."', 'content="The big dog."',
+                 'content="dog, cat"'):
         assert same in out  # every other attribute as written
     assert out.replace("alt=", "").count("=") == plain.replace("alt=", "").count("=")
 

@@ -1,8 +1,10 @@
 """HTML attributes a reader sees, translated on request (``TextSettings.translate_attributes``,
 ``--translate-attributes``): the values of ``alt``, ``title``, ``placeholder`` and ``aria-label`` in the
-tags of a page read by ``--markup html`` (``text/documents.read``), each value translated once as running
-text, its entities read and written again (``&quot;`` inside a quoted value). Every other attribute, and
-these by default, stays as the source wrote it. A value that could not be translated stays as written.
+tags of a page, and the ``content`` of a ``<meta>`` that describes it (``description``, ``og:title``,
+``og:description``, ``twitter:title``, ``twitter:description``: what a search result or a shared link
+shows), read by ``--markup html`` (``text/documents.read``), each value translated once as running text,
+its entities read and written again (``&quot;`` inside a quoted value). Every other attribute, and these
+by default, stays as the source wrote it. A value that could not be translated stays as written.
 """
 from __future__ import annotations
 
@@ -13,6 +15,14 @@ from collections.abc import Sequence
 ATTRIBUTES = ("alt", "title", "placeholder", "aria-label")
 TAG = re.compile(r"<[A-Za-z][^<>]*>")  # a start tag (end tags, comments and text hold no such attribute)
 VALUE = re.compile(r"(\s(?:" + "|".join(ATTRIBUTES) + r")\s*=\s*)(?:\"([^\"]*)\"|'([^']*)')", re.IGNORECASE)
+DESCRIBING = re.compile(r"<meta\b[^<>]*\s(?:name|property)\s*=\s*[\"']?(?:description|(?:og|twitter):(?:title|description))"
+                        r"(?=[\"'\s/>])", re.IGNORECASE)  # the page's <meta> a reader sees
+CONTENT = re.compile(r"(\scontent\s*=\s*)(?:\"([^\"]*)\"|'([^']*)')", re.IGNORECASE)
+
+
+def _patterns(tag: str) -> tuple[re.Pattern, ...]:
+    """The patterns of the values to translate in a start tag."""
+    return (VALUE, CONTENT) if DESCRIBING.match(tag) else (VALUE,)
 
 
 def translate_attributes(translator, marked: Sequence, search, settings) -> None:
@@ -23,7 +33,8 @@ def translate_attributes(translator, marked: Sequence, search, settings) -> None
                if isinstance(p, str)]
     elements = [e for m in marked if not m.error for u in m.units for e in _all(u.elements)]
     values = list(dict.fromkeys(html.unescape(v) for text in [p[k] for p, k in holders] + [e.start_tag for e in elements]
-                                for tag in TAG.findall(text) for _, *quoted in VALUE.findall(tag)
+                                for tag in TAG.findall(text) for pattern in _patterns(tag)
+                                for _, *quoted in pattern.findall(tag)
                                 for v in [quoted[0] or quoted[1]] if v.strip()))
     if not values:
         return
@@ -37,8 +48,13 @@ def translate_attributes(translator, marked: Sequence, search, settings) -> None
         out = done.get(html.unescape(written))
         return m.group(0) if out is None else f"{m.group(1)}{quote}{html.escape(out, quote=True)}{quote}"
 
+    def translated(tag: str) -> str:
+        for pattern in _patterns(tag):
+            tag = pattern.sub(value, tag)
+        return tag
+
     def retagged(text: str) -> str:
-        return TAG.sub(lambda t: VALUE.sub(value, t.group(0)), text)
+        return TAG.sub(lambda t: translated(t.group(0)), text)
     for pieces, k in holders:
         pieces[k] = retagged(pieces[k])
     for element in elements:

@@ -21,7 +21,8 @@ class TextSettings(BaseModel):
                                          "per unit is below this, with a warning (text/confidence.py; docs/text.md "
                                          "gives the value chosen for each release)")
     translate_attributes: bool = Field(False, description="with --markup html, translate the alt, title, placeholder "
-                                       "and aria-label attributes too (text/attributes.py); others stay as written")
+                                       "and aria-label attributes and a describing <meta>'s content too "
+                                       "(text/attributes.py); others stay as written")
     min_coverage: float = Field(0.15, ge=0, description="name, with a warning, the source words whose attention summed "
                                 "over the output is below this: words the translation may leave out (0: off; "
                                 "text/coverage.py; docs/text.md says how it was chosen)")
