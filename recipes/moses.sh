@@ -2,7 +2,7 @@
 # The paper's phrase-based row of Table 1: Moses on the same Canadian Hansards En->Fr pairs as the
 # RNN models (../shared/data/hansards), a peer that the package never imports. In resumable phases:
 #
-#   recipes/moses.sh build|data|align|lm|train|tune|test|export|all     (MOSES=DIR, a clone of mosesdecoder)
+#   recipes/moses.sh build|data|align|lm|train|tune|test|speed|export|all   (MOSES=DIR, a clone of mosesdecoder)
 #
 # build   compiles MOSES (`git clone https://github.com/moses-smt/mosesdecoder DIR`) with its bjam and
 #         Debian's Boost (`apt-get install libboost-all-dev zlib1g-dev libbz2-dev liblzma-dev`); KenLM
@@ -14,10 +14,11 @@
 # train   train-model.perl from step 4 on those links: phrases of at most 7 words,
 #         msd-bidirectional-fe lexicalised reordering.
 # tune    MERT (mert-moses.pl) on the tuning pairs; a stopped run goes on with --continue.
-# test    the Hansards test and newstest2014 (model filtered to each), detruecased and detokenised;
-#         the Hansards test decoded again on 1 thread for the speed, and by the release VOCAB on 1 and THREADS
-#         workers (beam 12) beside; scored by recipes/moses_peer.py
-#         (sacreBLEU as Table 1, No UNK over the sentences of the RNN rows: the release VOCAB's vocabularies).
+# test    the Hansards test and newstest2014 (model filtered to each), detruecased and detokenised, and the
+#         tuning pairs with the tuned weights; scored by recipes/moses_peer.py (sacreBLEU as Table 1, No UNK
+#         over the sentences of the RNN rows: the release VOCAB's vocabularies). It may share the machine.
+# speed   the first SPEED_LINES (500) test sentences, the machine to itself (pause other jobs): Moses on 1
+#         and THREADS threads, the release VOCAB on 1 and THREADS one-thread workers (beam 12) beside.
 # export  docs/results/hansards/moses/: both outputs, moses.ini without paths, the tuning curve, the
 #         compute of each phase and the scores.
 #
@@ -27,7 +28,7 @@
 # so that a train stopped midway goes on from its step; any other phase stopped midway runs again.
 # Knobs: MOSES, OUT (runs/moses), DATA (../shared/data), PAIRS (0 = all 1,021,889), THREADS (2),
 # TUNE_LINES (1000), MERT_ITERS (MERT's most iterations; mert-moses.pl's own 25 when unset),
-# TEST_LINES (0 = whole test sets), VOCAB (models/hansards_enfr_rnnsearch50),
+# TEST_LINES (0 = whole test sets), SPEED_LINES (500), VOCAB (models/hansards_enfr_rnnsearch50),
 # SORT_MEM (sort's buffer in train, 4G), EXPORT (docs/results/hansards/moses).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -36,6 +37,7 @@ BIN=${BIN:-.venv/bin}
 DATA=${DATA:-../shared/data}
 OUT=${OUT:-runs/moses}
 PAIRS=${PAIRS:-0}; THREADS=${THREADS:-2}; TUNE_LINES=${TUNE_LINES:-1000}; TEST_LINES=${TEST_LINES:-0}
+SPEED_LINES=${SPEED_LINES:-500}
 MERT_ITERS=${MERT_ITERS:-}
 VOCAB=${VOCAB:-models/hansards_enfr_rnnsearch50}; SORT_MEM=${SORT_MEM:-4G}
 EXPORT=${EXPORT:-docs/results/hansards/moses}
@@ -145,18 +147,25 @@ decode() {  # set threads out: decode $OUT/data/$set.en with the tuned model fil
   post < "$out.true" > "$out"
 }
 
-test_phase() {
+test_phase() {  # the outputs (THREADS threads; the machine may be shared: no speed is read from them)
   local d=$OUT/test; mkdir -p "$d"
   decode test "$THREADS" "$d/test.hyp.fr"
   decode newstest2014 "$THREADS" "$d/newstest2014.hyp.fr"
-  decode test 1 "$d/test.hyp.1thread.fr"
-  cmp -s "$d/test.hyp.fr" "$d/test.hyp.1thread.fr" || echo "test: 1 and $THREADS threads wrote different outputs" >&2
   post < "$OUT/tune/run1.out" > "$d/tune.untuned.hyp.fr"  # the first tuning decode: the untuned weights
   decode tune "$THREADS" "$d/tune.hyp.fr"
-  for threads in 1 "$THREADS"; do  # rnnsearch's release on the same sentences, beside (beam 12, N one-thread workers)
-    OMP_NUM_THREADS=1 /usr/bin/time -v -o "$OUT/compute/rnnsearch.test.$threads.time" $BIN/rnnsearch translate "$VOCAB" \
-      --input "$OUT/data/test.en" --output "$d/rnnsearch.test.$threads.fr" --beam 12 --workers "$threads" 2> /dev/null
+}
+
+speed_phase() {  # the first SPEED_LINES test sentences, the machine to itself: Moses on 1 and THREADS threads, the
+  # release VOCAB on 1 and THREADS one-thread workers (beam 12), each a whole process, loading included
+  local d=$OUT/test threads; mkdir -p "$d"
+  rm -rf "$d/speed.true.en" "$d/filtered.speed"  # made again for these lines (filtered before the timings)
+  head -n "$SPEED_LINES" "$OUT/data/test.en" > "$OUT/data/speed.en"
+  for threads in 1 "$THREADS"; do
+    decode speed "$threads" "$d/speed.hyp.$threads.fr"
+    OMP_NUM_THREADS=1 /usr/bin/time -v -o "$OUT/compute/rnnsearch.speed.$threads.time" $BIN/rnnsearch translate "$VOCAB" \
+      --input "$OUT/data/speed.en" --output "$d/rnnsearch.speed.$threads.fr" --beam 12 --workers "$threads" 2> /dev/null
   done
+  cmp -s "$d/speed.hyp.1.fr" "$d/speed.hyp.$THREADS.fr" || echo "speed: 1 and $THREADS threads wrote different outputs" >&2
 }
 
 export_phase() {
@@ -169,7 +178,7 @@ run_phase() {  # phase: run it unless done (FORCE=1: again), timed (export reads
   local phase=$1 fn=$1
   if [ -f "$OUT/done.$phase" ] && [ -z "${FORCE:-}" ]; then echo "moses $phase: done ($OUT/done.$phase)"; return 0; fi
   echo "moses $phase: started $(date -u +%FT%TZ)"
-  [ "$phase" = test ] && fn=test_phase
+  case "$phase" in test) fn=test_phase ;; speed) fn=speed_phase ;; esac
   if [ "$phase" = export ]; then export_phase
   elif [ "$phase" = train ]; then bash -c "set -euo pipefail; train"  # timed step by step
   else timed "$phase" bash -c "set -euo pipefail; $fn"; fi || {
@@ -178,11 +187,12 @@ run_phase() {  # phase: run it unless done (FORCE=1: again), timed (export reads
   echo "moses $phase: done $(date -u +%FT%TZ)"
 }
 
-export -f timed head_lines prep post build data align lm train tune decode test_phase export_phase
-export S OUT MOSES BIN DATA PAIRS THREADS TUNE_LINES TEST_LINES VOCAB SORT_MEM EXPORT MERT_ITERS
+export -f timed head_lines prep post build data align lm train tune decode test_phase speed_phase export_phase
+export S OUT MOSES BIN DATA PAIRS THREADS TUNE_LINES TEST_LINES SPEED_LINES VOCAB SORT_MEM EXPORT MERT_ITERS
 
 case $STEP in
-  build|data|align|lm|train|tune|test|export) run_phase "$STEP" ;;
-  all) for phase in build data align lm train tune test export; do run_phase "$phase"; done ;;
-  *) echo "recipes/moses.sh: unknown phase '$STEP' (build, data, align, lm, train, tune, test, export or all)" >&2; exit 2 ;;
+  build|data|align|lm|train|tune|test|speed|export) run_phase "$STEP" ;;
+  all) for phase in build data align lm train tune test speed export; do run_phase "$phase"; done ;;
+  *) echo "recipes/moses.sh: unknown phase '$STEP' (build, data, align, lm, train, tune, test, speed, export or all)" >&2
+     exit 2 ;;
 esac

@@ -139,7 +139,8 @@ def export(out: Path, to: Path, vocab: str) -> dict:
     and summary.md from a finished run in ``out`` (recipes/moses.sh's OUT)."""
     to.mkdir(parents=True, exist_ok=True)
     data, test = out / "data", out / "test"
-    sets = {"test": data / "test.en", "newstest2014": data / "newstest2014.en", "tune": data / "tune.en"}
+    sets = {"test": data / "test.en", "newstest2014": data / "newstest2014.en", "tune": data / "tune.en",
+            "speed": data / "speed.en"}
     scores = {"test": score(test / "test.hyp.fr", data / "test.en", data / "test.fr", vocab),
               "newstest2014": score(test / "newstest2014.hyp.fr", data / "newstest2014.en", data / "newstest2014.fr", vocab),
               "tune (untuned weights)": score(test / "tune.untuned.hyp.fr", data / "tune.en", data / "tune.fr", vocab),
