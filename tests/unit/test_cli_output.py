@@ -102,3 +102,40 @@ def test_describe_reads_a_trained_models_real_sizes(tiny_run, capsys):
     assert f"parameters: {sum(w.numel() for w in weights.values()):,}" in out
     assert main(["describe", str(tiny_run / "best.pt"), "--set", "model.emb=3"]) == 2
     assert "--set changes a config, not a trained model" in capsys.readouterr().err
+
+
+def test_evaluate_and_report_refuse_an_empty_test_set_in_one_line(tiny_run, tmp_path, capsys):
+    """Both raised sacrebleu's IndexError from deep inside corpus_score."""
+    src, ref = tmp_path / "empty.en", tmp_path / "empty.fr"
+    src.write_text(""), ref.write_text("")
+    assert main(["evaluate", str(tiny_run / "best.pt"), "--src", str(src), "--ref", str(ref)]) == 2
+    assert main(["report", "--model", f"A={tiny_run / 'best.pt'}", "--src", str(src), "--ref", str(ref),
+                 "--out", str(tmp_path / "rep")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 2 and all(str(src) in line and "empty" in line for line in err)
+
+
+def test_evaluate_names_a_release_without_a_leading_slash():
+    from rnnsearch.cli.scoring import _label
+    assert _label("hansards_enfr_rnnsearch50") == "hansards_enfr_rnnsearch50"
+    assert _label("runs/tiny/best.pt") == "tiny/best.pt" and _label("models/x") == "models/x"
+
+
+def test_score_normalize_with_json_gives_the_per_unit_log_probability(tiny_run, tmp_path, capsys):
+    """``--normalize --json`` wrote the whole sentence's log-probability, as if --normalize were not given."""
+    import json
+    (tmp_path / "in.en").write_text("the dog .\n")
+    (tmp_path / "in.fr").write_text("le chien .\n")
+    args = ["score", str(tiny_run / "best.pt"), "--src", str(tmp_path / "in.en"), "--tgt", str(tmp_path / "in.fr")]
+    assert main(args + ["--json", "--normalize"]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert abs(row["per_unit"] - row["logprob"] / row["units"]) < 1e-9
+    assert main(args + ["--normalize"]) == 0
+    assert abs(float(capsys.readouterr().out) - row["per_unit"]) < 1e-5
+
+
+def test_describe_gives_no_attention_for_rnnencdec(capsys):
+    assert main(["describe", "configs/paper_rnnencdec50.yaml"]) == 0
+    assert "attention" not in capsys.readouterr().out
+    assert main(["describe", "configs/paper_rnnsearch50.yaml"]) == 0
+    assert "attention 1000" in capsys.readouterr().out

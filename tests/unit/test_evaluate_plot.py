@@ -38,6 +38,7 @@ def test_buckets():
     assert bucket_of(60) == (51, 60) and bucket_of(61) == (61, 0) and bucket_of(300) == (61, 0)
     rows = bleu_by_length(HYPS, REFS, [5, 15, 15, 70])
     assert [(r["bucket"], r["n"]) for r in rows] == [("1-10", 1), ("11-20", 2), (">60", 1)]
+    assert (rows[-1]["lo"], rows[-1]["hi"]) == (61, None)  # no upper bound (it was 0: an empty range)
     assert rows[1]["bleu"] == pytest.approx(corpus_bleu(HYPS[1:3], REFS[1:3])[0])
 
 

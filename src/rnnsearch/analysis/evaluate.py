@@ -37,14 +37,15 @@ def bucket_label(lo: int, hi: int) -> str:
 
 
 def bleu_by_length(hyps: list[str], refs: list[str], lengths: list[int]) -> list[dict]:
-    """BLEU of the sentences in each source-length bucket, with their count."""
+    """BLEU of the sentences in each source-length bucket, with their count; the last bucket (longer than
+    LAST_BUCKET) has no upper bound (``hi`` None)."""
     groups: dict[tuple[int, int], list[int]] = {}
     for i, n in enumerate(lengths):
         groups.setdefault(bucket_of(n), []).append(i)
     out = []
     for (lo, hi), idx in sorted(groups.items()):
         score, _ = corpus_bleu([hyps[i] for i in idx], [refs[i] for i in idx])
-        out.append({"bucket": bucket_label(lo, hi), "lo": lo, "hi": hi, "n": len(idx), "bleu": score})
+        out.append({"bucket": bucket_label(lo, hi), "lo": lo, "hi": hi or None, "n": len(idx), "bleu": score})
     return out
 
 
@@ -58,6 +59,8 @@ def score_translations(hyps: list[str], refs: list[str], srcs: list[str], src_co
     """All the numbers ``rnnsearch evaluate`` reports, from finished translations."""
     if not (len(hyps) == len(refs) == len(srcs)):
         raise DataError(f"{len(srcs)} sources, {len(refs)} references, {len(hyps)} translations")
+    if not srcs:
+        raise DataError("no sentences to score: the test set is empty")
     bleu, signature = corpus_bleu(hyps, refs)
     no_unk = [i for i in range(len(srcs))
               if not src_codec.has_unk(srcs[i]) and not tgt_codec.has_unk(refs[i])]

@@ -144,6 +144,8 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, set
     if figure3 is not None and figure3 not in names:
         raise UsageError(f"--figure3 {figure3!r}: not one of the models ({', '.join(names)})")
     srcs, refs = read_parallel(src_path, ref_path)
+    if not srcs:
+        raise UsageError(f"{src_path} is empty: no sentences to report on")
     given = read_outputs(list(outputs), len(srcs))
     translators = {name: Translator.from_pretrained(ckpt, device=device) for name, ckpt in models}
     attending = [n for n in names if translators[n].model.arch == "rnnsearch"]

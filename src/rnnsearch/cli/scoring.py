@@ -17,7 +17,8 @@ def register(sub) -> None:
     p.add_argument("--src", required=True, help="source sentences (raw text)")
     p.add_argument("--tgt", required=True, help="target sentences, line i pairs with source line i")
     p.add_argument("--output", help="output file (default: standard output)")
-    p.add_argument("--normalize", action="store_true", help="write the log-probability per target unit")
+    p.add_argument("--normalize", action="store_true",
+                   help="write the log-probability per target unit (with --json: a per_unit field beside logprob)")
     p.add_argument("--json", action="store_true", help="one JSON object per pair: logprob, units, unknown")
     p.add_argument("--units", action="store_true", help="with --json, also each target unit and its "
                    "log-probability (tokens, unit_logprobs: </s> last)")
@@ -69,6 +70,8 @@ def score(args) -> int:
         for s in scores:
             if args.json:
                 row = {"logprob": s.logprob, "units": s.units, "unknown": s.unknown}
+                if args.normalize:
+                    row["per_unit"] = s.per_unit
                 if args.units:
                     row.update(tokens=list(s.tokens), unit_logprobs=[round(x, 6) for x in s.unit_logprobs])
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
@@ -91,8 +94,10 @@ def evaluate(args) -> int:
     if args.plot:
         require("plot", "evaluate --plot")
     srcs, refs = read_parallel(args.src, args.ref)
+    if not srcs:
+        raise UsageError(f"{args.src} is empty: no sentences to evaluate")
     paths = [args.checkpoint] + (args.compare or [])
-    names = args.names.split(",") if args.names else [Path(p).parent.name + "/" + Path(p).name for p in paths]
+    names = args.names.split(",") if args.names else [_label(p) for p in paths]
     if len(names) != len(paths):
         raise UsageError(f"--names gives {len(names)} names for {len(paths)} checkpoints")
     results = {}
@@ -119,6 +124,12 @@ def evaluate(args) -> int:
         if args.plot:
             print(f"plot: {args.plot}")
     return 0
+
+
+def _label(path: str) -> str:
+    """A model's name in the table: a release by its name, a file with its folder (``tiny/best.pt``)."""
+    p = Path(path)
+    return f"{p.parent.name}/{p.name}" if p.parent.name else p.name
 
 
 def _record_domain(args, result: dict) -> None:

@@ -117,11 +117,16 @@ def describe(args) -> int:
     model = build_model(cfg.model, cfg.vocab.size, cfg.vocab.size)
     m, most = cfg.model, "at most " if cfg.vocab.mode == "word" else ""
     print(f"{cfg.name}: {m.arch}, emb {m.emb}, encoder {m.enc_hidden}, decoder {m.dec_hidden}, "
-          f"attention {m.att}, maxout {m.maxout}, vocabulary {most}{cfg.vocab.size} x 2"
+          f"{_attention(m)}maxout {m.maxout}, vocabulary {most}{cfg.vocab.size} x 2"
           + (" (the corpus's most frequent words: fewer where it has fewer)" if most else ""))
     print(f"parameters: {most}{count_parameters(model):,}" + (" (a trained model's: rnnsearch describe CHECKPOINT)"
                                                               if most else ""))
     return 0
+
+
+def _attention(m) -> str:
+    """The attention's size where the model has one (RNNencdec has none: its ``att`` is unused)."""
+    return f"attention {m.att}, " if m.arch == "rnnsearch" else ""
 
 
 def _describe_trained(args) -> int:
@@ -135,7 +140,7 @@ def _describe_trained(args) -> int:
     cfg, weights = from_dict(payload["config"]), payload["model"]
     m = cfg.model
     sizes = [weights[f"{side}.embed.weight"].shape[0] for side in ("encoder", "decoder")]
-    print(f"{path}: {m.arch}, emb {m.emb}, encoder {m.enc_hidden}, decoder {m.dec_hidden}, attention {m.att}, "
+    print(f"{path}: {m.arch}, emb {m.emb}, encoder {m.enc_hidden}, decoder {m.dec_hidden}, {_attention(m)}"
           f"maxout {m.maxout}, vocabulary {sizes[0]} source, {sizes[1]} target ({cfg.vocab.mode})")
     print(f"parameters: {sum(w.numel() for w in weights.values()):,}")
     return 0
