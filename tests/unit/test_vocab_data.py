@@ -97,3 +97,24 @@ def test_epoch_plan_is_a_deterministic_partition(mode):
         assert max(len(b) for b in plan) == 16
     else:
         assert all(len(b) == 1 or (tgt[b].max() + 1) * len(b) <= 300 for b in plan)
+
+
+def _corpus(tmp_path, train_en: str, train_fr: str):
+    for split, en, fr in (("train", train_en, train_fr), ("val", "a dog .\n", "un chien .\n")):
+        (tmp_path / f"{split}.en").write_text(en)
+        (tmp_path / f"{split}.fr").write_text(fr)
+    return ["train", "configs/multi30k_rnnsearch.yaml", "--out", str(tmp_path / "run"), "--set", f"data.dir={tmp_path}"]
+
+
+@pytest.mark.parametrize("train_en, train_fr, flags, said", [
+    ("", "", [], "train.en: no lines: the corpus is empty"),  # SentencePiece's [!sentences_.empty()] traceback
+    ("\n\n", "\n\n", [], "no text to train the SentencePiece vocabulary on"),
+    ("a big dog runs .\n" * 5, "un gros chien court .\n" * 5, ["--set", "vocab.size=5"],
+     "vocab.size 5 is too small for a SentencePiece vocabulary")])  # "Vocabulary size is smaller than required_chars"
+def test_a_corpus_or_vocabulary_sentencepiece_cannot_use_is_one_line_and_leaves_no_run(
+        train_en, train_fr, flags, said, tmp_path, capsys):
+    from rnnsearch.cli import main
+    assert main(_corpus(tmp_path, train_en, train_fr) + flags) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and said in err[0] and "Traceback" not in err[0]
+    assert not (tmp_path / "run").exists()  # no config.yaml of a run that never began

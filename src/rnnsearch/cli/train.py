@@ -5,7 +5,7 @@ import json
 from pathlib import Path
 
 from rnnsearch.cli.common import add_config_args, add_settings_flags, explicit_keys, settings_from_flags
-from rnnsearch.errors import UsageError
+from rnnsearch.errors import UsageError, UserError
 
 
 HEAD_FLAGS = {"att": "--size"}  # HeadSettings' fields whose flag is not --field-name
@@ -68,14 +68,30 @@ def train(args) -> int:
     cfg = load(args.config, args.set)
     explicit = explicit_keys(args.set)
     ctx = distributed.setup(cfg.train.device)
-    finished = False
+    finished, fresh = False, not Path(args.out).exists()
     try:
         run_training(cfg, args.out, resume=args.resume, ctx=ctx, init=args.init, explicit=explicit)
         finished = True
+    except UserError:
+        if fresh and ctx.is_main:
+            _remove_unstarted(Path(args.out))
+        raise
     finally:
         distributed.teardown(ctx, wait=finished)
     distributed.exit_rank(ctx, 0)
     return 0
+
+
+UNSTARTED = {"config.yaml", ".lock", "log.jsonl"}  # what a run writes before its data is read
+
+
+def _remove_unstarted(out: Path) -> None:
+    """The run directory this invocation made, where it failed before training began (a bad corpus, a
+    vocabulary SentencePiece could not make): no config.yaml of a run that never was is left behind."""
+    if out.is_dir() and all(p.name in UNSTARTED for p in out.iterdir()):
+        for p in out.iterdir():
+            p.unlink()
+        out.rmdir()
 
 
 def train_align_head(args) -> int:

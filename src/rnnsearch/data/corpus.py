@@ -47,6 +47,8 @@ def check_files(cfg: Config, codecs=None) -> None:
                 raise DataError(f"{path}: file not found (data.dir is {d.dir!r}): point it at a folder of "
                                 f"{{split}}.{{lang}} files with --set data.dir=DIR, or download Multi30k with "
                                 "`rnnsearch data multi30k --out DIR`")
+            if split == d.train and path.stat().st_size == 0:
+                raise DataError(f"{path}: no lines: the corpus is empty, nothing to train on (data.dir, data.train)")
 
 
 def load_corpora(cfg: Config, log, codecs=None):
@@ -80,6 +82,8 @@ def _read_train(cfg: Config, log, codecs):
     src_lines, tgt_lines = read_parallel(*paths, notes)
     for line in notes.lines():
         log(line)
+    if not src_lines:
+        raise DataError(f"{paths[0]}: no lines: the corpus is empty, nothing to train on (data.dir, data.train)")
     lines = len(src_lines)
     if d.max_train_pairs and len(src_lines) > d.max_train_pairs:
         log(f"using the first {d.max_train_pairs} of {len(src_lines)} training pairs (data.max_train_pairs)")

@@ -115,15 +115,30 @@ def train_sentencepiece(lines: Iterable[str], size: int, model_type: str, seed_s
     """Train a SentencePiece model on raw lines; returns the serialized model.
     Ids 0-3 are our specials, so piece ids are vocabulary ids."""
     import sentencepiece as spm
+    from rnnsearch.data.io import DataError
     buf = io.BytesIO()
-    spm.SentencePieceTrainer.train(
-        sentence_iterator=iter(line for line in lines if line.strip()), model_writer=buf,
-        vocab_size=size, model_type=model_type, character_coverage=1.0,
-        pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS, pad_piece=PAD_TOKEN, unk_piece=UNK_TOKEN,
-        bos_piece=BOS_TOKEN, eos_piece=EOS_TOKEN, hard_vocab_limit=False,
-        input_sentence_size=seed_sentences, shuffle_input_sentence=True, num_threads=2,
-        minloglevel=2)
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(line for line in lines if line.strip()), model_writer=buf,
+            vocab_size=size, model_type=model_type, character_coverage=1.0,
+            pad_id=PAD, unk_id=UNK, bos_id=BOS, eos_id=EOS, pad_piece=PAD_TOKEN, unk_piece=UNK_TOKEN,
+            bos_piece=BOS_TOKEN, eos_piece=EOS_TOKEN, hard_vocab_limit=False,
+            input_sentence_size=seed_sentences, shuffle_input_sentence=True, num_threads=2,
+            minloglevel=2)
+    except RuntimeError as err:  # SentencePiece's own words, with a C++ file and line before them
+        raise DataError(_sentencepiece_error(str(err), size)) from None
     return buf.getvalue()
+
+
+def _sentencepiece_error(said: str, size: int) -> str:
+    """SentencePiece's training error as one line that says what to change."""
+    small = re.search(r"Vocabulary size is smaller than required_chars\. \d+ vs (\d+)", said)
+    if small:
+        return (f"vocab.size {size} is too small for a SentencePiece vocabulary of this text: its {small.group(1)} "
+                "distinct characters each need a piece of their own, beside the 4 special ones; give a larger vocab.size")
+    if "sentences_.empty()" in said:
+        return "no text to train the SentencePiece vocabulary on: the training lines are empty"
+    return f"SentencePiece could not train a vocabulary of {size} pieces: {said.splitlines()[-1].strip()}"
 
 
 class TextCodec:
