@@ -111,8 +111,11 @@ def test_sigterm_saves_and_exits_cleanly(synth_dir, tmp_path):
     proc.send_signal(signal.SIGTERM)
     code, stdout, err = _finish(proc)
     assert code == 0, err
-    assert "stopped by SIGTERM" in stdout and "--resume" in stdout
+    assert "stopped by SIGTERM" in stdout and f"rnnsearch train {out / 'config.yaml'} --resume --out {out}" in stdout
+    from rnnsearch.config import load
+    from rnnsearch.training.state import check_resumable
     payload = checkpoint.load(out / "last.pt")
+    check_resumable(load(out / "config.yaml"), payload["config"], out / "last.pt")  # the command it names resumes
     step = payload["train_state"]["step"]
     assert 5 <= step < MAX_STEPS and step == _logged_step(out)
 

@@ -116,6 +116,8 @@ def test_projection_follows_a_log_curve():
     assert project(curve, 20.0, budget=12.0)["at_budget"] == {"core_hours": 12.0,
                                                               "dev_bleu": pytest.approx(5 + 4 * math.log(12), abs=0.01)}
     assert project(curve[:2], 20.0, budget=12.0)["at_budget"] is None  # no fit, no reading
+    assert p["note"].startswith("extrapolated to 5x the core-hours so far")  # e^3.75 = 42.5 of 8: a rough guide
+    assert project(curve, 14.0)["note"] == "extrapolated"  # e^2.25 = 9.5 of 8: near
 
 
 def test_status_of_a_run(tiny_run):

@@ -97,7 +97,8 @@ def test_lines(t: dict | None) -> list[str]:
             "from this release's weights:", "", "| BLEU (All) | BLEU (No UNK) | chrF |", "|---:|---:|---:|",
             f"| {t['bleu']:.2f} | {nounk} ({t['n_no_unk']} sentences) | {t['chrf']:.2f} |", "",
             f"sacreBLEU: `{t['signature']}`; chrF: `{t['chrf_signature']}`. The output is `{t['output']}` "
-            f"(`sacrebleu {t['ref']} -i {t['output']}`).", ""] + unk_lines(t.get("unk_replaced")) + ([
+            f"(`sacrebleu {t['ref']} -i {t['output']}`: the reference's path as `rnnsearch release` was given it, from "
+            "the folder it ran in; here, the output beside this card).", ""] + unk_lines(t.get("unk_replaced")) + ([
              f"Parity: the same weights in bfloat16 score {t['parity']['bfloat16_bleu']:.2f} BLEU (tolerance "
              f"{t['parity']['tolerance']}).", ""] if t.get("parity") else [])
 
@@ -147,8 +148,10 @@ def limits_lines(m: dict, cfg, vocab: int) -> list[str]:
     d = cfg.data
     rows = [f"| {e['set']} | {', '.join(f'{k} {v}' for k, v in e['scores'].items())} | `{e['command']}` | {e['date']} |"
             for e in m.get("out_of_domain") or []]
-    measured = (["Measured on text unlike the training data:", "", "| set | scores | command | measured |",
-                 "|---|---|---|---|", *rows, ""] if rows else
+    measured = (["Measured on text unlike the training data, each with its command's defaults (for `rnnsearch "
+                 "evaluate`: each `<unk>` replaced by its aligned source word, as `translate` writes; Table 1 counts "
+                 "the outputs as written, `<unk>` included, which on news text scores lower):", "",
+                 "| set | scores | command | measured |", "|---|---|---|---|", *rows, ""] if rows else
                 ["Not measured on text unlike the training data (`rnnsearch evaluate models/NAME --src F --ref F "
                  "--record SET`).", ""])
     return ["## Intended use and limitations", "",

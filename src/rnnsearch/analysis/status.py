@@ -75,7 +75,9 @@ def project(curve: list[tuple[float, float]], target: float, budget: float | Non
     else:
         total = math.exp(min((target - a) / b, 50.0))
         out["core_hours_total"], out["core_hours_more"] = round(total, 2), round(max(total - now, 0.0), 2)
-        out["note"] = "extrapolated"
+        far = total / now if now > 0 else math.inf
+        out["note"] = "extrapolated" if far <= 2 else \
+            f"extrapolated to {far:.0f}x the core-hours so far (an early curve's fit: a rough guide at best)"
     return out
 
 

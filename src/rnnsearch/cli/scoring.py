@@ -141,6 +141,7 @@ def _record_domain(args, result: dict) -> None:
         raise UsageError("--record writes one release's scores into its folder: one checkpoint, not a download")
     folder = pretrained.resolve(args.checkpoint).parent
     beam = f" --beam {args.beam}" if args.beam else ""
+    beam += " --keep-unk" if args.keep_unk else f" --replace-unk {args.replace_unk}" if args.replace_unk else ""
     entry = {"set": args.record, "scores": {"BLEU": round(result["bleu"], 2), "chrF": round(result["chrf"], 2)},
              "sentences": result["n"], "beam": result.get("beam"),
              "command": f"rnnsearch evaluate models/{folder.name} --src {args.src} --ref {args.ref}{beam}",

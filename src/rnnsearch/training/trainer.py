@@ -256,7 +256,8 @@ class Trainer:
             self.close()
             restore_signals(previous)
         s = self.state
-        hint = f"; continue with: rnnsearch train CONFIG --resume --out {self.out}" if self._stop_signal else ""
+        hint = f"; continue with: rnnsearch train {self.out / 'config.yaml'} --resume --out {self.out}" \
+            if self._stop_signal else ""  # the run's resolved config: this invocation's file and --set flags
         best = f"best dev BLEU {s.best_bleu:.2f} at step {s.best_step}" if s.best_step else "no validation yet"
         self.log(f"{reason}. step {s.step}, {s.elapsed_s / 60:.1f} min, {s.cpu_s / 3600:.2f} core-hours; "
                  f"{best}; {s.nonfinite_total} non-finite updates skipped; checkpoints in {self.out}{hint}")
