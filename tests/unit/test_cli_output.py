@@ -139,3 +139,20 @@ def test_describe_gives_no_attention_for_rnnencdec(capsys):
     assert "attention" not in capsys.readouterr().out
     assert main(["describe", "configs/paper_rnnsearch50.yaml"]) == 0
     assert "attention 1000" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("command", ["translate", "evaluate"])
+def test_a_source_in_another_language_is_named_in_a_warning(command, tiny_run, tmp_path, capsys):
+    """A French file given to the En->Fr model was translated to garbage, and evaluate printed BLEU 0.55,
+    each without a word (translate-file refuses such a file)."""
+    french = "Le comité s'est réuni hier.\nIl a adopté le budget de l'année prochaine sans débat.\n"
+    english = "the dog sees a cat .\na girl paints the red car .\n"
+    for text, warned in ((french, True), (english, False)):
+        (tmp_path / "in.txt").write_text(text, encoding="utf-8")
+        (tmp_path / "ref.txt").write_text(text, encoding="utf-8")
+        files = ["--input", str(tmp_path / "in.txt")] if command == "translate" else \
+            ["--src", str(tmp_path / "in.txt"), "--ref", str(tmp_path / "ref.txt")]
+        assert main([command, str(tiny_run / "best.pt"), *files]) == 0
+        err = capsys.readouterr().err
+        said = f"{tmp_path / 'in.txt'} reads as French (fr" in err and "not English" in err and "translated already?" in err
+        assert said == warned, err

@@ -248,3 +248,15 @@ def read_glossary_entries(path: str, translator) -> list:
     from rnnsearch.decoding.constraints import read_glossary
     from rnnsearch.text.glossary import entries
     return entries(translator, read_glossary(path))
+
+
+def warn_language(lines: list[str], tagged: bool, translator, warn) -> None:
+    """``warn`` once where the lines' text (tags left out where ``tagged``) surely reads as another language
+    than the model's source (text/language.py): the other direction's model, or a translation given back."""
+    import re
+    from rnnsearch.text.language import SAMPLE, not_the_source
+    text = " ".join(lines[:SAMPLE])
+    said = not_the_source(re.sub(r"<[^<>]*>", " ", text) if tagged else text, translator.src_codec.lang,
+                          translator.tgt_codec.lang)
+    if said:
+        warn(said)

@@ -6,7 +6,7 @@ import sys
 from pathlib import Path
 
 from rnnsearch.cli.common import (MODEL_HELP, add_decoding_args, add_device_arg, load_translator, progress_bar,
-                                  search_settings)
+                                  search_settings, warn_language)
 from rnnsearch.errors import UsageError
 from rnnsearch.data.vocab import EOS_TOKEN
 
@@ -104,6 +104,8 @@ def evaluate(args) -> int:
     for name, path in zip(names, paths):
         with progress_bar(len(srcs), name) as advance:
             translator = load_translator(args, path)
+            warn_language(srcs, False, translator, lambda said, model=name: print(
+                f"rnnsearch evaluate: warning: {args.src} {said} ({model}'s BLEU below means little)", file=sys.stderr))
             results[name] = score(translator, srcs, refs, search_settings(args, translator), advance)
         if args.hyp_out and len(paths) == 1:
             Path(args.hyp_out).write_text("".join(h + "\n" for h in results[name]["hypotheses"]), encoding="utf-8")

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 from rnnsearch.cli.common import (MODEL_HELP, add_decoding_args, add_settings_flags, load_translator,
                                   progress_bar, read_glossary_entries, read_input, search_settings,
-                                  settings_from_flags)
+                                  settings_from_flags, warn_language)
 from rnnsearch.errors import UsageError
 
 
@@ -171,6 +171,7 @@ def _read_sources(texts: list[str], args, translator) -> tuple[list, list | None
         return int(found.group(1)) if found else 0
     for message in sorted(early, key=line_of):  # stable: one line's warnings keep their order
         translator.warn(message)
+    warn_language([as_source(t).text for t in texts], bool(args.markup), translator, translator.warn)
     return texts, marked, refused
 
 

@@ -32,7 +32,7 @@ from rnnsearch.text import blocks
 from rnnsearch.text.confidence import doubts
 from rnnsearch.text.documents import NOTHING, Marked, read, translate_units
 from rnnsearch.text.docx_file import read_docx
-from rnnsearch.text.language import language_name, read_as_other
+from rnnsearch.text.language import SAMPLE, language_name, not_the_source, read_as_other
 from rnnsearch.text.glossary import apply
 from rnnsearch.text.file_formats import Document, Piece, read_html, read_po, read_text
 from rnnsearch.text.subtitles import read_srt, read_vtt
@@ -162,19 +162,11 @@ def translate_file(translator, source: str | Path, out: str | Path, search: Sear
 
 
 MARKUP = re.compile(r"<[^<>]*>")
-SAMPLE = 50_000  # characters of a file's text its language is read from
-
-
 def check_language(path, pieces: list[Piece], source: str, target: str) -> None:
     """A UsageError where the pieces' text (tags left out) surely reads as another language than ``source``."""
-    text = " ".join(_words(p) for p in pieces)[:SAMPLE]
-    found = read_as_other(text, source)
-    if found is None:
-        return
-    code, p = found
-    why = "translated already?" if code == target else f"for a model from {language_name(code)}?"
-    raise UsageError(f"{path}: its text reads as {language_name(code)} ({code}, p {p:.2f}), not {language_name(source)}, "
-                     f"the language this model translates from: {why} (--any-language translates it all the same)")
+    said = not_the_source(" ".join(_words(p) for p in pieces[:SAMPLE]), source, target)
+    if said is not None:
+        raise UsageError(f"{path}: its text {said} (--any-language translates it all the same)")
 
 
 def _words(piece: Piece) -> str:
