@@ -147,9 +147,8 @@ class Translator:
                   progress=None) -> list[Translation]:
         """Translate sentences, each text one (strings, or Sources: a prefix the output begins with, constraints it must
         contain, words it must avoid; running text: ``rnnsearch.translate_text``); blank ones give empty translations;
-        order is kept. ``settings``: SearchSettings (decoding/settings.py), unset fields the model's decode section's;
-        with sampling, ``n_best`` draws per sentence, the best-scored first. ``progress``: called with the number of
-        sentences done each time some are (increments, as tqdm's ``update`` takes them)."""
+        order is kept. ``settings``: SearchSettings (decoding/settings.py), unset fields the model's decode section's; with
+        sampling, ``n_best`` draws per sentence, the best first. ``progress(n)``: n more sentences done (tqdm's update)."""
         return [t for part in self.translate_parts(texts, settings, progress=progress) for t in part]
 
     def translate_parts(self, texts: Sequence[str | Source], settings: SearchSettings | None = None,
