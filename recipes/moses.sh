@@ -137,20 +137,30 @@ tune() {
     > "$OUT/tune.log" 2>&1
 }
 
-decode() {  # set threads out: decode $OUT/data/$set.en with the tuned model filtered to it
+decode() {  # set threads out: decode $OUT/data/$set.en with the tuned model filtered to it (skipped where $out holds
+  # every line: a test phase stopped midway goes on from the set it was in)
   local set=$1 threads=$2 out=$3 d=$OUT/test
+  if [ -f "$out" ] && [ "$(wc -l < "$out")" -eq "$(wc -l < "$OUT/data/$set.en")" ]; then return 0; fi
   [ -f "$d/$set.true.en" ] || prep en < "$OUT/data/$set.en" > "$d/$set.true.en"
   [ -f "$d/filtered.$set/moses.ini" ] || "$S/training/filter-model-given-input.pl" "$d/filtered.$set" \
     "$OUT/tune/moses.ini" "$d/$set.true.en" > "$d/filter.$set.log" 2>&1
   /usr/bin/time -v -o "$OUT/compute/decode.$set.$threads.time" "$MOSES/bin/moses" -f "$d/filtered.$set/moses.ini" \
     -threads "$threads" < "$d/$set.true.en" > "$out.true" 2> "$out.log"
-  post < "$out.true" > "$out"
+  post < "$out.true" > "$out.partial" && mv "$out.partial" "$out"
 }
 
-test_phase() {  # the outputs (THREADS threads; the machine may be shared: no speed is read from them)
+test_phase() {  # the outputs (the machine may be shared: no speed is read from them); with THREADS of 2 or more, the
+  # two test sets side by side on one thread each (Moses writes the same output on any number of threads)
   local d=$OUT/test; mkdir -p "$d"
-  decode test "$THREADS" "$d/test.hyp.fr"
-  decode newstest2014 "$THREADS" "$d/newstest2014.hyp.fr"
+  if [ "$THREADS" -ge 2 ]; then
+    decode test 1 "$d/test.hyp.fr" & local a=$!
+    decode newstest2014 1 "$d/newstest2014.hyp.fr" & local b=$!
+    local rc=0; wait "$a" || rc=$?; wait "$b" || rc=$?
+    [ "$rc" -eq 0 ] || return "$rc"
+  else
+    decode test "$THREADS" "$d/test.hyp.fr"
+    decode newstest2014 "$THREADS" "$d/newstest2014.hyp.fr"
+  fi
   post < "$OUT/tune/run1.out" > "$d/tune.untuned.hyp.fr"  # the first tuning decode: the untuned weights
   decode tune "$THREADS" "$d/tune.hyp.fr"
 }

@@ -103,13 +103,14 @@ def score(hyp: Path, src: Path, ref: Path, vocab: str) -> dict:
 SYSTEMS = {"decode": "Moses", "rnnsearch": "rnnsearch"}
 
 
-def speed(compute: dict[str, dict], sets: dict[str, Path]) -> list[dict]:
-    """Source words per second of each timed decode (``decode.SET.THREADS``: Moses, model filtered to
-    the set; ``rnnsearch.SET.THREADS``: the release at beam 12), the whole process, loading included."""
+def speed(compute: dict[str, dict], sets: dict[str, Path], timed: str = "speed") -> list[dict]:
+    """Source words per second of each decode of the set ``timed`` (``decode.SET.THREADS``: Moses, model filtered
+    to the set; ``rnnsearch.SET.THREADS``: the release at beam 12), the whole process, loading included; the
+    other sets' decodes may have shared the machine (``test``), their compute is in the phases' table only."""
     rows = []
     for name, c in compute.items():
         parts = name.split(".")
-        if len(parts) == 3 and parts[0] in SYSTEMS and parts[1] in sets:
+        if len(parts) == 3 and parts[0] in SYSTEMS and parts[1] == timed and parts[1] in sets:
             words = source_words(sets[parts[1]])
             rows.append({"system": SYSTEMS[parts[0]], "set": parts[1], "threads": int(parts[2]), "words": words,
                          "wall_s": c["wall_s"],
