@@ -1,10 +1,12 @@
 """recipes/moses_peer.py without Moses: GNU time's reports, MERT's curve, moses.ini without paths,
-the scores of an output as Table 1 scores the RNN rows, and recipes/moses.sh's refusals."""
+the scores of an output as Table 1 scores the RNN rows, and recipes/moses.sh's refusals and its test phase (with
+stand-ins for Moses' tools)."""
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -120,3 +122,40 @@ def test_the_recipe_refuses_without_moses_and_names_an_unknown_phase(tmp_path):
     r = subprocess.run(["bash", str(REPO / "recipes" / "moses.sh"), "decode"], env={**env, "MOSES": str(tmp_path),
                        "OUT": str(tmp_path / "out")}, capture_output=True, text=True)
     assert r.returncode == 2 and "unknown phase 'decode'" in r.stderr
+
+
+def _fake_moses(root):
+    """A mosesdecoder tree whose tools are shell stand-ins: the text passes through, upper-cased by `moses`,
+    which notes each set it decodes in calls.txt."""
+    tools = {"scripts/tokenizer/tokenizer.perl": "cat", "scripts/recaser/truecase.perl": "cat",
+             "scripts/recaser/detruecase.perl": "cat", "scripts/tokenizer/detokenizer.perl": "cat",
+             "scripts/training/filter-model-given-input.pl": 'mkdir -p "$1" && touch "$1/moses.ini"',
+             "bin/moses": f'echo "$2" >> {root}/calls.txt; tr a-z A-Z'}
+    for path, body in tools.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(f"#!/bin/bash\n{body}\n")
+        (root / path).chmod(0o755)
+
+
+@pytest.mark.skipif(not Path("/usr/bin/time").exists(), reason="the recipe times its phases with GNU time")
+def test_a_test_phase_stopped_midway_goes_on_from_the_set_it_was_in(tmp_path):
+    moses, out = tmp_path / "moses", tmp_path / "out"
+    _fake_moses(moses)
+    for name in ("test", "newstest2014", "tune"):
+        (out / "data").mkdir(parents=True, exist_ok=True)
+        (out / "data" / f"{name}.en").write_text(f"a {name} line\nanother one\n")
+    (out / "tune").mkdir()
+    (out / "tune" / "moses.ini").write_text("")
+    (out / "tune" / "run1.out").write_text("x\ny\n")
+    env = {**os.environ, "MOSES": str(moses), "OUT": str(out), "THREADS": "2"}
+    r = subprocess.run(["bash", str(REPO / "recipes" / "moses.sh"), "test"], env=env, capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert (out / "test" / "test.hyp.fr").read_text() == "A TEST LINE\nANOTHER ONE\n"
+    assert (out / "test" / "newstest2014.hyp.fr").read_text() == "A NEWSTEST2014 LINE\nANOTHER ONE\n"
+    assert len((moses / "calls.txt").read_text().split()) == 3 and (out / "done.test").exists()
+    (out / "test" / "newstest2014.hyp.fr").write_text("A NEWSTEST2014 LINE\n")  # stopped midway: one line of two
+    r = subprocess.run(["bash", str(REPO / "recipes" / "moses.sh"), "test"], env={**env, "FORCE": "1"},
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert len((moses / "calls.txt").read_text().split()) == 4  # newstest2014 again, the finished sets not
+    assert (out / "test" / "newstest2014.hyp.fr").read_text() == "A NEWSTEST2014 LINE\nANOTHER ONE\n"
