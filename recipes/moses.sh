@@ -50,9 +50,12 @@ S=$MOSES/scripts
 mkdir -p "$OUT/compute"
 OUT=$(cd "$OUT" && pwd)
 
-timed() {  # phase command...: the command under GNU time, its compute in $OUT/compute/phase.time
-  local phase=$1; shift
-  /usr/bin/time -v -o "$OUT/compute/$phase.time" "$@"
+timed() {  # phase command...: the command under GNU time, its compute in $OUT/compute/phase.time; a phase run
+  # again after a stop (MERT goes on with --continue) keeps each invocation's: phase+2.time, phase+3.time, ...
+  local phase=$1 file n=1; shift
+  file="$OUT/compute/$phase.time"
+  while [ -f "$file" ]; do n=$((n + 1)); file="$OUT/compute/$phase+$n.time"; done
+  /usr/bin/time -v -o "$file" "$@"
 }
 
 head_lines() {  # n file: the first n lines (all when n is 0), gzip or not
@@ -187,6 +190,7 @@ export_phase() {
 run_phase() {  # phase: run it unless done (FORCE=1: again), timed (export reads the reports: not timed itself)
   local phase=$1 fn=$1
   if [ -f "$OUT/done.$phase" ] && [ -z "${FORCE:-}" ]; then echo "moses $phase: done ($OUT/done.$phase)"; return 0; fi
+  if [ -f "$OUT/done.$phase" ]; then rm -f "$OUT/compute/$phase.time" "$OUT/compute/$phase"+*.time; fi  # FORCE: anew
   echo "moses $phase: started $(date -u +%FT%TZ)"
   case "$phase" in test) fn=test_phase ;; speed) fn=speed_phase ;; esac
   if [ "$phase" = export ]; then export_phase

@@ -53,21 +53,33 @@ def phase_compute(compute_dir: Path) -> dict[str, dict]:
     """{phase: gnu_time(...)} for each phase of recipes/moses.sh with a report, in the phases' order,
     each followed by its steps (``train.N``: train-model.perl's step N), then the decoding runs
     (``decode.SET.THREADS``)."""
-    found = {p.stem: p for p in compute_dir.glob("*.time")}
+    found: dict[str, list[Path]] = {}
+    for p in sorted(compute_dir.glob("*.time"), key=lambda p: (len(p.name), p.name)):
+        found.setdefault(p.stem.partition("+")[0], []).append(p)  # tune+2.time: tune's second invocation
     order = [k for phase in PHASES for k in [phase] * (phase in found) + sorted(
         (k for k in found if k.startswith(phase + ".")), key=lambda k: int(k.rpartition(".")[2]))]
     order += sorted(k for k in found if k not in order)
-    return {name: gnu_time(found[name].read_text()) for name in order}
+    return {name: _summed([gnu_time(p.read_text()) for p in found[name]]) for name in order}
+
+
+def _summed(reports: list[dict]) -> dict:
+    """One phase's invocations as one: their core-hours and wall time added, the largest peak, the last status."""
+    if len(reports) == 1:
+        return reports[0]
+    return {"core_hours": sum(r["core_hours"] for r in reports), "peak_gib": max(r["peak_gib"] for r in reports),
+            "wall_s": sum(r["wall_s"] for r in reports), "status": reports[-1]["status"], "invocations": len(reports)}
 
 
 def mert_curve(tune_dir: Path) -> list[dict]:
-    """Each MERT iteration of mert-moses.pl's working directory (``runN.mert.log``): its number, the
+    """Each MERT iteration of mert-moses.pl's working directory (``runN.mert.log`` of a run with its decode,
+    ``runN.out``): its number, the
     BLEU (0-1, Moses' own tokenised BLEU on the n-best lists gathered so far) at the best point
     found, and that point's weights."""
     runs = []
     for log in tune_dir.glob("run*.mert.log"):
         number = re.fullmatch(r"run(\d+)\.mert\.log", log.name)
-        found = BEST_POINT.findall(log.read_text(errors="replace")) if number else []
+        decoded = number and (tune_dir / f"run{number[1]}.out").exists()  # mert-moses.pl copies the last log
+        found = BEST_POINT.findall(log.read_text(errors="replace")) if decoded else []  # on to a run it never decodes
         if found:
             weights, bleu = found[-1]
             runs.append({"run": int(number[1]), "bleu": float(bleu), "weights": [float(w) for w in weights.split()]})

@@ -50,6 +50,11 @@ def test_phase_compute_keeps_the_phases_order_then_the_decodes(tmp_path):
         (tmp_path / f"{name}.time").write_text(TIME_REPORT)
     assert list(moses_peer.phase_compute(tmp_path)) == ["build", "data", "train.4", "train.6", "train.10", "tune",
                                                         "decode.test.1", "rnnsearch.test.2"]
+    (tmp_path / "tune+2.time").write_text(TIME_REPORT)  # MERT stopped with a session and gone on: both counted
+    compute = moses_peer.phase_compute(tmp_path)
+    one = moses_peer.gnu_time(TIME_REPORT)
+    assert "tune+2" not in compute and compute["tune"]["invocations"] == 2
+    assert compute["tune"]["core_hours"] == 2 * one["core_hours"] and compute["tune"]["wall_s"] == 2 * one["wall_s"]
 
 
 def test_mert_curve_reads_each_iterations_last_best_point(tmp_path):
@@ -58,6 +63,9 @@ def test_mert_curve_reads_each_iterations_last_best_point(tmp_path):
     (tmp_path / "run10.mert.log").write_text("Best point: 0.2 0.2 0.2  => 0.25\n")
     (tmp_path / "run2.mert.log").write_text("killed before its best point\n")
     (tmp_path / "mert.log").write_text("Best point: 9 9 9  => 0.9\n")  # the running copy, not an iteration
+    (tmp_path / "run11.mert.log").write_text("Best point: 0.2 0.2 0.2  => 0.25\n")  # copied on, never decoded
+    for n in (1, 2, 10):
+        (tmp_path / f"run{n}.out").write_text("a translation\n")
     curve = moses_peer.mert_curve(tmp_path)
     assert [(r["run"], r["bleu"]) for r in curve] == [(1, 0.2345), (10, 0.25)]
     assert curve[0]["weights"] == [0.05, -0.25, 1e-05]
