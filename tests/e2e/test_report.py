@@ -118,3 +118,19 @@ def test_figure3s_random_sentences_are_others_than_the_given_one(tiny_run, synth
     for given in (None, fit[1]):
         picked = figure3_sentences(translator, fit * 2, given, seed=1)  # each sentence twice
         assert len(picked) == len(set(picked)) == 3, picked
+
+
+def test_report_says_how_it_counts_unk_and_keep_unk_counts_as_written(tiny_run, synth_dir, tmp_path, capsys):
+    """The regenerated Hansards report replaced <unk> (a release's default) where the committed one had kept
+    them, and said neither."""
+    ckpt = str(tiny_run / "best.pt")
+    src, ref = str(synth_dir / "test.en"), str(synth_dir / "test.fr")
+    for flags, said in (([], "a release replaces each `<unk>`"), (["--keep-unk"], "Outputs as written, `<unk>` included")):
+        out = tmp_path / f"r{len(flags)}"
+        assert main(["report", "--model", f"a={ckpt}", "--src", src, "--ref", ref, "--out", str(out), "--beam", "2",
+                     *flags]) == 0
+        assert said in (out / "report.md").read_text()
+    capsys.readouterr()
+    assert main(["evaluate", ckpt, "--src", src, "--ref", ref, "--beam", "2", "--keep-unk", "--json"]) == 0
+    expected = json.loads(capsys.readouterr().out)
+    assert json.loads((tmp_path / "r1" / "results.json").read_text())["a"]["bleu"] == expected["bleu"]

@@ -134,11 +134,13 @@ def score_outputs(given: dict[str, list[str]], srcs: list[str], refs: list[str],
 def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, settings=None,
                  sentence: str | None = None, seed: int = 1, n_long: int = 5, figure3: str | None = None,
                  notes: str | None = None, log=print, device: str = "cpu", progress=None,
-                 outputs: list[tuple[str, str]] = ()) -> dict:
+                 outputs: list[tuple[str, str]] = (), keep_unk: bool = False) -> dict:
     """``settings``: SearchSettings, each model's unset fields its own decode section's (None: all).
     ``progress(total, name)``: a context manager yielding a callback of the sentences done (the
     CLI's tqdm bar), entered for each model's translation of the test set; None: no progress.
-    ``outputs``: (NAME, FILE) of systems given by their output (``read_outputs``), rows after the models'."""
+    ``outputs``: (NAME, FILE) of systems given by their output (``read_outputs``), rows after the models'.
+    ``keep_unk``: count each ``<unk>`` as written, as the paper's Table 1 does (else as each model writes by
+    default: a release replaces it by its aligned source word, as Moses passes an unknown word through)."""
     from rnnsearch.data.io import read_parallel
     names = [name for name, _ in models]
     if figure3 is not None and figure3 not in names:
@@ -148,6 +150,8 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, set
         raise UsageError(f"{src_path} is empty: no sentences to report on")
     given = read_outputs(list(outputs), len(srcs))
     translators = {name: Translator.from_pretrained(ckpt, device=device) for name, ckpt in models}
+    for t in translators.values() if keep_unk else ():
+        t.set_unk_replacement(None)
     attending = [n for n in names if translators[n].model.arch == "rnnsearch"]
     aligner = figure3 or (attending[0] if attending else None)
     if aligner is not None and aligner not in attending:  # refused before the long translations
@@ -178,7 +182,7 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, set
     lines = _markdown(models, results, src_path, ref_path, figures3, curves, aligner,
                       long_examples(srcs, refs, hyps, first.src_codec, n_long, seed),
                       compute_table(translators), notes,
-                      {name: hyp_file(name, lang) for name in results}, outputs)
+                      {name: hyp_file(name, lang) for name in results}, outputs, keep_unk)
     (out / "report.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     (out / "report.html").write_text(_html(lines, out), encoding="utf-8")
     (out / "results.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
@@ -186,7 +190,7 @@ def build_report(models: list[tuple[str, str]], src_path, ref_path, out_dir, set
 
 
 def _markdown(models, results, src_path, ref_path, figures3, curves, aligner, long_lines, compute, notes,
-              hyp_files, outputs=()) -> list[str]:
+              hyp_files, outputs=(), keep_unk: bool = False) -> list[str]:
     any_r = next(iter(results.values()))
     lines = ["# Translation report", "",
              f"Test set: `{src_path}` -> `{ref_path}` ({any_r['n']} sentences), beam {any_r['beam']}.",
@@ -204,7 +208,11 @@ def _markdown(models, results, src_path, ref_path, figures3, curves, aligner, lo
               "loop, all threads; - where the run did not count it).", ""] + compute + [""]
     lines += ["## Table 1: BLEU", "",
              "All: every test sentence. No UNK: sentences with no unknown unit on either side. The paper's "
-             "numbers (newstest2014, its own vocabularies) are beside for reference.", ""]
+             "numbers (newstest2014, its own vocabularies) are beside for reference. "
+             + ("Outputs as written, `<unk>` included, as the paper's Table 1 counts them." if keep_unk else
+                "Outputs as each model writes them by default: a release replaces each `<unk>` by its aligned "
+                "source word (an RNNencdec, which has no alignment, keeps it); `--keep-unk` counts them as written, "
+                "as the paper's Table 1 does."), ""]
     lines += table1(results, PAPER_TABLE1)
     lines += ["", f"chrF on every sentence (sacreBLEU, `{any_r['chrf_signature']}`):", ""] + chrf_table(results)
     lines += ["", "## Figure 2: BLEU by source sentence length", "", "![Figure 2](figure2.png)", ""]

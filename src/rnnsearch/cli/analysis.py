@@ -24,6 +24,8 @@ def register(sub) -> None:
     p.add_argument("--sentence", help="Figure 3's given sentence (default: the first test sentence)")
     p.add_argument("--seed", type=int, default=1, help="seed of Figure 3's and the long examples' samples")
     p.add_argument("--long", type=int, default=5, help="long-sentence examples to show")
+    p.add_argument("--keep-unk", action="store_true", help="count each <unk> as written, as the paper's Table 1 "
+                   "does (default: as each model writes it; a release replaces it by its aligned source word)")
     p.add_argument("--figure3", metavar="NAME", help="the model whose alignments Figure 3 shows "
                    "(default: the first model with attention)")
     p.add_argument("--notes", metavar="FILE", help="Markdown placed near the top of the report (how the "
@@ -123,7 +125,7 @@ def report(args) -> int:
     notes = Path(args.notes).read_text(encoding="utf-8") if args.notes else None
     build_report(models, args.src, args.ref, args.out, _settings(args.beam), sentence=args.sentence,
                  seed=args.seed, n_long=args.long, figure3=args.figure3, notes=notes, device=args.device,
-                 progress=progress_bar, outputs=outputs)
+                 progress=progress_bar, outputs=outputs, keep_unk=args.keep_unk)
     print(f"report: {Path(args.out) / 'report.md'} and {Path(args.out) / 'report.html'}")
     return 0
 
