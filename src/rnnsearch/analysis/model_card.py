@@ -149,8 +149,9 @@ def limits_lines(m: dict, cfg, vocab: int) -> list[str]:
     rows = [f"| {e['set']} | {', '.join(f'{k} {v}' for k, v in e['scores'].items())} | `{e['command']}` | {e['date']} |"
             for e in m.get("out_of_domain") or []]
     measured = (["Measured on text unlike the training data, each with its command's defaults (for `rnnsearch "
-                 "evaluate`: each `<unk>` replaced by its aligned source word, as `translate` writes; Table 1 counts "
-                 "the outputs as written, `<unk>` included, which on news text scores lower):", "",
+                 "evaluate`: each `<unk>` replaced by its aligned source word, as `translate` writes; `--keep-unk` "
+                 "counts them as written, as the paper's Table 1 does, which on news text, whose names the "
+                 "vocabulary lacks, scores lower):", "",
                  "| set | scores | command | measured |", "|---|---|---|---|", *rows, ""] if rows else
                 ["Not measured on text unlike the training data (`rnnsearch evaluate models/NAME --src F --ref F "
                  "--record SET`).", ""])
