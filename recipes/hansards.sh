@@ -420,7 +420,9 @@ report_all() {
   if [ "$THREADS" -gt 0 ]; then export OMP_NUM_THREADS="$THREADS"; fi  # the search's threads, as training's
   for set in ${REPORT_SETS:-hansards newstest2014}; do
     local given=() moses=$MOSES_OUT/test.hyp.fr; [ "$set" = newstest2014 ] && moses=$MOSES_OUT/newstest2014.hyp.fr
-    if [ -f "$moses" ] && [ "$TEST_LINES" -eq 0 ]; then given=(--output "Moses=$moses"); fi  # the peer's row
+    if [ -f "$moses" ] && [ "$TEST_LINES" -eq 0 ] && [ "$(wc -l < "$moses")" -eq "$(wc -l < "$OUT/test/$set.en")" ]; then
+      given=(--output "Moses=$moses")  # the peer's row, where it translated this test set (not another DATA's)
+    fi
     $BIN/rnnsearch report "${models[@]}" "${given[@]}" "${figure3[@]}" "${notes[@]}" --src "$OUT/test/$set.en" --ref "$OUT/test/$set.fr" \
       --out "$OUT/report_$set" --beam "$BEAM" --device "$device" \
       --sentence "The agreement on the European Economic Area was signed in August 1992 ."
