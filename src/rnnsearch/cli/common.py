@@ -254,14 +254,12 @@ def warn_language(lines: list[str], tagged: bool, translator, warn) -> None:
     """``warn`` once where the lines' text (tags left out where ``tagged``) surely reads as another language
     than the model's source (text/language.py): the other direction's model, or a translation given back. Without
     py3langid (the files and serve extras) there is no check: translate and evaluate need no extra."""
-    import re
     try:
         import py3langid  # noqa: F401
     except ImportError:
         return
-    from rnnsearch.text.language import SAMPLE, not_the_source
+    from rnnsearch.text.language import SAMPLE, TAGS, not_the_source
     text = " ".join(lines[:SAMPLE])
-    said = not_the_source(re.sub(r"<[^<>]*>", " ", text) if tagged else text, translator.src_codec.lang,
-                          translator.tgt_codec.lang)
+    said = not_the_source(TAGS.sub(" ", text) if tagged else text, translator.src_codec.lang, translator.tgt_codec.lang)
     if said:
         warn(said)

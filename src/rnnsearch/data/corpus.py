@@ -47,8 +47,6 @@ def check_files(cfg: Config, codecs=None) -> None:
                 raise DataError(f"{path}: file not found (data.dir is {d.dir!r}): point it at a folder of "
                                 f"{{split}}.{{lang}} files with --set data.dir=DIR, or download Multi30k with "
                                 "`rnnsearch data multi30k --out DIR`")
-            if split == d.train and path.stat().st_size == 0:
-                raise DataError(f"{path}: no lines: the corpus is empty, nothing to train on (data.dir, data.train)")
 
 
 def load_corpora(cfg: Config, log, codecs=None):

@@ -20,7 +20,6 @@ pysrt, webvtt-py and python-docx (``text/file_formats.py``, ``text/xliff_file.py
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -32,7 +31,7 @@ from rnnsearch.text import blocks
 from rnnsearch.text.confidence import doubts
 from rnnsearch.text.documents import NOTHING, Marked, read, translate_units
 from rnnsearch.text.docx_file import read_docx
-from rnnsearch.text.language import SAMPLE, language_name, not_the_source, read_as_other
+from rnnsearch.text.language import SAMPLE, TAGS, language_name, not_the_source, read_as_other
 from rnnsearch.text.glossary import apply
 from rnnsearch.text.file_formats import Document, Piece, read_html, read_po, read_text
 from rnnsearch.text.subtitles import read_srt, read_vtt
@@ -161,7 +160,6 @@ def translate_file(translator, source: str | Path, out: str | Path, search: Sear
     return report
 
 
-MARKUP = re.compile(r"<[^<>]*>")
 def check_language(path, pieces: list[Piece], source: str, target: str) -> None:
     """A UsageError where the pieces' text (tags left out) surely reads as another language than ``source``."""
     said = not_the_source(" ".join(_words(p) for p in pieces[:SAMPLE]), source, target)
@@ -171,7 +169,7 @@ def check_language(path, pieces: list[Piece], source: str, target: str) -> None:
 
 def _words(piece: Piece) -> str:
     """A piece's text as its language is read: its tags left out."""
-    return MARKUP.sub(" ", piece.text) if piece.mode else piece.text
+    return TAGS.sub(" ", piece.text) if piece.mode else piece.text
 
 
 def other_languages(pieces: list[Piece], source: str) -> dict[int, tuple[str, float]]:

@@ -12,10 +12,12 @@ was translated to garbage, and evaluate printed BLEU 0.55, without a word).
 """
 from __future__ import annotations
 
+import re
 from functools import cache
 
 SURE, SOURCE_AT_MOST = 0.95, 0.05
 SAMPLE = 50_000  # characters of a file's text its language is read from
+TAGS = re.compile(r"<[^<>]*>")  # what a tagged text's language is read without
 
 
 def ranked(text: str, languages: tuple[str, ...] = ()) -> list[tuple[str, float]]:

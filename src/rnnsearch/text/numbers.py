@@ -40,6 +40,13 @@ def _foreign(lang: str) -> tuple[str, str]:
 
 
 @cache
+def _foreign_pattern(lang: str) -> str:
+    """One number in ``_foreign``'s convention, both its symbols written."""
+    group, decimal = map(re.escape, _foreign(lang))
+    return rf"\d{{1,3}}(?:{group}\d{{3}})+{decimal}\d+"
+
+
+@cache
 def number_pattern(lang: str) -> str:
     """A regular expression for one number as ``lang`` writes it: digits in groups of three after
     the group symbol (any space for a space-like one), then the decimal part, if any; a number in the
@@ -47,9 +54,8 @@ def number_pattern(lang: str) -> str:
     decimal part alone where the decimal mark is a point (``.5``: the model dropped it)."""
     group, decimal = symbols(lang)
     groups = f"[{re.escape(SPACES)}]" if group in SPACES else re.escape(group)
-    other_group, other_decimal = map(re.escape, _foreign(lang))
     lead = rf"|(?<![\d.,]){re.escape(decimal)}\d+" if decimal == "." else ""
-    return (rf"\d{{1,3}}(?:{other_group}\d{{3}})+{other_decimal}\d+(?![\d{other_group}{other_decimal}]\d)"
+    return (rf"{_foreign_pattern(lang)}(?![\d.,]\d)"
             rf"|\d{{1,3}}(?:{groups}\d{{3}})+(?:{re.escape(decimal)}\d+)?|\d+{re.escape(decimal)}\d+{lead}|\d+")
 
 
@@ -59,9 +65,8 @@ def parse(text: str, lang: str) -> tuple[Decimal, int] | None:
     group, decimal = symbols(lang)
     if not re.fullmatch(number_pattern(lang), text):
         return None
-    other_group, other_decimal = _foreign(lang)
-    if re.fullmatch(rf"\d{{1,3}}(?:{re.escape(other_group)}\d{{3}})+{re.escape(other_decimal)}\d+", text):
-        group, decimal = other_group, other_decimal
+    if re.fullmatch(_foreign_pattern(lang), text):
+        group, decimal = _foreign(lang)
     plain = text
     for g in (SPACES if group in SPACES else group):
         plain = plain.replace(g, "")
