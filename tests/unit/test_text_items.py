@@ -153,6 +153,8 @@ def test_a_time_of_the_12_hour_clock_is_written_on_the_24_hour_clock_in_french()
     assert kinds("At 5 p.m. Members voted.") == [("time", "5 p.m", "17 heures")]
     assert kinds("Vote at 11:59 p.m. or at 14:30.", "en", "de") == [] and kinds("The 10 amendments, I am.") == []
     assert kinds("Vote at 11:59 p.m.", convert_numbers=False) == []
+    assert kinds("See the clock as 5.30 p.m.? Or 5.30 per cent.") == [  # the Hansards' English: "5,30" came out
+        ("time", "5.30 p.m.", "17 h 30"), ("number", "5.30", "5,30")]
 
 
 def test_phone_numbers_are_not_read_as_numbers_and_ranges_are_not_phones():
@@ -205,6 +207,17 @@ def test_an_amount_in_currency_words_is_one_item_in_the_targets_convention():
     assert kinds("Il coûte 2,69 dollars, soit -1 dollar.", "fr", "en") == [
         ("money", "2,69 dollars", "2.69 dollars"), ("money", "-1 dollar", "-1 dollar")]
     assert [k for k, _, _ in kinds("We paid 2,500 dollarsigns.")] == ["number"]
+
+
+def test_an_amount_with_a_scale_word_keeps_its_currency():
+    """``12 millions d'euros`` came out ``$12 million``: the currency word, with the scale word, is the item's."""
+    assert kinds("Elle investira 12 millions d'euros et 4,2 millions de dollars.", "fr", "en") == [
+        ("money", "12 millions d'euros", "€12 million"), ("money", "4,2 millions de dollars", "$4.2 million")]
+    assert kinds("It will invest 12 million euros and 2.5 billion dollars.") == [
+        ("money", "12 million euros", "12 millions d'euros"), ("money", "2.5 billion dollars", "2,5 milliards de dollars")]
+    dollars = lambda word: word == "dollars"  # noqa: E731 (a frequent word of the vocabulary: the model writes $4.2 million)
+    assert kinds("12 millions d'euros et 4,2 millions de dollars", "fr", "en", known=dollars, frequent=dollars) == [
+        ("money", "12 millions d'euros", "€12 million"), ("number", "4,2", "4.2")]
 
 
 def test_a_day_written_day_first_is_written_as_french_writes_it():

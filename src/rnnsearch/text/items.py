@@ -43,11 +43,10 @@ PRERELEASE = r"(?:-[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?"  # a version's -beta, -rc1
 MINUS = "-\u2212"  # a number's sign: the hyphen-minus and the minus sign
 LABEL = rf"(?<![\w/.@-]){slotting.LABEL}(?![\w/-])"  # capitals, a hyphen or none, digits: as training slots them
 WORD = r"[A-ZÀ-ÖØ-Þ][^\W\d_]+"  # a capitalised word (L'Heureux-Dubé)
-LABEL_WORDS = rf"{WORD}(?: {WORD}){{0,3}}"  # an interface's label, Save As: a menu path (File > Save As) begins
-# with a label of one word (Open Setup > Users: Open is the sentence's)
+LABEL_WORDS = rf"{WORD}(?: {WORD}){{0,3}}"  # a label, Save As; a menu path begins with one word (Open Setup > Users)
 DAY_FIRST = ("en",)  # sources whose days written day first are items (French ones are the model's: the Hansards')
-TIME = {  # a time of the clock as each language writes it: 11:59 p.m. (12-hour), 18 h 05 (24-hour)
-    "en": r"(?<![\w:.])(?P<hour>1[0-2]|0?[1-9])(?::(?P<minute>[0-5]\d))?\s?(?P<half>[ap])\.?m\.?(?![\w])",
+TIME = {  # a time of the clock as each language writes it: 11:59 p.m., 5.30 p.m. (12-hour), 18 h 05 (24-hour)
+    "en": r"(?<![\w:.])(?P<hour>1[0-2]|0?[1-9])(?:[:.](?P<minute>[0-5]\d))?\s?(?P<half>[ap])\.?m\.?(?![\w])",
     "fr": r"(?:(?P<from>\b[Dd]e\s)(?P<hour0>[01]?\d|2[0-3])\s?h\s?(?P<minute0>[0-5]\d)?\sà\s|(?P<at>\b[àÀ]\s))?"
           r"(?<![\w:.,])(?P<hour>[01]?\d|2[0-3])\s?h\s?(?P<minute>[0-5]\d)?(?![\w])",  # à 18 h 05, de 8 h à 16 h 30
 }
@@ -128,9 +127,9 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
         ("amount", rf"(?P<sign>{sign})\s?(?P<num>{num})(?:\s(?P<scale>{scales})\b|(?P<abbr>{abbrs})(?![\w$]))?"
                    rf"|(?P<num2>{num})(?:\s(?P<scale2>{scales})\b|\s?(?P<abbr2>{abbrs})(?=\s?[$€£]))?\s?(?P<sign2>{sign})"
                    rf"(?!\w)"),  # $21 billion, $120M, 3,5 M$
-        ("money", rf"(?<![\w.,])(?P<num3>{num})\s(?P<word>{MONEY_WORDS})\b"),  # both languages write it so
+        ("money", rf"(?<![\w.,])(?P<num3>{num})(?:\s(?P<scale3>{scales}))?\s(?:de\s|d['’])?(?P<word>{MONEY_WORDS})\b"),
         ("measure", rf"(?<![\w.,])(?P<num5>{num})[ \u00a0\u202f]?{units.pattern(lang)}"),  # 25°C: "25 $"
-        ("number", rf"(?<![\w.,]){num}(?![\w])"),
+        ("number", rf"(?<![\w.,])(?:{num})(?![\w])"),
     ]
     return [(kind, regex.compile(p) if kind == "emoji" else re.compile(p)) for kind, p in found]
 
@@ -139,13 +138,14 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
          frequent=None, labels: bool = False) -> list[Item]:
     """The items of ``text`` left to right (none overlapping); a number is an item only where it has a
     group or decimal symbol (a plain integer is the model's to copy); ``convert_numbers``: False writes
-    numbers and amounts as the source does. ``known(word)``: whether the model's source vocabulary
-    holds a word: a currency sign it holds and an amount's scale word are the model's (``$21 billion``
-    -> ``21 milliards de dollars``), the amount's number still an item. ``frequent(word)``: whether the
-    vocabulary holds it among its most frequent units: a plain integer is the model's only then (it
-    copies ``1999``; it wrote ``1943`` for a rare ``2020``), else an item written verbatim. ``labels``: a
-    label of capitals, a hyphen and digits (``C-45``) is an item too (for a model trained with slots,
-    data/slotting.py, which learned to copy them)."""
+    numbers and amounts as the source does. ``known(word)``: whether the model's source vocabulary holds
+    a word: a currency sign it holds and an amount's scale word are the model's (``$21 billion`` -> ``21
+    milliards de dollars``), the amount's number still an item; so are a scale word and a frequent currency
+    word (``4,2 millions de dollars``; ``d'euros``, unknown, made ``$12 million``: an item whole).
+    ``frequent(word)``: the vocabulary holds it among its most frequent units: a plain integer is the model's
+    only then (it copies ``1999``; it wrote ``1943`` for a rare ``2020``), else an item written verbatim.
+    ``labels``: a label of capitals, a hyphen and digits (``C-45``) is an item too (for a model trained
+    with slots, data/slotting.py, which learned to copy them)."""
     known = known or (lambda word: False)
     frequent = frequent or (lambda word: True)
     taken: list[Item] = []
@@ -161,17 +161,19 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
             if end <= start or any(start < t.end and t.start < end for t in taken) or any(a <= start < b for a, b in held):
                 continue
             negative = kind in NUMERIC and _signed(text, start)  # a negative amount is an item whole
-            if kind == "amount" and known(m.group("sign") or m.group("sign2")) and _left_to_model(m) and not negative:
+            if kind == "money" and m.group("scale3") and known(m.group("word")) and frequent(m.group("word")) or \
+                    kind == "amount" and known(m.group("sign") or m.group("sign2")) and _left_to_model(m) and not negative:
                 held.append((start, end))
-                start, end = m.span("num") if m.group("num") else m.span("num2")
+                start, end = m.span(next(g for g in ("num", "num2", "num3") if m.groupdict().get(g)))
                 kind = "number"
             if kind in ("time", "date"):
                 taken += (_time(text, m, tgt_lang) if kind == "time" else _date(text, m, src_lang, tgt_lang)
                           ) if convert_numbers else []
                 continue
             item_text = text[start - negative:end]
-            if kind == "number" and item_text.isdigit() and (frequent(item_text) or _in_time(text, start, end)):
-                continue
+            if kind == "number" and item_text.isdigit() and (frequent(item_text) or _in_time(text, start, end)
+                                                             or re.match(r"[A-Za-z]-", text[start - 2:start])):
+                continue  # the model's; a label's digits (C-223 came out "C- 223") go with its letters
             if kind == "ordinal" and known(item_text) or kind == "measure" and _models_unit(m, src_lang, tgt_lang):
                 continue  # the model's, as it learned them: 35th -> 35e, 300 kg (a number item in it still found)
             rendering = _render(kind, m, src_lang, tgt_lang) if convert_numbers and kind in NUMERIC else \
@@ -274,6 +276,9 @@ def _render(kind: str, m: re.Match, src_lang: str, tgt_lang: str) -> str | None:
     amount, decimals = value
     if kind == "measure":
         return units.format_measure(amount, decimals, m.group("unit"), src_lang, tgt_lang)
+    if kind == "money" and groups.get("scale3"):  # "12 millions d'euros": "€12 million" (the model wrote "$12 million")
+        exponent = numbers.scale_words(src_lang)[groups["scale3"].lower()]
+        return numbers.format_scaled_money(amount, decimals, exponent, m.group("word"), tgt_lang)
     if kind == "money":
         space = m.group(0)[len(written):m.start("word") - m.start()]  # as the source spaces it (&nbsp;)
         number = written if written.isdigit() else numbers.format_number(amount, decimals, tgt_lang)

@@ -135,6 +135,16 @@ def format_scaled(value: Decimal, decimals: int, exponent: int, lang: str) -> st
                                   fraction_digits=decimals)
 
 
+def format_scaled_money(value: Decimal, decimals: int, exponent: int, word: str, lang: str) -> str:
+    """An amount in a currency ``word`` with a scale word as ``lang`` writes it: English with the currency's
+    sign (``€12 million``, ``$4.2 million``), French with the word (``12 millions d'euros``)."""
+    text, word = format_scaled(value, decimals, exponent, lang), word.lower().rstrip("s")
+    if lang == "fr":
+        return f"{text} d'euros" if word == "euro" else f"{text} de {word}s"
+    sign = {"dollar": "$", "euro": "€"}.get(word)
+    return place_currency(text, sign, lang) if sign else f"{text} {word}s"
+
+
 def place_currency(amount: str, sign: str, lang: str) -> str:
     """``amount`` with its currency ``sign`` (unchanged) where ``lang``'s currency pattern puts it:
     before (``$2.15``) or after, with the pattern's space (``2,15 $``)."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from rnnsearch.data.vocab import EOS_TOKEN
+from rnnsearch.data.vocab import EOS_TOKEN, UNK
 from rnnsearch.decoding.markup import alignment_of
 from rnnsearch.decoding.placement import punctuation
 from rnnsearch.decoding.settings import SearchSettings
@@ -149,7 +149,7 @@ def _restored(translator, segment: Segment, translation: Translation, stats: Lin
     if segment.verbatim is not None:
         return _as_written(segment.verbatim)
     if not translation.tokens or not (segment.items or alignments):
-        return _capitalised(translation, segment) if segment.capital else translation
+        return _cased(translator, translation, segment)
     hyps = []
     for n, hyp in enumerate(translation.nbest or [translation]):
         rows = alignment_of(translator, hyp)  # (T + 1, S + 1)
@@ -158,7 +158,7 @@ def _restored(translator, segment: Segment, translation: Translation, stats: Lin
         if stats is not None and n == 0:
             stats.slots += len(segment.items)
             stats.put_back += put_back
-    hyps = [_capitalised(h, segment) if segment.capital else h for h in hyps]
+    hyps = [_cased(translator, h, segment) for h in hyps]
     hyps[0].nbest = hyps
     return hyps[0]
 
@@ -169,6 +169,28 @@ def _as_written(text: str) -> Translation:
     tokens = text.split()
     rows = np.eye(len(tokens) + 1, dtype=np.float32)  # (T + 1, S + 1), T = S
     return Translation(text, tokens, tokens + [EOS_TOKEN], 0.0, rows, alignment=rows)
+
+
+def _cased(translator, translation: Translation, segment: Segment) -> Translation:
+    """The output's first letter in the case of its source's (``_capitalised``, ``_small``)."""
+    if segment.capital:
+        return _capitalised(translation, segment)
+    return _small(translation, segment, translator.tgt_codec) if segment.small else translation
+
+
+def _small(translation: Translation, segment: Segment, codec) -> Translation:
+    """The output with its first word in small letters where its source began with one (a list item's
+    text after its marker, ``c) la liberté``, came out ``c) The freedom``) and a word vocabulary holds
+    that word more often so (``The`` -> ``the``; ``I``, ``Canada`` and what a slot carries stay)."""
+    text, tokens = translation.text, translation.tokens
+    if codec.mode != "word" or not tokens or not text.startswith(tokens[0]) or not tokens[0][:1].isupper() \
+            or any(text.startswith(shown) for _, shown in segment.items):
+        return translation
+    small = tokens[0][:1].lower() + tokens[0][1:]
+    written, lower = codec.vocab.encode([tokens[0], small])
+    if lower == UNK or (written != UNK and written < lower):  # ids rank the words by frequency
+        return translation
+    return replace(translation, text=small + text[len(small):], tokens=[small] + tokens[1:])
 
 
 def _capitalised(translation: Translation, segment: Segment) -> Translation:

@@ -17,6 +17,8 @@ from rnnsearch.text.settings import TextSettings
 
 SLOT_CHARS = re.compile(f"([{slots.marker(0)}-{slots.marker(0xFFFD)}])")  # slots.slot_index's range
 FREQUENT = 10_000  # a plain integer among the source vocabulary's 10,000 most frequent units is the model's
+TITLES = frozenset("Mr Mrs Ms Messrs Dr Dre Prof Pr Hon Sen Rev Gen Capt Col Lt Sgt Sr Jr St Ste Sir "
+                   "Mme Mmes Mlle Mlles Me Mgr".split())  # before a name, the model's to translate (Mme Rowe -> Mrs. Rowe)
 
 
 LIST_MARKER = re.compile(r"[ \t]*((?:[-*•‣◦▪·–—]|\(?(?:\d{1,3}|[a-z]|[ivxlc]{2,5})[.)]|(?:\(?[A-Z]|\([IVXLC]{1,5})\)))"
@@ -34,6 +36,7 @@ class Segment:
     constraints: tuple = ()
     avoid: tuple = ()
     capital: bool = False           # its source begins with a capital letter: so does its output
+    small: bool = False             # its source begins with a small letter: so may its output (pipeline._small)
     verbatim: str | None = None     # a sentence of no letter or digit (an emoji, "...", "—"): written as it is
 
 
@@ -92,13 +95,13 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
         units, slot_items = sentence_units(translator, text, a, b, items, carry)
         if not units:
             continue
-        capital = text[a:b].lstrip()[:1].isupper()
+        first = text[a:b].lstrip()[:1]
         cuts = sentences.pieces(units, limit)
         for n, (c, d) in enumerate(cuts):
             piece = units[c:d]
             out.append(Segment(line, piece, _renumbered(piece, slot_items), " " if n < len(cuts) - 1 else gap,
                                avoid=source.avoid, constraints=source.constraints + _terms_in(source, a, b),
-                               capital=capital and n == 0))
+                               capital=first.isupper() and n == 0, small=first.islower() and n == 0))
     if not out:
         return [Segment(line, [], [])]
     out[-1].after = ""
@@ -184,7 +187,7 @@ def _names_as_slots(units: list[str], slot_items: list, vocab, text: str) -> lis
         elif i == UNK:
             kinds.append("name" if _name_like(unit, vocab) else "word")
         else:
-            kinds.append(("rare name" if i >= FREQUENT else "known name") if _name_like(unit, vocab) else "known")
+            kinds.append(("rare name" if i >= FREQUENT else "known name") if _known_name(unit, vocab) else "known")
     kinds = _rare_in_full_names(_title_runs(units, kinds))
     out, j = [], 0
     while j < len(units):
@@ -265,6 +268,12 @@ def _name_like(unit: str, vocab) -> bool:
     if any(c.isdigit() for c in unit) or any(a.islower() and b.isupper() for a, b in zip(unit, unit[1:])):
         return True
     return unit[:1].isupper() and vocab.encode([unit.lower()])[0] == UNK
+
+
+def _known_name(unit: str, vocab) -> bool:
+    """A unit the vocabulary holds that reads as a name: not a title (``Mme`` of ``Mme Rowe``: the model
+    writes ``Mrs.``) and not a unit with a digit (``10``, ``p.100``: the model's words, not codes)."""
+    return unit not in TITLES and not any(c.isdigit() for c in unit) and _name_like(unit, vocab)
 
 
 def _renumbered(units: list[str], slot_items: list) -> list[tuple[str, str]]:

@@ -14,6 +14,7 @@ replacement gave it, unless that was a copy of a slot (then it is dropped: an it
 from __future__ import annotations
 
 from dataclasses import replace
+import re
 
 import numpy as np
 
@@ -125,6 +126,8 @@ def restore(translation, items: list[tuple[str, str]], rows: np.ndarray, tgt_cod
                 att = np.insert(att, at, np.eye(att.shape[1], dtype=att.dtype)[j], axis=0)
     text = tgt_codec.units_to_text(tokens)
     for k, (_, rendering) in enumerate(items):
+        if rendering[:1].isdigit():  # a currency sign joins a number's slot as it joins a number ("$ 4.2 million")
+            text = re.sub(rf"(?<!\w)([$£€¥]) (?={marker(k)})", r"\1", text)
         text = text.replace(marker(k) + "." if rendering.endswith(".") else marker(k), rendering)  # "p.m.." once
         text = text.replace(marker(k), rendering)
     text = numbers.seam(text, tgt_codec.lang)  # "à le 2 octobre": the model's "à" before a day's item
