@@ -26,6 +26,16 @@ def test_word_codecs_and_state_round_trip():
     assert again.decode(ids) == tgt.decode(ids)
 
 
+def test_a_word_codec_reads_decomposed_accents_as_the_composed_letters():
+    """``é`` written as ``e`` and its combining accent (macOS, some PDFs) came out ``comite ́ ́``."""
+    import unicodedata
+    cfg = from_dict({"vocab": {"mode": "word", "size": 60}})
+    _, tgt, _, _ = build_codecs(cfg.vocab, cfg.data, EN, FR)
+    text = "Un homme fait du vélo."
+    assert tgt.units(unicodedata.normalize("NFD", text)) == tgt.units(text)
+    assert tgt.encode(unicodedata.normalize("NFD", text)) == tgt.encode(text) and "vélo" in tgt.units(text)
+
+
 @pytest.mark.parametrize("joint", [True, False])
 def test_sentencepiece_codecs(joint):
     cfg = from_dict({"vocab": {"mode": "sentencepiece", "size": 120, "joint": joint}})

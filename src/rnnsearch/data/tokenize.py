@@ -160,6 +160,8 @@ class TextCodec:
         return "word" if self._sp is None else "sentencepiece"
 
     def words(self, text: str) -> list[str]:
+        if not text.isascii() and not unicodedata.is_normalized("NFC", text):
+            text = unicodedata.normalize("NFC", text)  # "é" written e + its accent (macOS, PDFs): the model's é
         return pretokenize(text, self.tokenizer, self.lang)
 
     def units(self, text: str) -> list[str]:
