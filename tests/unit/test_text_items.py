@@ -218,6 +218,9 @@ def test_an_amount_with_a_scale_word_keeps_its_currency():
     dollars = lambda word: word == "dollars"  # noqa: E731 (a frequent word of the vocabulary: the model writes $4.2 million)
     assert kinds("12 millions d'euros et 4,2 millions de dollars", "fr", "en", known=dollars, frequent=dollars) == [
         ("money", "12 millions d'euros", "€12 million"), ("number", "4,2", "4.2")]
+    dollar = lambda word: word == "$"  # noqa: E731 (a sign the vocabulary holds; its sign after the scale word
+    assert kinds("Il prévoit 3,2 milliards $ et 750 millions $.", "fr", "en", known=dollar) == [  # came out $3.2)
+        ("amount", "3,2 milliards $", "$3.2 billion"), ("amount", "750 millions $", "$750 million")]
 
 
 def test_a_day_written_day_first_is_written_as_french_writes_it():
@@ -267,6 +270,8 @@ def test_a_number_with_its_unit_is_one_item_in_the_targets_convention():
         ("number", "1,000", f"1{nb}000"), ("measure", "2.5 GB", f"2,5{nb}Go"), ("measure", "6 ft", f"6{nb}pi")]
     assert kinds("Cuire à 180 °C, 6 pi, 3,5 kg.", "fr", "en") == [
         ("measure", "180 °C", "180°C"), ("number", "3,5", "3.5")]  # pi: a word too, not read as a unit
+    assert kinds("Le fichier fait 250 Ko ou 2 Mo.", "fr", "en") == [  # Ko as Mo and Go are written: "250 Ko" came out
+        ("measure", "250 Ko", "250 kB"), ("measure", "2 Mo", "2 MB")]
     assert kinds("At 5 in the morning, 3 m away, 2 t.") == []  # a symbol that is a word or a letter is no unit
     # a unit of letters the target writes the same (kg, km) is the model's, which copies it: as an item with its
     # number, "300 kg de fromage chaque semaine" came out "300 kg au fromage chaque année"

@@ -90,6 +90,8 @@ def test_abbreviations_the_moses_lists_lack_end_no_sentence():
     assert parts("Call ext. 4412 today. See fig. 3 too.") == ["Call ext. 4412 today.", "See fig. 3 too."]
     assert parts("The minimum is 5 min. The maximum is 10.") == ["The minimum is 5 min.", "The maximum is 10."]
     assert parts("Voir réf. 12 et suiv. pour tout. Merci.", "fr") == ["Voir réf. 12 et suiv. pour tout.", "Merci."]
+    assert parts("Voir l'art. 5 du règlement. Le délai est court.", "fr") == [  # an elided article before it
+        "Voir l'art. 5 du règlement.", "Le délai est court."]  # ("Voir l'art." came out "It is an art. 5.")
 
 
 def test_a_blank_line_between_paragraphs_is_spacing_after_the_sentence_before():

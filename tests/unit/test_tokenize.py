@@ -86,9 +86,13 @@ def test_the_hansards_references_keep_their_currency_spacing():
         assert re.findall(r"\d [$€] \w+", out) == re.findall(r"\d [$€] \w+", line), (line, out)
 
 
-def test_two_apostrophes_in_a_row_close_a_quote_on_its_word():
-    """The Hansards' English quotes ``like this''; Moses' tokenizer cuts '' in two, and the model wrote
-    ``grounds' '``; an apostrophe alone stays one (``the members' rights``)."""
+def test_the_hansards_quotes_come_out_as_plain_quotes():
+    """The Hansards' English quotes ``like this'' (which a model trained on them writes, and Moses' tokenizer
+    cuts '' in two: ``grounds' '``) and a « copied into English are written as a reader writes them, "so";
+    an apostrophe alone stays one (``the members' rights``)."""
     words = ["So", "``", "reasonable", "grounds", "'", "'", ",", "said", "he", "."]
-    assert detokenize(words, "moses", "en") == "So ``reasonable grounds'', said he."
+    assert detokenize(words, "moses", "en") == 'So "reasonable grounds", said he.'
+    assert detokenize(["The", "``", "report", "''", "is", "out", "."], "moses", "en") == 'The "report" is out.'
+    assert detokenize(["The", "«", "report", "»", "is", "out", "."], "moses", "en") == 'The "report" is out.'
+    assert detokenize(["Le", "«", "rapport", "»", "."], "moses", "fr") == "Le « rapport »."
     assert detokenize(["the", "members", "'", "rights"], "moses", "en") == "the members' rights"

@@ -24,7 +24,8 @@ def add_settings_flags(p, settings, flags: dict[str, str] | None = None) -> None
         if field.annotation is bool:
             p.add_argument(option if not field.default else "--no-" + option[2:], dest=name, default=field.default,
                            action="store_false" if field.default else "store_true",
-                           help=("turn off: " if field.default else "") + field.description)
+                           help=("do not " + field.description + " (done by default)") if field.default
+                           else field.description)
         else:
             kind = next((t for t in typing.get_args(field.annotation) if t is not type(None)), field.annotation)
             p.add_argument(option, dest=name, type=kind, default=field.default,

@@ -88,7 +88,7 @@ def detokenize(tokens: list[str], kind: str, lang: str) -> str:
     otherwise stands as a word of its own (punctuation still attaches to it)."""
     if kind == "space":
         return " ".join(tokens)
-    tokens = _closing_quotes(tokens)
+    tokens = [QUOTES.get(t, t) if lang == "en" or t in ("``", "''") else t for t in _closing_quotes(tokens)]
     marks: dict[str, str] = {}  # sign -> a private-use character Moses treats as a plain word
     words = [marks.setdefault(t, chr(0xE000 + len(marks)))
              if _currency(t) and not (i + 1 < len(tokens) and tokens[i + 1][:1].isdigit()) else t
@@ -96,7 +96,11 @@ def detokenize(tokens: list[str], kind: str, lang: str) -> str:
     text = _moses(lang)[1].detokenize(words)
     for sign, mark in marks.items():
         text = text.replace(mark, sign)
-    return re.sub(r"(?<=\S) ''", "''", text) if "''" in tokens else text  # a closing quote on its word
+    return text
+
+
+QUOTES = {"``": '"', "''": '"', "«": '"', "»": '"'}  # the Hansards' English quotes (``so'') and a copied « in
+# English, as plain quotes (a reader's "so"; Moses pairs them); ``'' in any language
 
 
 def _closing_quotes(tokens: list[str]) -> list[str]:

@@ -237,14 +237,14 @@ def _in_time(text: str, start: int, end: int) -> bool:
 
 
 def _left_to_model(m: re.Match) -> bool:
-    """An amount in a currency the model knows is the model's to write where it has a scale word (``$21
-    billion``: ``21 milliards de dollars``) or a plain integer (``$200``); one whose number has a group
-    or decimal symbol is an item whole (the model wrote ``$ 12 500 $`` around the number's slot), as is
-    a negative one (``find``: the model dropped the minus of ``-$500``), or one with a scale abbreviation
-    (``$120M``: the model wrote ``$ 120M $``; ``3,5 M$``: ``M$ 3.5``)."""
-    if m.group("abbr") or m.group("abbr2"):
+    """An amount in a currency the model knows is the model's where it has a scale word (``$21 billion``:
+    ``21 milliards de dollars``) or a plain integer (``$200``); one whose number has a group or decimal
+    symbol is an item whole (the model wrote ``$ 12 500 $`` around its slot), as is a negative one (the
+    model dropped the minus of ``-$500``), one with a scale abbreviation (``$120M``: ``$ 120M $``; ``3,5
+    M$``: ``M$ 3.5``) or its sign after a scale word (``3,2 milliards $``, not the Hansards' ``de dollars``: ``$3.2``)."""
+    if m.group("abbr") or m.group("abbr2") or m.group("scale2"):
         return False
-    return bool(m.group("scale") or m.group("scale2")) or (m.group("num") or m.group("num2")).isdigit()
+    return bool(m.group("scale")) or (m.group("num") or m.group("num2")).isdigit()
 
 
 def _signed(text: str, start: int) -> bool:

@@ -43,6 +43,7 @@ MORE_PREFIXES = {  # abbreviations the Moses lists lack, which end no sentence (
     "fr": frozenset({"approx", "ex", "cf", "suiv", "réf"}),
 }
 LAST_WORD = re.compile(r"(\S+)\.\s*$")
+ELISION = re.compile(r"^(?:[A-Za-z]|qu|jusqu|lorsqu|puisqu)['’]", re.IGNORECASE)  # French l', d', qu' before a word
 TABS_AND_NEWLINES = re.compile(r"\t[\t ]*|[ \t]*\n\s*")  # tabs, or a newline and the spacing after it (an API text's lines)
 LABEL = re.compile(r"[A-Z][\w'’-]*(?: [\w'’-]+)? ?:[ \t]+(?=\S)")  # "Name: John Smith": a field's label
 CLOSED = re.compile(r"[.!?][)\]\"”’»]+\s+(?=[(\[\"“«]?[A-Z0-9À-Ý])")  # "(See the annex.) The": a sentence ends
@@ -138,7 +139,7 @@ def _merged(text: str, spans: list[tuple[int, int]], lang: str, keep) -> list[tu
     for start, end in spans[1:]:
         before = text[out[-1][0]:start]
         m = LAST_WORD.search(before)
-        word = m.group(1).lstrip("([«\"'“") if m else ""
+        word = ELISION.sub("", m.group(1).lstrip("([«\"'“")) if m else ""  # l'art. 5: "art"
         after = text[start:end].lstrip()
         join = (word in always or (word in numeric and after[:1].isdigit())
                 or any(a < start < b for a, b in keep))

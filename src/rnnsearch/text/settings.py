@@ -19,7 +19,7 @@ class TextSettings(BaseModel):
                                   "cut at clause marks (default: twice the model's data.max_len)")
     min_confidence: float | None = Field(None, le=0, description="flag each line whose translation's log-probability "
                                          "per unit is below this, with a warning (text/confidence.py; docs/text.md "
-                                         "gives the value chosen for each release)")
+                                         "gives the value chosen for the En->Fr RNNsearch-50)")
     translate_attributes: bool = Field(False, description="with --markup html, translate the alt, title, placeholder "
                                        "and aria-label attributes and a describing <meta>'s content too "
                                        "(text/attributes.py); others stay as written")

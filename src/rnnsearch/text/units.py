@@ -22,7 +22,8 @@ UNITS = ("temperature-celsius", "temperature-fahrenheit", "speed-kilometer-per-h
          "frequency-megahertz", "frequency-hertz")
 ALIASES = {"en": {"lbs": "mass-pound", "kph": "speed-kilometer-per-hour", "ml": "volume-milliliter",
                   "l": None, "° C": "temperature-celsius", "° F": "temperature-fahrenheit"},
-           "fr": {"° C": "temperature-celsius", "° F": "temperature-fahrenheit", "km/heure": "speed-kilometer-per-hour"}}
+           "fr": {"° C": "temperature-celsius", "° F": "temperature-fahrenheit", "km/heure": "speed-kilometer-per-hour",
+                  "Ko": "digital-kilobyte"}}  # as Mo, Go are written
 WORDS = {"in", "pi", "po", "t", "m", "g", "l", "L", "h", "mi", "oz", "ha", "W", "Hz"}  # a word, or a letter too ambiguous
 
 
