@@ -51,7 +51,7 @@ def test_a_labels_digits_stay_with_its_letters():
 def small_of(text: str, vocab: Vocab, carried_items=()) -> str:
     codec = TextCodec("en", "moses", vocab)
     t = Translation(text, text.split(), ["x", "</s>"], -1.0, None)
-    return _small(t, Segment(0, ["x"], list(carried_items), small=True), codec).text
+    return _small(t, Segment(0, ["x"], list(carried_items), first="l"), codec).text
 
 
 def test_a_source_in_small_letters_gives_its_output_small_letters_where_the_vocabulary_writes_them_so():

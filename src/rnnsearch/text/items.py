@@ -140,8 +140,7 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
     group or decimal symbol (a plain integer is the model's to copy); ``convert_numbers``: False writes
     numbers and amounts as the source does. ``known(word)``: whether the model's source vocabulary holds
     a word: a currency sign it holds and an amount's scale word are the model's (``$21 billion`` -> ``21
-    milliards de dollars``), the amount's number still an item; so are a scale word and a frequent currency
-    word (``4,2 millions de dollars``; ``d'euros``, unknown, made ``$12 million``: an item whole).
+    milliards de dollars``), the amount's number still an item (``_left_to_model``).
     ``frequent(word)``: the vocabulary holds it among its most frequent units: a plain integer is the model's
     only then (it copies ``1999``; it wrote ``1943`` for a rare ``2020``), else an item written verbatim.
     ``labels``: a label of capitals, a hyphen and digits (``C-45``) is an item too (for a model trained
@@ -161,8 +160,7 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
             if end <= start or any(start < t.end and t.start < end for t in taken) or any(a <= start < b for a, b in held):
                 continue
             negative = kind in NUMERIC and _signed(text, start)  # a negative amount is an item whole
-            if kind == "money" and m.group("scale3") and known(m.group("word")) and frequent(m.group("word")) or \
-                    kind == "amount" and known(m.group("sign") or m.group("sign2")) and _left_to_model(m) and not negative:
+            if kind in ("amount", "money") and _left_to_model(m, kind, known, frequent) and not negative:
                 held.append((start, end))
                 start, end = m.span(next(g for g in ("num", "num2", "num3") if m.groupdict().get(g)))
                 kind = "number"
@@ -236,13 +234,15 @@ def _in_time(text: str, start: int, end: int) -> bool:
         text[end:end + 1] == ":" and text[end + 1:end + 2].isdigit()
 
 
-def _left_to_model(m: re.Match) -> bool:
-    """An amount in a currency the model knows is the model's where it has a scale word (``$21 billion``:
-    ``21 milliards de dollars``) or a plain integer (``$200``); one whose number has a group or decimal
-    symbol is an item whole (the model wrote ``$ 12 500 $`` around its slot), as is a negative one (the
-    model dropped the minus of ``-$500``), one with a scale abbreviation (``$120M``: ``$ 120M $``; ``3,5
-    M$``: ``M$ 3.5``) or its sign after a scale word (``3,2 milliards $``, not the Hansards' ``de dollars``: ``$3.2``)."""
-    if m.group("abbr") or m.group("abbr2") or m.group("scale2"):
+def _left_to_model(m: re.Match, kind: str, known, frequent) -> bool:
+    """An amount in a known currency sign is the model's with a scale word (``$21 billion``: ``21 milliards de
+    dollars``) or a plain integer (``$200``); an item whole with a group or decimal symbol (the model wrote ``$ 12
+    500 $`` around its slot), negative (``find``: ``-$500`` lost its minus), with a scale abbreviation (``$120M``:
+    ``$ 120M $``) or its sign after a scale word (``3,2 milliards $``: ``$3.2``). One in currency words is the
+    model's with a scale word and a frequent currency word (``4,2 millions de dollars``; ``d'euros``: ``$12 million``)."""
+    if kind == "money":
+        return bool(m.group("scale3")) and known(m.group("word")) and frequent(m.group("word"))
+    if not known(m.group("sign") or m.group("sign2")) or m.group("abbr") or m.group("abbr2") or m.group("scale2"):
         return False
     return bool(m.group("scale")) or (m.group("num") or m.group("num2")).isdigit()
 

@@ -173,9 +173,9 @@ def _as_written(text: str) -> Translation:
 
 def _cased(translator, translation: Translation, segment: Segment) -> Translation:
     """The output's first letter in the case of its source's (``_capitalised``, ``_small``)."""
-    if segment.capital:
+    if segment.first.isupper():
         return _capitalised(translation, segment)
-    return _small(translation, segment, translator.tgt_codec) if segment.small else translation
+    return _small(translation, segment, translator.tgt_codec) if segment.first.islower() else translation
 
 
 def _small(translation: Translation, segment: Segment, codec) -> Translation:

@@ -35,8 +35,7 @@ class Segment:
     prefix: str = ""
     constraints: tuple = ()
     avoid: tuple = ()
-    capital: bool = False           # its source begins with a capital letter: so does its output
-    small: bool = False             # its source begins with a small letter: so may its output (pipeline._small)
+    first: str = ""                 # its source's first letter (a sentence's first piece): the case its output begins in
     verbatim: str | None = None     # a sentence of no letter or digit (an emoji, "...", "—"): written as it is
 
 
@@ -101,7 +100,7 @@ def segments_of(translator, source: Source, line: int, settings: TextSettings) -
             piece = units[c:d]
             out.append(Segment(line, piece, _renumbered(piece, slot_items), " " if n < len(cuts) - 1 else gap,
                                avoid=source.avoid, constraints=source.constraints + _terms_in(source, a, b),
-                               capital=first.isupper() and n == 0, small=first.islower() and n == 0))
+                               first=first if n == 0 else ""))
     if not out:
         return [Segment(line, [], [])]
     out[-1].after = ""
