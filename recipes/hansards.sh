@@ -445,7 +445,7 @@ case "$STEP" in
   all) train_all; report_all ;;
   train) train_all ;;
   links) case " $MODELS " in *-sp\ *) sp_links_cmd ;; esac  # the pieces' links for an -sp model,
-         case " $MODELS " in *[0-9]\ *|*-guided\ *|*-fren\ *) links_cmd ;; esac ;;  # the words' for the others
+         case " $MODELS " in *[0-9]\ *|*-guided\ *|*-fren\ *|*-star\ *) links_cmd ;; esac ;;  # the words' for the others
   status) status ;;
   report) report_all ;;
   release) rc=0; for name in $MODELS; do release_one "$name" || rc=1; done; exit "$rc" ;;
