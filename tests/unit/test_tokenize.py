@@ -96,3 +96,5 @@ def test_the_hansards_quotes_come_out_as_plain_quotes():
     assert detokenize(["The", "«", "report", "»", "is", "out", "."], "moses", "en") == 'The "report" is out.'
     assert detokenize(["Le", "«", "rapport", "»", "."], "moses", "fr") == "Le « rapport »."
     assert detokenize(["the", "members", "'", "rights"], "moses", "en") == "the members' rights"
+    # the tokenizer leaves `` on its word (``we is one unit of the Hansards' English): the model wrote ``We
+    assert detokenize(["``We", "are", "back", "'", "'", "."], "moses", "en") == '"We are back".'

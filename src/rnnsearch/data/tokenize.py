@@ -105,11 +105,14 @@ QUOTES = {"``": '"', "''": '"', "«": '"', "»": '"'}  # the Hansards' English q
 
 def _closing_quotes(tokens: list[str]) -> list[str]:
     """Two apostrophes in a row as one closing quote, ``''`` (the Hansards' English quotes ``like this'',
-    which Moses' tokenizer cuts in two: the model wrote ``grounds' '``)."""
+    which Moses' tokenizer cuts in two: the model wrote ``grounds' '``), and an opening ``````` cut from the
+    word it is glued to (which that tokenizer leaves on it: the model wrote ``````We are back' '``)."""
     out: list[str] = []
     for t in tokens:
         if t == "'" and out and out[-1] == "'":
             out[-1] = "''"
+        elif t.startswith("``") and len(t) > 2:
+            out += ["``", t[2:]]
         else:
             out.append(t)
     return out
