@@ -117,10 +117,11 @@ def _output(path: str | None, newline: str):
 def _written(i: int, r, n_best: int, as_json: bool, text_settings, translator) -> str:
     """What line i's translation writes: its text, its n best ('i ||| text ||| score'), or (``as_json``)
     one JSON object with its confidence; a warning where that is below ``--min-confidence`` and one
-    naming the source words below ``--min-coverage`` (words it may have left out)."""
+    naming the source words below ``--min-coverage`` (words it may have left out), and one where its length ratio
+    is below ``--min-length-ratio``."""
     from rnnsearch.decoding.nbest import format_nbest
     from rnnsearch.text.confidence import doubts
-    c, warnings = doubts(r, translator.src_codec, text_settings.min_coverage, text_settings.min_confidence)
+    c, warnings = doubts(r, translator.src_codec, text_settings)
     for warning in warnings:
         translator.warn(f"line {i + 1}: {warning}")
     if as_json:

@@ -251,7 +251,8 @@ def _with_glossary(translator, req: TranslateRequest, part: list) -> list:
 def _response(translator, search, results, with_attention: bool, handling, notes: list[list[str]]) -> TranslateResponse:
     """The response: each translation with its confidence and its warnings (``notes``: each text's
     faults of markup read through, to which a confidence below ``handling.min_confidence`` and the
-    source words below ``handling.min_coverage`` are added)."""
+    source words below ``handling.min_coverage`` and a length ratio below ``handling.min_length_ratio`` are
+    added)."""
     from rnnsearch.text.confidence import doubts
 
     def attention(r):
@@ -261,8 +262,7 @@ def _response(translator, search, results, with_attention: bool, handling, notes
 
     out = []
     for r, warnings in zip(results, notes):
-        c, more = doubts(r, translator.src_codec, handling.min_coverage, handling.min_confidence,
-                         ("min_coverage", "min_confidence"))
+        c, more = doubts(r, translator.src_codec, handling, str)
         warnings = warnings + more
         out.append(Translation(text=r.text, tokens=r.tokens, source_tokens=r.source_tokens, score=r.score,
                                nbest=[Hypothesis(text=h.text, tokens=h.tokens, score=h.score) for h in r.nbest],

@@ -99,6 +99,10 @@ class Confidence(BaseModel):
     low: bool = Field(description="logprob is below text_handling.min_confidence")
     uncovered: list[str] = Field(description="source words with attention below text_handling.min_coverage, and "
                                  "numbers above 10 the output does not write: words it may leave out or change")
+    length_ratio: float | None = Field(description="the output's words over the source's (null: fewer than 8 "
+                                       "source words)")
+    short: bool = Field(description="length_ratio is below text_handling.min_length_ratio: part of the text may be "
+                        "missing")
 
 
 class Translation(BaseModel):

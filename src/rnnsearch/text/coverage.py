@@ -21,6 +21,11 @@ reference writes the number the output left out.
 A SentencePiece word's mass is the largest of its pieces'. A model without attention (RNNencdec)
 names none. The threshold for each release was chosen on held-out data (experiments/coverage.py,
 docs/text.md).
+
+A phrase the model drops whole can leave no word with little attention: the words after it take the
+mass (`« Le Canada est de retour », a déclaré la ministre.` -> `"We are back".`). ``length_ratio(t)``, the
+output's words over the source's, tells those: a line of at least ``MIN_WORDS`` source words whose ratio is
+below ``min_length_ratio`` (chosen on held-out data as the coverage threshold is) may leave part of it out.
 """
 from __future__ import annotations
 
@@ -28,10 +33,13 @@ import re
 
 import numpy as np
 
+from rnnsearch.data.slotting import BASE
 from rnnsearch.data.tokenize import SPACE_PIECE
+from rnnsearch.data.vocab import EOS_TOKEN
 from rnnsearch.decoding.source import Translation
 from rnnsearch.text.numbers import WRITTEN
 
+MIN_WORDS = 8  # a line of fewer source words is not measured by its length ratio ("Oui." -> "Yes, indeed.")
 COMMON = 100  # the most frequent source units, not counted
 IN_WORDS = 10  # an integer up to this one is as often written in words ("dix ans", "un million"): not named
 NUMBER = WRITTEN  # a number in any grouping (1 500, 12.5)
@@ -74,6 +82,30 @@ def uncovered(t: Translation, codec, min_mass: float) -> list[str]:
         and not (word == "100" and n and words[n - 1][0] == "p.")  # "15 p. 100": the Hansards' French per cent
         or m < min_mass and any(c.isalnum() for c in word) and word not in common and word.lower() not in common
         and word.lower() not in written)]
+
+
+def words(units: list[str]) -> int:
+    """The words among a sentence's units: those with a letter, a digit or a slot (a SentencePiece word, its
+    pieces joined at their word marks, once); </s> left out."""
+    units = [u for u in units if u != EOS_TOKEN]
+    if any(u.startswith(SPACE_PIECE) for u in units):
+        units = "".join(units).replace(SPACE_PIECE, " ").split()
+    return sum(any(c.isalnum() or ord(c) >= BASE for c in u) for u in units)
+
+
+def length_ratio(t: Translation) -> float | None:
+    """The output's words over the source's (``words``); None where nothing was translated or the source has
+    fewer than ``MIN_WORDS``."""
+    if not t.tokens or t.error:
+        return None
+    source = words(t.source_tokens)
+    return words(t.tokens) / source if source >= MIN_WORDS else None
+
+
+def short_warning(t: Translation, min_ratio: float, setting: str = "--min-length-ratio") -> str:
+    """The warning for a translation whose length ratio is below ``min_ratio``."""
+    return (f"the translation has {words(t.tokens)} words for the source's {words(t.source_tokens)} (below "
+            f"{setting} {min_ratio}): it may leave part of the line out")
 
 
 def _digits(number: str) -> str:

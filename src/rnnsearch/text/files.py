@@ -209,10 +209,11 @@ def translate_pieces(translator, pieces: list[Piece], search: SearchSettings | N
 
 def _doubts(translator, t, settings: TextSettings) -> list[str]:
     """The doubts about a translated unit, as ``rnnsearch translate`` words them: the source words it may
-    have left out (below ``min_coverage``) and a confidence below ``min_confidence``."""
+    have left out (below ``min_coverage``), a translation far shorter than its source (``min_length_ratio``) and
+    a confidence below ``min_confidence``."""
     if t is None or t.error:
         return []
-    return doubts(t, translator.src_codec, settings.min_coverage, settings.min_confidence)[1]
+    return doubts(t, translator.src_codec, settings)[1]
 
 
 def _unit_names(piece: Piece, m: Marked) -> list[str]:
