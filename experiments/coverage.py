@@ -7,12 +7,12 @@ defaults; in and out of domain; one part of each to choose on, another to report
 lost something is judged against its reference: a line is "short" where the output has fewer than
 SHORT x the reference's words. The coverage threshold is the one of the best F1 at telling short lines on
 the "choose" sets (a grid of values), or ``--at``; then the length ratio's, of the best F1 of the two flags
-together (a line flagged by either). On the "report" sets, not used to choose them: for coverage alone, the
+together (a line flagged by either), or ``--ratio``. On the "report" sets, not used to choose them: for coverage alone, the
 ratio alone and both, the share of lines flagged, how many of those are short (precision) and of the short
 lines flagged (recall), and the sentence chrF of flagged and kept lines. A few lines of the report sets that
 only the ratio flags go to stderr, to read.
 
-    python experiments/coverage.py hansards_enfr_rnnsearch50 [--lines 400] [--at 0.15] [--rows FILE]
+    python experiments/coverage.py hansards_enfr_rnnsearch50 [--lines 400] [--at 0.15] [--ratio 0.55] [--rows FILE]
 
 ``--rows FILE`` keeps each line's reading in FILE (JSON) and reads it from there when it exists: no search again.
 """
@@ -92,6 +92,7 @@ def main() -> None:
     p.add_argument("model")
     p.add_argument("--lines", type=int, default=400, help="lines of each set")
     p.add_argument("--at", type=float, help="the coverage threshold to use, not the best one")
+    p.add_argument("--ratio", type=float, help="the length ratio to use, not the best one (one of RATIOS)")
     p.add_argument("--rows", type=Path, help="keep each line's reading here (JSON), or read it from here")
     args = p.parse_args()
     scored = read_rows(args)
@@ -102,6 +103,8 @@ def main() -> None:
     if args.at is not None:
         best = args.at if args.at in GRID else sys.exit(f"coverage: --at must be one of {GRID}")
     ratio = max(RATIOS, key=lambda r: f1(choose, best, r))
+    if args.ratio is not None:
+        ratio = args.ratio if args.ratio in RATIOS else sys.exit(f"coverage: --ratio must be one of {RATIOS}")
     print(f"{args.model}: F1 on the 'choose' sets at each coverage threshold: "
           + ", ".join(f"{g}: {f1(choose, g):.3f}" for g in GRID))
     print(f"{args.model}: min coverage {best} (F1 {f1(choose, best):.3f} at telling lines shorter than "

@@ -26,7 +26,7 @@ class TextSettings(BaseModel):
     min_coverage: float = Field(0.15, ge=0, description="name, with a warning, the source words whose attention summed "
                                 "over the output is below this: words the translation may leave out (0: off; "
                                 "text/coverage.py; docs/text.md says how it was chosen)")
-    min_length_ratio: float = Field(0.65, ge=0, description="warn where a translation has fewer words than this "
+    min_length_ratio: float = Field(0.55, ge=0, description="warn where a translation has fewer words than this "
                                     "times its source's (a line of 8 words or more): it may leave part of it out "
                                     "(0: off; text/coverage.py; docs/text.md says how it was chosen)")
 
