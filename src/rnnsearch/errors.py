@@ -23,3 +23,8 @@ def existing_file(path, error: type[UserError], missing: str, expected: str) -> 
     if path.is_dir():
         raise error(f"{path}: is a directory, expected {expected}")
     return path
+
+
+def flag(field: str) -> str:
+    """A settings field as the command line calls it, in its flags and its errors: n_best -> --n-best."""
+    return "--" + field.replace("_", "-")

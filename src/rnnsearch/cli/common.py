@@ -8,12 +8,7 @@ import sys
 import typing
 from pathlib import Path
 
-from rnnsearch.errors import UsageError
-
-
-def flag(field: str) -> str:
-    """A settings field as the command line calls it: n_best -> --n-best."""
-    return "--" + field.replace("_", "-")
+from rnnsearch.errors import UsageError, flag  # noqa: F401 (flag: the subcommands' name for a settings field)
 
 
 def add_settings_flags(p, settings, flags: dict[str, str] | None = None) -> None:

@@ -88,7 +88,7 @@ def detokenize(tokens: list[str], kind: str, lang: str) -> str:
     otherwise stands as a word of its own (punctuation still attaches to it)."""
     if kind == "space":
         return " ".join(tokens)
-    tokens = [QUOTES.get(t, t) if lang == "en" or t in ("``", "''") else t for t in _closing_quotes(tokens)]
+    tokens = [QUOTES.get(t, t) if lang == "en" or t in ("``", "''") else t for t in _quote_tokens(tokens)]
     marks: dict[str, str] = {}  # sign -> a private-use character Moses treats as a plain word
     words = [marks.setdefault(t, chr(0xE000 + len(marks)))
              if _currency(t) and not (i + 1 < len(tokens) and tokens[i + 1][:1].isdigit()) else t
@@ -103,10 +103,11 @@ QUOTES = {"``": '"', "''": '"', "«": '"', "»": '"'}  # the Hansards' English q
 # English, as plain quotes (a reader's "so"; Moses pairs them); ``'' in any language
 
 
-def _closing_quotes(tokens: list[str]) -> list[str]:
-    """Two apostrophes in a row as one closing quote, ``''`` (the Hansards' English quotes ``like this'',
-    which Moses' tokenizer cuts in two: the model wrote ``grounds' '``), and an opening ``````` cut from the
-    word it is glued to (which that tokenizer leaves on it: the model wrote ``````We are back' '``)."""
+def _quote_tokens(tokens: list[str]) -> list[str]:
+    """The quotes among the tokens: two apostrophes in a row as one closing quote, ``''``
+    (the Hansards' English quotes ``like this'', which Moses' tokenizer cuts in two: the model wrote
+    ``grounds' '``), and an opening ``````` cut from the word it is glued to (which that tokenizer leaves
+    on it: the model wrote ``````We are back' '``)."""
     out: list[str] = []
     for t in tokens:
         if t == "'" and out and out[-1] == "'":

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from rnnsearch.data.vocab import UNK_TOKEN
 from rnnsearch.decoding.source import Translation
+from rnnsearch.errors import flag
 
 
 @dataclass(frozen=True)
@@ -55,12 +56,7 @@ def confidence(t: Translation, threshold: float | None = None, uncovered: Sequen
                       tuple(uncovered), ratio, ratio is not None and ratio < min_length_ratio)
 
 
-def cli_flag(field: str) -> str:
-    """A TextSettings field as the command line names it: ``--min-coverage``."""
-    return "--" + field.replace("_", "-")
-
-
-def doubts(t: Translation, codec, settings, name: Callable[[str], str] = cli_flag) -> tuple[Confidence | None, list[str]]:
+def doubts(t: Translation, codec, settings, name: Callable[[str], str] = flag) -> tuple[Confidence | None, list[str]]:
     """``t``'s confidence and the warnings a caller gives of it under ``settings`` (TextSettings), each threshold
     as the caller's edge names its field (``name``): the source words it may have left out (text/coverage.py),
     a translation far shorter than its source, and a confidence below the threshold."""
