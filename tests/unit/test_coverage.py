@@ -159,3 +159,18 @@ def test_api_takes_a_coverage_penalty_per_request(tiny):
     orders = {b: [h["text"] for h in r.json()["translations"][0]["nbest"]] for b, r in got.items()}
     assert sorted(orders[0.0]) == sorted(orders[50.0]) and orders[0.0] != orders[50.0]
     assert bad.status_code == 422 and "coverage_penalty" in bad.text
+
+
+def test_a_per_cent_the_output_does_not_write_is_named():
+    """``Revenue grew by 12% to $4.5 million.`` came out ``de 12 à 4,5 millions``: the number written, its
+    per cent sign not, and with it what the number means."""
+    from rnnsearch.text.coverage import left_out_warning
+    codec = Codec(["by", "to", "%"])
+    dropped = _translation(["grew", "by", "12", "%"], ["augmenté", "de", "12"], [0, 1, 2])
+    assert uncovered(dropped, codec, 0.1) == ["12%"]
+    for written in (["augmenté", "12", "p.", "100"], ["augmenté", "12", "%"], ["augmenté", "12", "pour", "cent"]):
+        assert uncovered(_translation(["grew", "by", "12", "%"], written, [0, 2, 3, 3]), codec, 0.1) == []
+    french = _translation(["hausse", "de", "15", "p.", "100"], ["up", "15", "points"], [0, 2, 4])  # into English
+    assert uncovered(french, Codec(["de", "p."]), 0.1) == ["15%"]
+    assert uncovered(dropped, codec, 0) == []  # off
+    assert left_out_warning(["12%"], 0.15).startswith("'12%' is not in the translation")

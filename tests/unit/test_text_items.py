@@ -340,3 +340,11 @@ def test_a_uuid_an_ipv6_address_and_a_path_from_a_variable_are_whole():
                                         "2001:db8::1"]
     for text in ["At 10:30:45 the ratio was 3:2.", "Use :: in C++.", "Price $5 today."]:
         assert not [k for k, _, _ in kinds(text) if k in ("identifier", "placeholder")], text
+
+
+def test_a_file_name_with_dots_or_underscores_is_one_item():
+    """``rnnsearch-2.0.1.tar.gz`` came out ``rnnsearch- 2,0 1.tar.`` and ``report_2024.pdf`` as ``report_2024 .pdf``."""
+    found = kinds("Get rnnsearch-2.0.1.tar.gz, report_2024.pdf and config.v2.yaml; my_var stays code.")
+    assert [(k, t) for k, t, _ in found] == [("path", "rnnsearch-2.0.1.tar.gz"), ("path", "report_2024.pdf"),
+                                             ("path", "config.v2.yaml"), ("code", "my_var")]
+    assert [t for _, t, _ in kinds("See notes.txt.")] == ["notes.txt"]  # the sentence's full stop stays its own

@@ -107,3 +107,15 @@ def test_only_a_texts_leading_spacing_is_a_span_without_words(parts):
     text = "".join(parts)
     spans = split(text, "en")
     assert all(text[a:b].strip() for a, b in spans[1:])
+
+
+def test_a_unit_after_a_number_ends_a_sentence_an_initial_does_not():
+    """``Appelez avant 18 h. Merci !`` was one sentence (``h`` is on the Moses list, for initials): the
+    model moved ``Merci`` before the time."""
+    def parts(text, lang):
+        return [text[a:b] for a, b in split(text, lang)]
+    assert parts("Appelez avant 18 h. Merci !", "fr") == ["Appelez avant 18 h. ", "Merci !"]
+    assert parts("The box weighs 5 kg. It is heavy.", "en") == ["The box weighs 5 kg. ", "It is heavy."]
+    assert parts("Une hausse de 15 p. 100 cette année.", "fr") == ["Une hausse de 15 p. 100 cette année."]
+    assert parts("Call J. Smith now.", "en") == ["Call J. Smith now."]
+    assert parts("M. Tremblay est venu.", "fr") == ["M. Tremblay est venu."]

@@ -86,3 +86,35 @@ def test_a_rare_name_the_vocabulary_holds_is_carried_beside_another_name():
     assert _rare_in_full_names(["known", "rare name", "known name", "known"]) == ["known", "name", "known name", "known"]
     assert _rare_in_full_names(["known", "rare name", "known"]) == ["known", "known name", "known"]  # alone: the model's
     assert _rare_in_full_names(["name", "rare name"]) == ["name", "name"]
+
+
+def _restored(src: list[str], tokens: list[str], reads: list[int], found: list[tuple[str, str]], replaced=()):
+    """slots.restore of ``tokens`` (output unit i aligned to source unit reads[i] alone) over ``src``."""
+    rows = np.zeros((len(tokens) + 1, len(src) + 1))  # (T + 1, S + 1)
+    rows[np.arange(len(tokens)), reads] = 1
+    rows[-1, -1] = 1
+    codec = TextCodec("fr", "moses", Vocab.build([[t for t in tokens if slots.slot_index(t) is None]], 50, 1))
+    return slots.restore(Translation("x", tokens, src + ["</s>"], -1.0, None, replaced=list(replaced)), found, rows,
+                         codec, punctuation)
+
+
+def test_a_number_written_once_too_often_for_a_numbers_slot_is_its_copy():
+    """``Revenue grew by 12% to $4.5 million.`` came out ``de 12 à 4,5 12 millions``: the model wrote the
+    source's 12 a second time for the slot of 4.5, and the slot was put back beside it."""
+    src = ["grew", "by", "12", "%", "to", "$", slots.marker(0), "million", "."]
+    tokens = ["augmenté", "de", "12", "à", "12", "millions", "de", "dollars", "."]
+    done, put_back = _restored(src, tokens, [0, 1, 2, 4, 6, 7, 5, 7, 8], [("4.5", "4,5")])
+    assert done.text == "augmenté de 12 à 4,5 millions de dollars."
+    assert put_back == []
+    twice = ["12", "and", "12", "and", slots.marker(0)]  # the source's own two 12s stay, the slot put back
+    done, put_back = _restored(twice, ["12", "et", "12", "et"], [0, 1, 4, 3], [("4.5", "4,5")])
+    assert done.text.split().count("12") == 2 and "4,5" in done.text and put_back == ["4.5"]
+
+
+def test_a_mark_written_once_too_often_for_a_slot_is_its_copy():
+    """``The report (pp. 45-67) cites`` came out ``(45-67))``: the model wrote a second ``)`` for the slot, and
+    the <unk> of ``pp.`` was taken for the slot's copy."""
+    src = ["report", "(", "pp.", slots.marker(0), ")", "cites"]
+    tokens = ["rapport", "(", "pp.", ")", ")", "cite"]
+    done, put_back = _restored(src, tokens, [0, 1, 2, 3, 4, 5], [("45-67", "45-67")], replaced=[2])
+    assert done.text == "rapport (pp. 45-67) cite" and put_back == []

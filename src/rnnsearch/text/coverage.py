@@ -43,6 +43,7 @@ MIN_WORDS = 8  # a line of fewer source words is not measured by its length rati
 COMMON = 100  # the most frequent source units, not counted
 IN_WORDS = 10  # an integer up to this one is as often written in words ("dix ans", "un million"): not named
 NUMBER = WRITTEN  # a number in any grouping (1 500, 12.5)
+PER_CENT = re.compile(r"%|\bp\. ?100\b|\b(?:pour|per) ?cent\b|\bpercent\b", re.IGNORECASE)  # a per cent as written
 
 
 def common_units(codec, n: int = COMMON) -> frozenset[str]:
@@ -77,11 +78,22 @@ def uncovered(t: Translation, codec, min_mass: float) -> list[str]:
     written = {w.replace(SPACE_PIECE, "").lower() for w in t.tokens} | set(t.text.lower().split())  # any case
     numbers = {_digits(n) for n in NUMBER.findall(t.text)}
     words = word_masses(t)
-    return [word for n, (word, m, at) in enumerate(words) if not carried.intersection(at) and (
+    left = [word for n, (word, m, at) in enumerate(words) if not carried.intersection(at) and (
         NUMBER.fullmatch(word) and _digits(word) not in numbers and not (word.isdigit() and int(word) <= IN_WORDS)
         and not (word == "100" and n and words[n - 1][0] == "p.")  # "15 p. 100": the Hansards' French per cent
         or m < min_mass and any(c.isalnum() for c in word) and word not in common and word.lower() not in common
         and word.lower() not in written)]
+    return left + _per_cents_left_out([w for w, _, _ in words], t.text)
+
+
+def _per_cents_left_out(source: list[str], text: str) -> list[str]:
+    """``N%`` for each of the source's per cents past the number the output writes ("grew by 12% to" ->
+    "de 12 à": the model dropped the sign, and the figure's meaning with it); a per cent is ``%``, ``p. 100``
+    or ``pour cent`` / ``per cent`` / ``percent`` in either language."""
+    starts = [n - (w != "%" and w.lower() != "percent") for n, w in enumerate(source) if w in ("%", "percent")
+              or w == "100" and n and source[n - 1] == "p." or w == "cent" and n and source[n - 1] in ("pour", "per")]
+    written = len(PER_CENT.findall(text))
+    return [f"{source[n - 1] if n and NUMBER.fullmatch(source[n - 1]) else ''}%" for n in starts[written:]]
 
 
 def words(units: list[str]) -> int:
@@ -115,8 +127,8 @@ def _digits(number: str) -> str:
 def left_out_warning(words: list[str], min_mass: float, setting: str = "--min-coverage") -> str:
     """The warning that names ``words`` (``setting``: the threshold as the caller's edge calls it): the numbers
     the output does not write, then the words that got almost no attention."""
-    numbers = [w for w in words if NUMBER.fullmatch(w)]
-    others = [w for w in words if not NUMBER.fullmatch(w)]
+    numbers = [w for w in words if NUMBER.fullmatch(w.removesuffix("%")) or w == "%"]  # and a per cent ("12%")
+    others = [w for w in words if w not in numbers]
     said = [f"{', '.join(repr(w) for w in numbers)} {'is' if len(numbers) == 1 else 'are'} not in the translation"
             ] if numbers else []
     said += [f"{', '.join(repr(w) for w in others)} got almost no attention (below {setting} {min_mass})"] if others else []

@@ -11,10 +11,8 @@ translate, as it learned to. A time of the 12-hour clock is an item where the ta
 (``11:59 p.m.``: ``23 h 59`` in French; the model wrote ``17 h 59``), else the model's; a name with an
 apostrophe (``O'Rourke-Nakamura``) is one item, which the tokenizer would cut in two.
 
-``find(text, src_lang, tgt_lang)`` gives the items of one line, left to right, none overlapping: where
-two patterns match the same characters the one listed first in ``PATTERNS`` wins (a URL's digits are
-the URL's, not a number). Each item knows its ``rendering``: what the output writes in its place.
-"""
+``find(text, src_lang, tgt_lang)`` gives the items of one line, left to right, none overlapping: where two patterns
+match the same characters the one listed first wins (a URL's digits are the URL's), each with its ``rendering``."""
 from __future__ import annotations
 
 import re
@@ -96,8 +94,9 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
                   r"|\b[\w.+-]+(?:['’][\w.+-]+)*@[\w-]+(?:\.[\w-]+)+"),  # o'neil@x.ie: an apostrophe inside
         ("doi", r"\b10\.\d{4,9}/[^\s<>\"]+"),
         ("url", rf"<(?:https?|ftp)://[^\s<>\"]+>|\b(?:https?|ftp)://[^\s<>\"]+|\bwww\.[^\s<>\"]+|(?<![@\w.-])[a-z0-9][\w-]*(?:\.[\w-]+)*\.(?:{TLDS})\b(?:/[^\s<>\"]*)?"),
-        ("code", r"`[^`\n]+`|(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w-])"),  # snake_case: "_ snake"
-        ("path", rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/[\w.+-]+){{2,}}/?|\b[A-Za-z]:\\[^\s<>\"]+|\b[\w-]+\.(?:{EXTENSIONS})\b"),
+        ("code", r"`[^`\n]+`|(?<![\w.-])[A-Za-z][A-Za-z0-9]*(?:_[A-Za-z0-9]+)+(?![\w-]|\.\w)"),  # snake_case: "_ snake"
+        ("path", rf"(?<![\w/])(?:~|\.{{1,2}})?(?:/[\w.+-]+){{2,}}/?|\b[A-Za-z]:\\[^\s<>\"]+"  # a file's name whole:
+                 rf"|(?<![\w/.@-])[\w-]+(?:\.[\w+-]+)*\.(?:{EXTENSIONS})\b"),  # rnnsearch-2.0.1.tar.gz, report_2024.pdf
         ("handle", r"(?<![\w@])[@#][A-Za-z_]\w+"),
         ("acronym", r"(?<![\w&])[A-Z][A-Za-z]{0,3}&[A-Z][A-Za-z]{0,3}(?![\w&])"),  # AT&T, R&D: one name, not "AT & T"
         ("firm", rf"(?<![\w&-]){WORD}(?: {WORD})? & {WORD}(?: {WORD})?(?![\w&-])"),  # Procter & Gamble: the

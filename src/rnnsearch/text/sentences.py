@@ -43,6 +43,7 @@ MORE_PREFIXES = {  # abbreviations the Moses lists lack, which end no sentence (
     "fr": frozenset({"approx", "ex", "cf", "suiv", "réf"}),
 }
 LAST_WORD = re.compile(r"(\S+)\.\s*$")
+UNIT_END = re.compile(r"\d[ \u00a0\u202f]?[a-zµ]{1,3}\.\s*$")  # a unit after a number ending a sentence: 18 h., 2 m.
 ELISION = re.compile(r"^(?:[A-Za-z]|qu|jusqu|lorsqu|puisqu)['’]", re.IGNORECASE)  # French l', d', qu' before a word
 TABS_AND_NEWLINES = re.compile(r"\t[\t ]*|[ \t]*\n\s*")  # tabs, or a newline and the spacing after it (an API text's lines)
 LABEL = re.compile(r"[A-Z][\w'’-]*(?: [\w'’-]+)? ?:[ \t]+(?=\S)")  # "Name: John Smith": a field's label
@@ -141,7 +142,8 @@ def _merged(text: str, spans: list[tuple[int, int]], lang: str, keep) -> list[tu
         m = LAST_WORD.search(before)
         word = ELISION.sub("", m.group(1).lstrip("([«\"'“")) if m else ""  # l'art. 5: "art"
         after = text[start:end].lstrip()
-        join = (word in always or (word in numeric and after[:1].isdigit())
+        unit = UNIT_END.search(before) and after[:1].isupper()  # "avant 18 h. Merci !": a unit, not an initial
+        join = (word in always and not unit or (word in numeric and after[:1].isdigit())
                 or any(a < start < b for a, b in keep))
         out[-1:] = [(out[-1][0], end)] if join else [out[-1], (start, end)]
     return out
