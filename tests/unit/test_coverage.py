@@ -174,3 +174,10 @@ def test_a_per_cent_the_output_does_not_write_is_named():
     assert uncovered(french, Codec(["de", "p."]), 0.1) == ["15%"]
     assert uncovered(dropped, codec, 0) == []  # off
     assert left_out_warning(["12%"], 0.15).startswith("'12%' is not in the translation")
+
+
+def test_the_per_cent_named_is_the_one_no_output_per_cent_reads():
+    """``fell to 2.9% in January, down from 3.4%`` came out ``2,9 En janvier, 3,4 p. 100``: the first one lost."""
+    source = ["fell", "2.9", "%", "January", "from", "3.4", "%"]
+    t = _translation(source, ["2,9", "janvier", "de", "3,4", "p.", "100"], [1, 3, 4, 5, 6, 6])
+    assert uncovered(t, Codec(["from"]), 0.1) == ["fell", "2.9%"]

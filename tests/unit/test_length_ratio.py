@@ -38,6 +38,13 @@ def test_a_line_of_few_words_has_no_ratio_and_a_dropped_phrase_a_low_one():
     assert length_ratio(whole) == 9 / 13 and MIN_WORDS == 8
 
 
+def test_an_output_without_a_word_for_a_short_line_of_words_has_ratio_zero():
+    """``Click here & save.`` came out ``& !``: too few words for a ratio, but none at all is one."""
+    assert length_ratio(_translation("click here & save .".split(), ["&", "!"])) == 0.0
+    assert length_ratio(_translation(["Merci", "."], ["."])) is None  # a single word: not measured
+    assert length_ratio(_translation("click here .".split(), ["Cliquez", "ici", "."])) is None
+
+
 def test_doubts_warn_of_a_short_translation_under_the_callers_name_for_the_threshold():
     dropped = _translation(DROPPED, '" We are back " .'.split())
     c, warnings = doubts(dropped, None, TextSettings(min_coverage=0, min_length_ratio=0.5))

@@ -43,7 +43,6 @@ MIN_WORDS = 8  # a line of fewer source words is not measured by its length rati
 COMMON = 100  # the most frequent source units, not counted
 IN_WORDS = 10  # an integer up to this one is as often written in words ("dix ans", "un million"): not named
 NUMBER = WRITTEN  # a number in any grouping (1 500, 12.5)
-PER_CENT = re.compile(r"%|\bp\. ?100\b|\b(?:pour|per) ?cent\b|\bpercent\b", re.IGNORECASE)  # a per cent as written
 
 
 def common_units(codec, n: int = COMMON) -> frozenset[str]:
@@ -83,17 +82,32 @@ def uncovered(t: Translation, codec, min_mass: float) -> list[str]:
         and not (word == "100" and n and words[n - 1][0] == "p.")  # "15 p. 100": the Hansards' French per cent
         or m < min_mass and any(c.isalnum() for c in word) and word not in common and word.lower() not in common
         and word.lower() not in written)]
-    return left + _per_cents_left_out([w for w, _, _ in words], t.text)
+    return left + _per_cents_left_out(words, t)
 
 
-def _per_cents_left_out(source: list[str], text: str) -> list[str]:
-    """``N%`` for each of the source's per cents past the number the output writes ("grew by 12% to" ->
-    "de 12 à": the model dropped the sign, and the figure's meaning with it); a per cent is ``%``, ``p. 100``
-    or ``pour cent`` / ``per cent`` / ``percent`` in either language."""
-    starts = [n - (w != "%" and w.lower() != "percent") for n, w in enumerate(source) if w in ("%", "percent")
-              or w == "100" and n and source[n - 1] == "p." or w == "cent" and n and source[n - 1] in ("pour", "per")]
-    written = len(PER_CENT.findall(text))
-    return [f"{source[n - 1] if n and NUMBER.fullmatch(source[n - 1]) else ''}%" for n in starts[written:]]
+def _per_cents_left_out(words: list[tuple[str, float, list[int]]], t: Translation) -> list[str]:
+    """``N%`` for each of the source's per cents that no per cent of the output reads ("grew by 12% to" ->
+    "de 12 à": the model dropped the sign, and the figure's meaning with it): each of the output's per cents
+    taken, one to one, by the source per cent its attention reads most. A per cent is ``%``, ``p. 100``,
+    ``pour cent`` / ``per cent`` or ``percent``, in either language."""
+    source = [w for w, _, _ in words]
+    marks = [n for n in range(len(source)) if _per_cent_at(source, n)]
+    if not marks:
+        return []
+    written = [u.replace(SPACE_PIECE, "") for u in t.tokens]
+    att = np.asarray(t.attention, dtype=np.float64)  # (T + 1, S + 1)
+    for i in (i for i in range(len(written)) if _per_cent_at(written, i)):
+        read = max(marks, key=lambda n: att[i, words[n][2]].max()) if marks else None
+        marks = [n for n in marks if n != read]
+    first = [n - (source[n] in ("100", "cent")) for n in marks]  # "p." of "p. 100", "pour" of "pour cent"
+    return [source[n] if len(source[n]) > 1 and source[n].endswith("%")  # "15%" one word
+            else f"{source[n - 1] if n and NUMBER.fullmatch(source[n - 1]) else ''}%" for n in first]
+
+
+def _per_cent_at(units: list[str], n: int) -> bool:
+    """Whether ``units[n]`` ends a per cent."""
+    w, before = units[n].lower(), units[n - 1].lower() if n else ""
+    return w.endswith("%") or w == "percent" or w == "100" and before == "p." or w == "cent" and before in ("pour", "per")
 
 
 def words(units: list[str]) -> int:
@@ -107,11 +121,12 @@ def words(units: list[str]) -> int:
 
 def length_ratio(t: Translation) -> float | None:
     """The output's words over the source's (``words``); None where nothing was translated or the source has
-    fewer than ``MIN_WORDS``."""
+    fewer than ``MIN_WORDS``, unless the output has no word at all for two or more (``Click here & save.`` came
+    out ``& !``): 0 then."""
     if not t.tokens or t.error:
         return None
-    source = words(t.source_tokens)
-    return words(t.tokens) / source if source >= MIN_WORDS else None
+    source, output = words(t.source_tokens), words(t.tokens)
+    return output / source if source >= MIN_WORDS or source >= 2 and not output else None
 
 
 def short_warning(t: Translation, min_ratio: float, setting: str = "--min-length-ratio") -> str:
