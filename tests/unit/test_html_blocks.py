@@ -267,3 +267,13 @@ def test_a_stray_end_tag_before_another_tag_adds_no_space():
     """``<p>The House rose.</b></p>`` came out ``...</b> </p>``: the tag after it is no word to keep apart."""
     assert read("<p>The House rose.</b></p>").units[0].plain == "The House rose."
     assert read("<p>The House</b>rose.</p>").units[0].plain == "The House rose."
+
+
+def test_a_symbol_entity_or_a_non_breaking_hyphen_inside_an_item_stays_in_it(tiny_run, tmp_path, capsys):
+    """``20&#176;C`` came out ``20 &#176;`` (the symbol a span of its own, the C lost) and ``613&#8209;555&#8209;0123``
+    as ``613-555-0123`` (no item: its hyphens were not read as hyphens)."""
+    path = tmp_path / "in.html"
+    path.write_text("<p>It was 20&#176;C, call 613&#8209;555&#8209;0123.</p>\n")
+    assert main(["translate", str(tiny_run / "best.pt"), "--markup", "html", "--input", str(path), "--beam", "2"]) == 0
+    (out,) = capsys.readouterr().out.splitlines()
+    assert "&#176;C" in out and "613&#8209;555&#8209;0123" in out, out

@@ -128,7 +128,8 @@ def markup_kinds(text: str) -> list[str]:
 def with_item_spaces(translator, marked: Sequence[Marked], settings: TextSettings | None) -> None:
     """Each unit's space entities inside an item (``613&nbsp;555&nbsp;0199``, ``10&nbsp;dollars``) made part of the
     item's text, written back as the source wrote them, rather than tags of no words placed through the alignment
-    (which cannot point inside an item's slot: they dangled after it, ``613 555 0199&nbsp;&nbsp;.``)."""
+    (which cannot point inside an item's slot: they dangled after it, ``613 555 0199&nbsp;&nbsp;.``); and so a
+    symbol's entity, which is otherwise a span of its own (``20&#176;C`` came out ``20 &#176;``, the C lost)."""
     settings = TextSettings.given(settings)
     for m in marked:
         m.page.units[:] = [_item_spaces(translator, u, settings) for u in m.units]
@@ -136,6 +137,9 @@ def with_item_spaces(translator, marked: Sequence[Marked], settings: TextSetting
 
 def _item_spaces(translator, unit: blocks.Unit, settings: TextSettings) -> blocks.Unit:
     spans = [(i.start, i.end) for i in items_of(translator, unit.plain, settings)]
+    keep = [(a, b) for a, b in unit.keep  # a symbol's entity inside an item: the item's
+            if not (b - a == 1 and unit.plain[a] in unit.entities and any(s <= a and b <= e for s, e in spans))]
+    unit = replace(unit, keep=keep)
     folded: list = []
 
     def outside(elements: list) -> list:

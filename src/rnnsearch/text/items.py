@@ -39,6 +39,7 @@ REFERENCE_WORDS = r"(?:[Vv]ersion|[Rr]elease|[Ss]ection|[Cc]hapter|[Aa]rticle|[C
                   r"[Ss]tep|[Pp]aragraph|[Rr]ule|[Ss]ubsection|[Aa]nnex|[Aa]ppendix|[Pp]age)s?"
 PRERELEASE = r"(?:-[A-Za-z0-9]+(?:\.[A-Za-z0-9]+)*)?"  # a version's -beta, -rc1 (semantic versioning)
 MINUS = "-\u2212"  # a number's sign: the hyphen-minus and the minus sign
+HYPHENS = str.maketrans("\u2010\u2011", "--")  # a hyphen and a non-breaking one, read as "-" (kept as written)
 LABEL = rf"(?<![\w/.@-]){slotting.LABEL}(?![\w/-])"  # capitals, a hyphen or none, digits: as training slots them
 WORD = r"[A-ZÀ-ÖØ-Þ][^\W\d_]+"  # a capitalised word (L'Heureux-Dubé)
 LABEL_WORDS = rf"{WORD}(?: {WORD}){{0,3}}"  # a label, Save As; a menu path begins with one word (Open Setup > Users)
@@ -151,7 +152,7 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
     for pattern_kind, pattern in _patterns(src_lang):
         if pattern_kind == "label" and not labels:
             continue
-        for m in pattern.finditer(text):
+        for m in pattern.finditer(text.translate(HYPHENS)):  # 613&#8209;555&#8209;0123 read as 613-555-0123
             kind = pattern_kind
             start, end = m.span("ref") if m.groupdict().get("ref") else m.span()  # a reference: its number alone
             if kind in ("url", "path", "doi"):
