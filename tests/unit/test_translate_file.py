@@ -750,3 +750,11 @@ def test_a_docx_runs_language_mark_names_the_target_once_translated(tiny_run, tm
     assert run(tiny_run, tmp_path / "in.docx", tmp_path / "out.docx") == 0
     (mark,) = docx.Document(str(tmp_path / "out.docx")).element.body.iter(W + "lang")
     assert mark.get(W + "val") == "fr" and mark.get(W + "eastAsia") == "ja-JP"
+
+
+def test_a_translated_attribute_escapes_only_its_own_quote():
+    """``aujourd'hui`` in a double-quoted ``content`` came out ``aujourd&#x27;hui``."""
+    from rnnsearch.text.attributes import quoted
+    assert quoted("aujourd'hui & « x < y »", '"') == '"aujourd\'hui &amp; « x &lt; y »"'
+    assert quoted('aujourd\'hui "oui"', "'") == "'aujourd&#x27;hui \"oui\"'"
+    assert quoted('dit "oui"', '"') == '"dit &quot;oui&quot;"'

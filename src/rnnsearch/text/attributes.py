@@ -20,6 +20,12 @@ DESCRIBING = re.compile(r"<meta\b[^<>]*\s(?:name|property)\s*=\s*[\"']?(?:descri
 CONTENT = re.compile(r"(\scontent\s*=\s*)(?:\"([^\"]*)\"|'([^']*)')", re.IGNORECASE)
 
 
+def quoted(value: str, quote: str) -> str:
+    """``value`` as an attribute's value between ``quote``s: ``& < >`` and that quote escaped, the other quote as it is
+    (``aujourd'hui`` between double quotes, not ``aujourd&#x27;hui``)."""
+    return quote + html.escape(value, quote=False).replace(quote, "&quot;" if quote == '"' else "&#x27;") + quote
+
+
 def _patterns(tag: str) -> tuple[re.Pattern, ...]:
     """The patterns of the values to translate in a start tag."""
     return (VALUE, CONTENT) if DESCRIBING.match(tag) else (VALUE,)
@@ -46,7 +52,7 @@ def translate_attributes(translator, marked: Sequence, search, settings) -> None
         written = m.group(2) if m.group(2) is not None else m.group(3)
         quote = '"' if m.group(2) is not None else "'"
         out = done.get(html.unescape(written))
-        return m.group(0) if out is None else f"{m.group(1)}{quote}{html.escape(out, quote=True)}{quote}"
+        return m.group(0) if out is None else f"{m.group(1)}{quoted(out, quote)}"
 
     def translated(tag: str) -> str:
         for pattern in _patterns(tag):
