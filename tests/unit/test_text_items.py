@@ -348,3 +348,17 @@ def test_a_file_name_with_dots_or_underscores_is_one_item():
     assert [(k, t) for k, t, _ in found] == [("path", "rnnsearch-2.0.1.tar.gz"), ("path", "report_2024.pdf"),
                                              ("path", "config.v2.yaml"), ("code", "my_var")]
     assert [t for _, t, _ in kinds("See notes.txt.")] == ["notes.txt"]  # the sentence's full stop stays its own
+
+
+def test_a_time_zone_after_a_time_is_part_of_its_item_named_in_the_target_language():
+    """``We open at 8 a.m. Eastern Time on Monday.`` came out ``Nous avons ouvert les 8 heures. C'est lundi dernier.``:
+    the time's full stop read as the sentence's, and the zone as a sentence of its own."""
+    def times(text, src="en", tgt="fr"):
+        return [(i.text, i.rendering) for i in items.find(text, src, tgt) if i.kind == "time"]
+    assert times("We open at 8 a.m. Eastern Time on Monday.") == [("8 a.m. Eastern Time", "8 heures (heure de l’Est)")]
+    assert times("Send it by 5 p.m. ET. Thanks.") == [("5 p.m. ET", "17 heures HE")]
+    assert times("At 9:30 a.m. (PST) and 1 p.m. UTC.") == [("9:30 a.m. (PST)", "9 h 30 (HNP)"),
+                                                            ("1 p.m. UTC", "13 heures UTC")]
+    assert times("Appelez avant 17 h HE.", "fr", "en") == [("17 h HE", "5 p.m. ET")]
+    assert times("By 5 p.m. AT&T closes.") == [("5 p.m", "17 heures")]  # no zone: a name (the stop read as an end)
+    assert times("Send it by 5 p.m. Late ones wait.") == [("5 p.m", "17 heures")]  # the full stop the sentence's

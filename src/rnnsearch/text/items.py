@@ -25,7 +25,7 @@ from functools import cache
 import regex
 
 from rnnsearch.data import slotting
-from rnnsearch.text import numbers, units
+from rnnsearch.text import numbers, units, zones
 from rnnsearch.text.program_text import ADDRESS, PLACEHOLDER, WRITTEN_TAG
 
 VERBATIM = ("url", "email", "path", "phone", "datetime", "version", "code", "handle", "acronym", "doi", "identifier",
@@ -165,7 +165,7 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
                 start, end = m.span(next(g for g in ("num", "num2", "num3") if m.groupdict().get(g)))
                 kind = "number"
             if kind in ("time", "date"):
-                taken += (_time(text, m, tgt_lang) if kind == "time" else _date(text, m, src_lang, tgt_lang)
+                taken += (_time(text, m, src_lang, tgt_lang) if kind == "time" else _date(text, m, src_lang, tgt_lang)
                           ) if convert_numbers else []
                 continue
             item_text = text[start - negative:end]
@@ -184,9 +184,9 @@ def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, 
     return sorted(taken, key=lambda t: t.start)
 
 
-def _time(text: str, m: re.Match, tgt_lang: str) -> list[Item]:
-    """A time of the clock as an item in the target's convention; none where this does not know it (the
-    model's, as it learned it). A full stop that also ends the sentence stays the sentence's."""
+def _time(text: str, m: re.Match, src_lang: str, tgt_lang: str) -> list[Item]:
+    """A time of the clock and a zone after it (text/zones.py) as an item in the target's convention; none where this
+    does not know it (the model's, as it learned it). A full stop that also ends the sentence stays the sentence's."""
     groups = m.groupdict()
     rendering = numbers.format_time(int(m.group("hour")), int(m.group("minute") or 0), groups.get("half"), tgt_lang)
     if rendering is not None and groups.get("from"):  # "de 8 h 30 à 16 h 30": "from 8:30 a.m. to 4:30 p.m."
@@ -194,10 +194,10 @@ def _time(text: str, m: re.Match, tgt_lang: str) -> list[Item]:
         rendering = numbers.time_range(first, rendering, tgt_lang, m.group("from")[0].isupper())
     elif rendering is not None and groups.get("at"):  # "à 18 h 05": "at 6:05 p.m." (the model wrote "with")
         rendering = numbers.at_time(rendering, tgt_lang, m.group("at")[0].isupper())
-    start, end = m.span()
-    if text[end - 1] == "." and re.match(r"\s*$|\s+[\"«“(]?[A-Z]", text[end:]):
+    start, (end, zone) = m.start(), zones.after(text, m.end(), src_lang, tgt_lang)
+    if not zone and text[end - 1] == "." and re.match(r"\s*$|\s+[\"«“(]?[A-Z]", text[end:]):
         end -= 1  # "before 5 p.m." ending a sentence
-    return [] if rendering is None else [Item(start, end, "time", text[start:end], rendering)]
+    return [] if rendering is None else [Item(start, end, "time", text[start:end], rendering + zone)]
 
 
 def _formula(text: str, src_lang: str, tgt_lang: str) -> str:
