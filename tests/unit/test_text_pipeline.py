@@ -337,3 +337,21 @@ def test_decomposed_and_invisible_characters_are_read_as_the_word_they_are_part_
     plain, *odd = [t.text for t in next(translate_lines(translator, ["The dog sees a cat.", "The d\u00adog sees a cat.",
                                                                     "The d\u200bog sees a cat."]))]
     assert odd == [plain, plain]
+
+
+def test_a_headings_capitals_the_source_does_not_have_are_undone():
+    """``Sales`` came out ``LE Sales`` and ``Contact`` ``LES contacts``: the Hansards write their headings in capitals."""
+    from rnnsearch.data.tokenize import TextCodec
+    from rnnsearch.data.vocab import Vocab
+    from rnnsearch.text.pipeline import _uncapped
+    from rnnsearch.text.segments import Segment
+    codec = TextCodec("fr", "moses", Vocab.build([["le", "les", "le", "les", "LE", "ONU", "contacts"]], 20, 1))
+
+    def out(tokens, source):
+        t = Translation(" ".join(tokens), tokens, source + ["</s>"], -1.0, None)
+        return _uncapped(t, Segment(0, source, [], first=source[0][0]), codec).text
+    assert out(["LES", "contacts"], ["Contact"]) == "Les contacts"
+    assert out(["LE", "Sales"], ["Sales"]) == "Le Sales"
+    assert out(["ONU"], ["Un"]) == "ONU"  # no small form in the vocabulary: an acronym
+    assert out(["LES", "CONTACTS"], ["Contact"]) == "LES CONTACTS"  # a heading throughout: as written
+    assert out(["LES", "contacts"], ["CONTACT", "list"]) == "LES contacts"  # the source's capitals

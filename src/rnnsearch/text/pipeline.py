@@ -174,7 +174,7 @@ def _as_written(text: str) -> Translation:
 def _cased(translator, translation: Translation, segment: Segment) -> Translation:
     """The output's first letter in the case of its source's (``_capitalised``, ``_small``)."""
     if segment.first.isupper():
-        return _capitalised(translation, segment)
+        return _capitalised(_uncapped(translation, segment, translator.tgt_codec), segment)
     return _small(translation, segment, translator.tgt_codec) if segment.first.islower() else translation
 
 
@@ -191,6 +191,21 @@ def _small(translation: Translation, segment: Segment, codec) -> Translation:
     if lower == UNK or (written != UNK and written < lower):  # ids rank the words by frequency
         return translation
     return replace(translation, text=small + text[len(small):], tokens=[small] + tokens[1:])
+
+
+def _uncapped(translation: Translation, segment: Segment, codec) -> Translation:
+    """The output's first word out of capitals where the model wrote a heading's (``Sales`` came out ``LE Sales``,
+    ``Contact`` ``LES contacts``: the Hansards' headings are in capitals) and nothing of the source is: a word the
+    vocabulary holds more often in small letters (``le``; not ``ONU``), written with a capital (``Le``)."""
+    tokens, text = translation.tokens, translation.text
+    if (codec.mode != "word" or not tokens or len(tokens[0]) < 2 or not tokens[0].isupper() or not text.startswith(tokens[0])
+            or any(len(u) > 1 and u.isupper() for u in segment.units) or len(tokens) > 1 and tokens[1].isupper()):
+        return translation
+    written, lower = codec.vocab.encode([tokens[0], tokens[0].lower()])
+    if lower == UNK or (written != UNK and written < lower):  # ids rank the words by frequency
+        return translation
+    first = tokens[0][0] + tokens[0][1:].lower()
+    return replace(translation, text=first + text[len(first):], tokens=[first] + tokens[1:])
 
 
 def _capitalised(translation: Translation, segment: Segment) -> Translation:
