@@ -5,6 +5,7 @@ _API = {"Translator": "rnnsearch.decoding.translator", "SearchSettings": "rnnsea
         "Source": "rnnsearch.decoding.source", "Translation": "rnnsearch.decoding.source",
         "Sampling": "rnnsearch.decoding.sampling",
         "TextSettings": "rnnsearch.text.settings", "translate_text": "rnnsearch.text.pipeline",
+        "assess": "rnnsearch.text.confidence",
         "SettingsError": "rnnsearch.decoding.settings"}
 
 

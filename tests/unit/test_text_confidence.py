@@ -76,3 +76,15 @@ def test_a_card_says_what_the_model_is_for_and_records_other_text(tiny_run, synt
     assert main(["evaluate", str(tiny_run / "best.pt"), "--src", str(synth_dir / "test.en"), "--ref",
                  str(synth_dir / "test.fr"), "--beam", "2", "--record", "x"]) == 2
     assert "not a release folder" in capsys.readouterr().err
+
+
+def test_assess_says_of_a_translate_text_result_what_the_cli_says(tiny):
+    """A Python caller of translate_text had no warning where `rnnsearch translate` gave one."""
+    from rnnsearch import TextSettings, assess, translate_text
+    [line] = translate_text(tiny, ["the big dog sees a small cat ."])
+    c, warnings = assess(tiny, line, TextSettings(min_confidence=0.0 - 1e-9, min_coverage=0))
+    assert c is not None and c.low and warnings == [f"low confidence: {c.logprob:.3f} per unit, below min_confidence "
+                                                    f"{-1e-9}: check this translation"]
+    assert assess(tiny, line, TextSettings(min_coverage=0, min_length_ratio=0))[1] == []
+    with pytest.raises(TypeError):
+        assess(tiny, line, {"min_coverage": 0})

@@ -362,3 +362,14 @@ def test_a_time_zone_after_a_time_is_part_of_its_item_named_in_the_target_langua
     assert times("Appelez avant 17 h HE.", "fr", "en") == [("17 h HE", "5 p.m. ET")]
     assert times("By 5 p.m. AT&T closes.") == [("5 p.m", "17 heures")]  # no zone: a name (the stop read as an end)
     assert times("Send it by 5 p.m. Late ones wait.") == [("5 p.m", "17 heures")]  # the full stop the sentence's
+
+
+def test_a_time_in_capitals_is_one_and_jusqua_is_the_models():
+    """``Doors open at 7 PM.`` came out ``Open au premier ministre.``; ``jusqu'à 17 h`` came out ``to at 5 p.m.``."""
+    def times(text, src="en", tgt="fr"):
+        return [(i.text, i.rendering) for i in items.find(text, src, tgt) if i.kind == "time"]
+    assert times("Doors open at 7 PM tonight.") == [("7 PM", "19 heures")]
+    assert times("The call is at 9:30 P.M. EST on Monday.") == [("9:30 P.M. EST", "21 h 30 HNE")]
+    assert times("I AM here at 5 Pm.") == []  # neither a time nor a mixed case one
+    assert times("Ouvert jusqu'à 17 h.", "fr", "en") == [("17 h", "5 p.m.")]
+    assert times("Rendez-vous à 17 h.", "fr", "en") == [("à 17 h", "at 5 p.m.")]

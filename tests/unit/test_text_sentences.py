@@ -119,3 +119,17 @@ def test_a_unit_after_a_number_ends_a_sentence_an_initial_does_not():
     assert parts("Une hausse de 15 p. 100 cette année.", "fr") == ["Une hausse de 15 p. 100 cette année."]
     assert parts("Call J. Smith now.", "en") == ["Call J. Smith now."]
     assert parts("M. Tremblay est venu.", "fr") == ["M. Tremblay est venu."]
+
+
+def test_etc_or_a_word_of_capitals_and_its_full_stop_before_a_capital_end_a_sentence():
+    """``passeport, etc. Cordialement, Luc`` and ``72,50 $ CA. Les enfants entrent gratuitement.`` were one sentence
+    (``etc`` on the French Moses list; sentencex keeps ``CA.``): the model lost what came after."""
+    def parts(text, lang):
+        return [text[a:b] for a, b in split(text, lang)]
+    assert parts("Apportez votre passeport, etc. Cordialement, Luc", "fr") == ["Apportez votre passeport, etc. ",
+                                                                              "Cordialement, Luc"]
+    assert parts("Le billet coûte 72,50 $ CA. Les enfants entrent.", "fr") == ["Le billet coûte 72,50 $ CA. ",
+                                                                               "Les enfants entrent."]
+    assert parts("Bring pens, etc. and paper.", "en") == ["Bring pens, etc. and paper."]
+    assert parts("MM. Dupont et Durand sont là.", "fr") == ["MM. Dupont et Durand sont là."]
+    assert parts("The U.S. Senate agreed.", "en") == ["The U.S. Senate agreed."]

@@ -70,3 +70,11 @@ def doubts(t: Translation, codec, settings, name: Callable[[str], str] = flag) -
         warnings.append(f"low confidence: {c.logprob:.3f} per unit, below {name('min_confidence')} "
                         f"{settings.min_confidence}: check this translation")
     return c, warnings
+
+
+def assess(translator, t: Translation, settings=None) -> tuple[Confidence | None, list[str]]:
+    """What ``rnnsearch translate`` and the HTTP API say of a translation ``translate_text`` gave: its confidence and
+    the warnings (words it may have left out, a translation far shorter than its source, a low confidence) under
+    ``settings`` (TextSettings; None: the defaults), each threshold named by its field (``min_coverage``)."""
+    from rnnsearch.text.settings import TextSettings
+    return doubts(t, translator.src_codec, TextSettings.given(settings), str)

@@ -45,8 +45,9 @@ WORD = r"[A-ZÀ-ÖØ-Þ][^\W\d_]+"  # a capitalised word (L'Heureux-Dubé)
 LABEL_WORDS = rf"{WORD}(?: {WORD}){{0,3}}"  # a label, Save As; a menu path begins with one word (Open Setup > Users)
 DAY_FIRST = ("en",)  # sources whose days written day first are items (French ones are the model's: the Hansards')
 TIME = {  # a time of the clock as each language writes it: 11:59 p.m., 5.30 p.m. (12-hour), 18 h 05 (24-hour)
-    "en": r"(?<![\w:.])(?P<hour>1[0-2]|0?[1-9])(?:[:.](?P<minute>[0-5]\d))?\s?(?P<half>[ap])\.?m\.?(?![\w])",
-    "fr": r"(?:(?P<from>\b[Dd]e\s)(?P<hour0>[01]?\d|2[0-3])\s?h\s?(?P<minute0>[0-5]\d)?\sà\s|(?P<at>\b[àÀ]\s))?"
+    "en": r"(?<![\w:.])(?P<hour>1[0-2]|0?[1-9])(?:[:.](?P<minute>[0-5]\d))?\s?"
+          r"(?:(?P<half>[ap])\.?m\.?|(?P<caps>[AP])\.?M\.?)(?![\w])",  # 7 PM: the model wrote "au premier ministre"
+    "fr": r"(?:(?P<from>\b[Dd]e\s)(?P<hour0>[01]?\d|2[0-3])\s?h\s?(?P<minute0>[0-5]\d)?\sà\s|(?P<at>(?<!['’])\b[àÀ]\s))?"
           r"(?<![\w:.,])(?P<hour>[01]?\d|2[0-3])\s?h\s?(?P<minute>[0-5]\d)?(?![\w])",  # à 18 h 05, de 8 h à 16 h 30
 }
 EMOJI = r"(?:(?=[\p{Extended_Pictographic}\p{Regional_Indicator}])\X|[0-9#*]\uFE0F?\u20E3)+"  # grapheme clusters
@@ -136,15 +137,13 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
 
 def find(text: str, src_lang: str, tgt_lang: str, convert_numbers: bool = True, known=None,
          frequent=None, labels: bool = False) -> list[Item]:
-    """The items of ``text`` left to right (none overlapping); a number is an item only where it has a
-    group or decimal symbol (a plain integer is the model's to copy); ``convert_numbers``: False writes
-    numbers and amounts as the source does. ``known(word)``: whether the model's source vocabulary holds
-    a word: a currency sign it holds and an amount's scale word are the model's (``$21 billion`` -> ``21
-    milliards de dollars``), the amount's number still an item (``_left_to_model``).
-    ``frequent(word)``: the vocabulary holds it among its most frequent units: a plain integer is the model's
-    only then (it copies ``1999``; it wrote ``1943`` for a rare ``2020``), else an item written verbatim.
-    ``labels``: a label of capitals, a hyphen and digits (``C-45``) is an item too (for a model trained
-    with slots, data/slotting.py, which learned to copy them)."""
+    """The items of ``text`` left to right (none overlapping); a number is an item only where it has a group or decimal
+    symbol (a plain integer is the model's to copy); ``convert_numbers``: False writes numbers and amounts as the source
+    does. ``known(word)``: whether the model's source vocabulary holds a word: a currency sign it holds and an amount's
+    scale word are the model's (``$21 billion`` -> ``21 milliards de dollars``), the amount's number still an item.
+    ``frequent(word)``: the vocabulary holds it among its most frequent units: a plain integer is the model's only then
+    (it copies ``1999``; it wrote ``1943`` for a rare ``2020``), else an item written verbatim. ``labels``: a label of
+    capitals, a hyphen and digits (``C-45``) is an item too (for a model trained with slots, data/slotting.py)."""
     known = known or (lambda word: False)
     frequent = frequent or (lambda word: True)
     taken: list[Item] = []
@@ -188,7 +187,8 @@ def _time(text: str, m: re.Match, src_lang: str, tgt_lang: str) -> list[Item]:
     """A time of the clock and a zone after it (text/zones.py) as an item in the target's convention; none where this
     does not know it (the model's, as it learned it). A full stop that also ends the sentence stays the sentence's."""
     groups = m.groupdict()
-    rendering = numbers.format_time(int(m.group("hour")), int(m.group("minute") or 0), groups.get("half"), tgt_lang)
+    half = groups.get("half") or groups.get("caps")
+    rendering = numbers.format_time(int(m.group("hour")), int(m.group("minute") or 0), half, tgt_lang)
     if rendering is not None and groups.get("from"):  # "de 8 h 30 à 16 h 30": "from 8:30 a.m. to 4:30 p.m."
         first = numbers.format_time(int(m.group("hour0")), int(m.group("minute0") or 0), None, tgt_lang)
         rendering = numbers.time_range(first, rendering, tgt_lang, m.group("from")[0].isupper())

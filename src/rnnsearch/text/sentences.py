@@ -47,6 +47,7 @@ UNIT_END = re.compile(r"\d[ \u00a0\u202f]?[a-zµ]{1,3}\.\s*$")  # a unit after a
 ELISION = re.compile(r"^(?:[A-Za-z]|qu|jusqu|lorsqu|puisqu)['’]", re.IGNORECASE)  # French l', d', qu' before a word
 TABS_AND_NEWLINES = re.compile(r"\t[\t ]*|[ \t]*\n\s*")  # tabs, or a newline and the spacing after it (an API text's lines)
 LABEL = re.compile(r"[A-Z][\w'’-]*(?: [\w'’-]+)? ?:[ \t]+(?=\S)")  # "Name: John Smith": a field's label
+ENDED = re.compile(r"(?<![\w.'’-])([A-Z]{2,}|etc)\.\s+(?=[(\[\"“«]?[A-ZÀ-Ý])")  # "etc. Cordialement", "CA. Les"
 CLOSED = re.compile(r"[.!?][)\]\"”’»]+\s+(?=[(\[\"“«]?[A-Z0-9À-Ý])")  # "(See the annex.) The": a sentence ends
 
 
@@ -77,8 +78,8 @@ def split(text: str, lang: str, keep: list[tuple[int, int]] = ()) -> list[tuple[
             spans.append((found, found + len(sentence)))
         at = found + len(sentence)
     spans[-1] = (spans[-1][0], len(text))
-    merged = _merged(original, spans, lang, keep)
-    return _at_tabs_and_newlines(original, _labelled(original, _closed(original, merged, lang, keep)))
+    merged = _closed(original, _merged(original, spans, lang, keep), lang, keep)
+    return _at_tabs_and_newlines(original, _labelled(original, _ended(original, merged, lang, keep)))
 
 
 def _closed(text: str, spans: list[tuple[int, int]], lang: str, keep) -> list[tuple[int, int]]:
@@ -92,6 +93,15 @@ def _closed(text: str, spans: list[tuple[int, int]], lang: str, keep) -> list[tu
         return (word.group(1).lstrip("([«\"'“") if word else "") not in always and not any(
             a < m.end() < b for a, b in keep)
     return _cut(text, spans, CLOSED, ends)
+
+
+def _ended(text: str, spans: list[tuple[int, int]], lang: str, keep) -> list[tuple[int, int]]:
+    """Each span also cut after ``etc.`` or a word of capitals and its full stop followed by a capital (``passeport,
+    etc. Cordialement, Luc`` and ``72,50 $ CA. Les enfants``, one sentence to sentencex or the Moses lists: the model
+    lost the sentence after), unless the word is a nonbreaking prefix (``MM.``) or the cut falls inside a kept span."""
+    always, _ = _nonbreaking(lang)
+    return _cut(text, spans, ENDED, lambda at, m: m.group(1) not in always - {"etc"} and not any(
+        a < m.end() < b for a, b in keep))
 
 
 def _labelled(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:

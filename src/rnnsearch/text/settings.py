@@ -20,8 +20,9 @@ class TextSettings(BaseModel):
     min_confidence: float | None = Field(None, le=0, description="flag each line whose translation's log-probability "
                                          "per unit is below this, with a warning (text/confidence.py; docs/text.md "
                                          "gives the value chosen for the En->Fr RNNsearch-50)")
-    translate_attributes: bool = Field(False, description="with --markup html, translate the alt, title, placeholder "
-                                       "and aria-label attributes and a describing <meta>'s content too "
+    translate_attributes: bool = Field(False, description="for HTML (translate --markup html, translate-file's .html), "
+                                       "translate the alt, title, placeholder and aria-label attributes and a "
+                                       "describing <meta>'s content too "
                                        "(text/attributes.py); others stay as written")
     min_coverage: float = Field(0.15, ge=0, description="name, with a warning, the source words whose attention summed "
                                 "over the output is below this: words the translation may leave out (0: off; "
