@@ -213,10 +213,16 @@ def test_a_cue_of_dialogue_keeps_each_turn_on_its_line_after_its_dash(tiny_run, 
 
 def test_turns_and_lines_never_begin_with_a_closing_mark():
     from rnnsearch.text.subtitles import _rewrapped, turns
-    assert turns("- Is it agreed?\n- Agreed.") == [("- ", "Is it agreed?", 1), ("- ", "Agreed.", 1)]
-    assert turns("Mr. Speaker, I rise\n- Agreed, on\nthe motion.") == [("", "Mr. Speaker, I rise", 1),
-                                                                    ("- ", "Agreed, on the motion.", 2)]
-    assert turns("-10 degrees\ntoday.") == [("", "-10 degrees today.", 2)]  # a dash on the first line alone: no dialogue
+    assert turns("- Is it agreed?\n- Agreed.") == [("- ", "Is it agreed?", 1, ""), ("- ", "Agreed.", 1, "")]
+    assert turns("Mr. Speaker, I rise\n- Agreed, on\nthe motion.") == [("", "Mr. Speaker, I rise", 1, ""),
+                                                                    ("- ", "Agreed, on the motion.", 2, "")]
+    assert turns("-10 degrees\ntoday.") == [("", "-10 degrees today.", 2, "")]  # a dash on the first line alone
+    assert turns("<v Anna>Where were you?</v>\n<v Ben>At the office.</v>") == [  # a voice a line: a turn each
+        ("<v Anna>", "Where were you?", 1, "</v>"), ("<v Ben>", "At the office.", 1, "</v>")]
+    assert turns("<v Anna>Where were you?\nAt home.") == [("", "<v Anna>Where were you? At home.", 2, "")]
+    from rnnsearch.text.subtitles import written
+    assert written(turns("<v Anna>Where?</v>\n<v Ben>At the office, until 9.</v>"), ["Où ?", "Au bureau, jusqu'à 9."]) \
+        == "<v Anna>Où ?</v>\n<v Ben>Au bureau, jusqu'à 9.</v>"  # came out "<v Ben>Au\nbureau": wrapped across voices
     assert _rewrapped("Est-ce d'accord ? D'accord.", 2).splitlines()[1][0] not in "?!:;"
     assert _rewrapped("« Oui » dit-il ; « non » : fin !", 3).count("\n") <= 2
 

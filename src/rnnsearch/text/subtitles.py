@@ -18,15 +18,21 @@ from rnnsearch.errors import UsageError
 from rnnsearch.text.file_formats import Document, Piece
 
 TURN = re.compile(r"(?:[-\u2010\u2012-\u2014]\s*)(?=\S)")  # a dialogue turn's dash at a line's start (- Agreed.)
+VOICE_LINE = re.compile(r"(<v(?:\.[\w-]+)*\s[^>]*>)((?:(?!</?v[\s.>]).)*)(</v>)?")  # one voice's line, closed or not
 CLOSING = re.compile(r"[?!:;»”)\]}.,…]+")  # a mark that goes with the word before it, never first on a line
 
 
-def turns(text: str) -> list[tuple[str, str, int]]:
-    """A cue's text as its dialogue turns: (dash as written, the turn's text on one line, its lines); a cue
-    of no dialogue (no line after the first begun by a dash) is one turn without a dash."""
+def turns(text: str) -> list[tuple[str, str, int, str]]:
+    """A cue's text as its dialogue turns: (dash as written, the turn's text on one line, its lines, what closes it);
+    a cue of no dialogue (no line after the first begun by a dash) is one turn without a dash. A cue whose every line
+    is a voice's (``<v Anna>Where were you?</v>`` then ``<v Ben>At the office.</v>``) is a turn a voice, its ``<v>``
+    in front and its ``</v>`` after (the lines were wrapped across the two voices)."""
     lines = text.splitlines() or [""]
+    voices = [VOICE_LINE.fullmatch(x) for x in lines]
+    if len(lines) > 1 and all(voices):
+        return [(m.group(1), m.group(2), 1, m.group(3) or "") for m in voices]
     if not any(TURN.match(x) for x in lines[1:]):
-        return [("", " ".join(lines), len(lines))]
+        return [("", " ".join(lines), len(lines), "")]
     out: list[list] = []
     for line in lines:
         dash = TURN.match(line)
@@ -35,14 +41,14 @@ def turns(text: str) -> list[tuple[str, str, int]]:
         else:
             out[-1][1] += " " + line
             out[-1][2] += 1
-    return [tuple(t) for t in out]
+    return [(*t, "") for t in out]
 
 
-def written(cue_turns: list[tuple[str, str, int]], outputs: list) -> str | None:
+def written(cue_turns: list[tuple[str, str, int, str]], outputs: list) -> str | None:
     """The cue written back from its turns' outputs (None: a turn was not translated; the cue keeps its source)."""
     if any(o is None for o in outputs):
         return None
-    return "\n".join(dash + _rewrapped(o, lines) for (dash, _, lines), o in zip(cue_turns, outputs))
+    return "\n".join(dash + _rewrapped(o, lines) + close for (dash, _, lines, close), o in zip(cue_turns, outputs))
 
 
 def _cue_texts(cues: list, outputs: list, fronts: list[str]) -> list[str | None]:
@@ -112,7 +118,7 @@ def read_srt(path: Path, lang: str, retranslate: bool, source: str = "") -> Docu
         raise UsageError(f"{path}: no subtitle found in it (is it a .srt file?)")
     codes = [OVERRIDE.match(s.text).group(0) for s in subs]  # {\an8}: kept in front, untranslated
     cues = [turns(srt_as_html(s.text[len(c):])) for s, c in zip(subs, codes)]
-    pieces = [Piece(t, "html", f"subtitle {s.index}") for s, cue in zip(subs, cues) for _, t, _ in cue]
+    pieces = [Piece(t, "html", f"subtitle {s.index}") for s, cue in zip(subs, cues) for _, t, _, _ in cue]
 
     def write(outputs: list) -> bytes:
         for s, text in zip(subs, _cue_texts(cues, outputs, codes)):
@@ -174,7 +180,7 @@ def read_vtt(path: Path, lang: str, retranslate: bool, source: str = "") -> Docu
     voices = [m.group(1) if m else "" for m in found]
     cues = [turns(vtt_as_html((m.group(2) if m else c.raw_text).strip())) for m, c in zip(found, captions)]
     pieces = [Piece(t, "html", f"cue {n} ({c.start})") for n, (cue, c) in enumerate(zip(cues, captions), 1)
-              for _, t, _ in cue]
+              for _, t, _, _ in cue]
 
     def write(outputs: list) -> bytes:
         texts = [None if t is None else vtt_from_html(t) for t in _cue_texts(cues, outputs, voices)]
