@@ -373,3 +373,10 @@ def test_a_time_in_capitals_is_one_and_jusqua_is_the_models():
     assert times("I AM here at 5 Pm.") == []  # neither a time nor a mixed case one
     assert times("Ouvert jusqu'à 17 h.", "fr", "en") == [("17 h", "5 p.m.")]
     assert times("Rendez-vous à 17 h.", "fr", "en") == [("à 17 h", "at 5 p.m.")]
+
+
+def test_a_page_reference_is_one_item_the_hansards_per_cent_is_not():
+    """``Voir la p. 12.`` came out ``See 12%.`` (the Hansards' ``p. 100``), ``(pp. 12-15)`` as ``(12-15))``."""
+    assert [t for _, t, _ in kinds("Voir la p. 12 et les pp. 3-5.", "fr", "en")] == ["p. 12", "pp. 3-5"]
+    assert [t for _, t, _ in kinds("See p.12, then p. 3.5 of it.")] == ["p.12", "3.5"]
+    assert kinds("Une hausse de 15 p. 100.", "fr", "en") == []

@@ -110,7 +110,8 @@ def _patterns(lang: str) -> list[tuple[str, re.Pattern]]:
                      r"|(?<![\w-])[A-Z]{1,2}\d[A-Z\d]? \d[ABD-HJLNP-UW-Z]{2}(?![\w-])"),  # SW1A 2AA: the model split them
         ("datetime", r"\b\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2})?)?\b|\b\d{1,2}/\d{1,2}/\d{2,4}\b"),
         ("identifier", r"(?<![\w-])\d+(?:-[\dX]+){3,}(?![\w-])|(?<![\w-])\d+-[A-Z]{1,2}(?![\w-])"  # ISBN, room 237-C
-                       r"|(?<![\w&#])#[A-Za-z]{0,3}-?\d+(?:-\d+)*(?![\w-])"),  # order #A-10442: the model dropped "#"
+                       r"|(?<![\w&#])#[A-Za-z]{0,3}-?\d+(?:-\d+)*(?![\w-])"  # order #A-10442: the model dropped "#"
+                       r"|(?<![\w.])(?<!\d )pp?\.\s?(?!100\b)\d+(?:[-–]\d+)?(?!\w|[.,]\d)"),  # p. 12 (not 15 p. 100): "12%"
         ("phone", r"(?<![\w+])\+\d{1,3}(?:[\s.-]\(?\d{1,4}\)?){2,5}(?![\w-])"
                   r"|(?<![\w+])(?:\(\d{2,4}\)[\s.-]?|\d{1,4}[.-])(?:\d{2,4}[\s.-]){1,3}\d{2,4}(?![\w-])"
                   r"|(?<![\w+.,])(?:1[\s.-])?\d{3}[\s.-]\d{3}[\s.-]\d{4}(?![\w-])"  # 613 555 0199, 1 800 555-0123
@@ -210,8 +211,7 @@ def _formula(text: str, src_lang: str, tgt_lang: str) -> str:
 
 
 def _date(text: str, m: re.Match, src_lang: str, tgt_lang: str) -> list[Item]:
-    """A day written day first (``12 May 2024``) as an item in the target's convention; none where this does not
-    know it, or for no such day (the model's)."""
+    """A day written day first (``12 May 2024``) as an item in the target's convention; none where unknown (the model's)."""
     month = numbers.month_names(src_lang)[m.group("month") or m.group("month2")]
     year = int(m.group("year")) if m.group("year") else None
     rendering = numbers.format_day(int(m.group("day") or m.group("day2")), month, year, tgt_lang)
