@@ -77,9 +77,10 @@ def uncovered(t: Translation, codec, min_mass: float) -> list[str]:
     written = {w.replace(SPACE_PIECE, "").lower() for w in t.tokens} | set(t.text.lower().split())  # any case
     numbers = {_digits(n) for n in NUMBER.findall(t.text)}
     words = word_masses(t)
+    names = [w for w, _, _ in words]
     left = [word for n, (word, m, at) in enumerate(words) if not carried.intersection(at) and (
         NUMBER.fullmatch(word) and _digits(word) not in numbers and not (word.isdigit() and int(word) <= IN_WORDS)
-        and not (word == "100" and n and words[n - 1][0] == "p.")  # "15 p. 100": the Hansards' French per cent
+        and not _per_cent_at(names, n)  # "15 p. 100": the Hansards' French per cent
         or m < min_mass and any(c.isalnum() for c in word) and word not in common and word.lower() not in common
         and word.lower() not in written)]
     return left + _per_cents_left_out(words, t)
@@ -96,9 +97,8 @@ def _per_cents_left_out(words: list[tuple[str, float, list[int]]], t: Translatio
         return []
     written = [u.replace(SPACE_PIECE, "") for u in t.tokens]
     att = np.asarray(t.attention, dtype=np.float64)  # (T + 1, S + 1)
-    for i in (i for i in range(len(written)) if _per_cent_at(written, i)):
-        read = max(marks, key=lambda n: att[i, words[n][2]].max()) if marks else None
-        marks = [n for n in marks if n != read]
+    for i in (i for i in range(len(written)) if _per_cent_at(written, i) and marks):
+        marks.remove(max(marks, key=lambda n: att[i, words[n][2]].max()))
     first = [n - (source[n] in ("100", "cent")) for n in marks]  # "p." of "p. 100", "pour" of "pour cent"
     return [source[n] if len(source[n]) > 1 and source[n].endswith("%")  # "15%" one word
             else f"{source[n - 1] if n and NUMBER.fullmatch(source[n - 1]) else ''}%" for n in first]

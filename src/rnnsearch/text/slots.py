@@ -78,7 +78,7 @@ def _stand_ins(written: list[str], rows: np.ndarray, slots: set[int], source: li
         j = int(np.argmax(rows[i, :-1]))
         number = j in numeric and numbers.WRITTEN.fullmatch(token) is not None
         mark = not any(c.isalnum() for c in token) and excess[token] > 0  # "(pp. 45-67)" came out "(pp. ))"
-        ours = token in source and not ((number or mark) and excess[token] > 0)  # the source's own word or number
+        ours = token in source and not (number and excess[token] > 0 or mark)  # the source's own word or number
         if (j not in slots or token == UNK_TOKEN or ours or not (number or mark or token[:1].isupper())
                 or not (number or mark) and vocab.encode([token.lower()])[0] != UNK):
             continue
